@@ -1,0 +1,45 @@
+"""A straightforward per-row Python implementation of the loader's features, following the authors'
+definitions in lmarena/search-arena ``scripts/utils.py`` literally (loops over rows, messages and URLs).
+
+Used as the independent reference in tests and as the baseline of ``benchmarks/bench_features.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from analysis_lib.domains import DOMAIN_GROUPS, group_patterns
+
+
+def _group(host: str) -> str:
+    for group, patterns in group_patterns().items():
+        if any(p in host for p in patterns):
+            return group
+    return "other"
+
+
+def features_loop(rows: list[dict[str, Any]]) -> list[dict[str, float]]:
+    out = []
+    for row in rows:
+        feats: dict[str, float] = {}
+        user = [m["content"] for m in row["messages_a"] if m["role"] == "user"]
+        feats["prompt_words"] = len(user[0].split()) if user else float("nan")
+        for side in ("a", "b"):
+            lengths = [len(m["content"].split()) for m in row[f"messages_{side}"] if m["role"] == "assistant"]
+            feats[f"response_length_{side}"] = float(np.mean(lengths)) if lengths else float("nan")
+            trace = row[f"system_{side}_metadata"]["web_search_trace"] or []
+            feats[f"citation_count_{side}"] = sum(len(t or []) for t in trace) / len(trace) if trace else 0.0
+            counts = dict.fromkeys(DOMAIN_GROUPS, 0)
+            for turn in trace:
+                for pair in turn or []:
+                    url = pair[1] if pair is not None and len(pair) == 2 else None
+                    parts = url.split("/") if url else []
+                    host = parts[2].lower() if len(parts) > 2 and url.split("/")[1] == "" and parts[2] else None
+                    counts[_group(host) if host else "other"] += 1
+            for g in DOMAIN_GROUPS:
+                feats[f"num_cites_{g}_{side}"] = counts[g]
+                feats[f"cites_{g}_{side}"] = int(counts[g] > 0)
+        out.append(feats)
+    return out
