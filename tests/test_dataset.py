@@ -1,0 +1,54 @@
+"""Descriptive statistics against hand-computed values and the real benchmark files."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from analysis_lib import dataset
+
+
+@pytest.fixture
+def battles() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "primary_intent": ["Factual Lookup", "Factual Lookup", "Analysis", "Other", None],
+            "language": ["English", "Russian", "English", "English", "Chinese"],
+            "languages": [["English"], ["Russian", "English"], ["English"], ["English"], ["Chinese"]],
+            "turn": [1, 2, 1, 12, 3],
+            "prompt_words": [1, 2, 3, 4, 100],
+        }
+    )
+
+
+def test_shares_exclude_and_nulls(battles):
+    out = dataset.shares(battles, "primary_intent", exclude=("Other",))
+    assert out["primary_intent"].to_list() == ["Factual Lookup", "Analysis"]
+    assert out["share"].to_list() == pytest.approx([200 / 3, 100 / 3])
+
+
+def test_multilingual_share(battles):
+    assert dataset.multilingual_share(battles) == pytest.approx(20.0)
+
+
+def test_turn_distribution_pools_the_tail(battles):
+    out = dataset.turn_distribution(battles, max_turns=10)
+    assert dict(zip(out["turns"], out["count"])) == {1: 2, 2: 1, 3: 1, 10: 1}
+    assert out["share"].sum() == pytest.approx(100.0)
+
+
+def test_trimmed_uses_whole_frame_quantiles(battles):
+    kept = dataset.trimmed(battles, "prompt_words", 0.0, 0.75)
+    assert kept["prompt_words"].to_list() == [1, 2, 3, 4]
+
+
+def test_real_benchmark_prompt_sets():
+    # DATA.md: SimpleQA problems average 16.32 words and BrowseComp problems 103.26 (paper: 16.3, 103.3).
+    sets = dataset.prompt_sets()
+    stats = dict(sets.group_by("dataset").agg(pl.col("words").mean()).iter_rows())
+    counts = dict(sets.group_by("dataset").len().iter_rows())
+    assert counts["SimpleQA"] == 4326 and counts["BrowseComp"] == 1266
+    assert stats["SimpleQA"] == pytest.approx(16.32, abs=0.005)
+    assert stats["BrowseComp"] == pytest.approx(103.26, abs=0.005)
+    assert sets.filter(pl.col("dataset") == "Search Arena")["text"].is_unique().all()
+
