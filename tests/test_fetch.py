@@ -1,0 +1,78 @@
+"""Manifest parsing, mirror seeding with hash checks, and failure messages."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from analysis_lib import fetch
+from analysis_lib.fetch import DataFetchError
+
+HEADER = "id,url,sha256,bytes,licence,mirror_path,analyses,note\n"
+
+
+def write_manifest(tmp_path: Path, rows: list[str]) -> Path:
+    path = tmp_path / "manifest.csv"
+    path.write_text(HEADER + "".join(r + "\n" for r in rows))
+    return path
+
+
+def test_repository_manifest_lists_every_mirrored_file():
+    entries = fetch.read_manifest()
+    sums = (Path(__file__).resolve().parents[1].parent / "shared" / "data" / "SHA256SUMS")
+    if not sums.exists():
+        pytest.skip("no local mirror of the inputs on this machine")
+    listed = {e.mirror_path: e.sha256 for e in entries.values() if e.mirror_path}
+    for line in sums.read_text().splitlines():
+        digest, path = line.split(maxsplit=1)
+        assert listed.get(path) == digest, f"{path} missing from data_manifest.csv or with another hash"
+
+
+def test_mirror_seeds_cache_after_hash_check(tmp_path):
+    mirror = tmp_path / "mirror"
+    (mirror / "sub").mkdir(parents=True)
+    payload = b"a,b\n1,2\n"
+    (mirror / "sub" / "f.csv").write_bytes(payload)
+    digest = hashlib.sha256(payload).hexdigest()
+    manifest = write_manifest(tmp_path, [f"x/f,https://127.0.0.1:9/f.csv,{digest},8,MIT,sub/f.csv,SA-T1,"])
+    path = fetch.fetch("x/f", cache_dir=tmp_path / "cache", mirror=mirror, manifest=manifest)
+    assert path.read_bytes() == payload and path.parent == tmp_path / "cache"
+    (mirror / "sub" / "f.csv").unlink()  # now served from the cache alone
+    assert fetch.fetch("x/f", cache_dir=tmp_path / "cache", mirror=mirror, manifest=manifest) == path
+
+
+def test_mirror_with_wrong_hash_is_refused(tmp_path):
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "f.csv").write_bytes(b"tampered")
+    manifest = write_manifest(tmp_path, [f"x/f,https://127.0.0.1:9/f.csv,{'0' * 64},8,MIT,f.csv,SA-T1,"])
+    with pytest.raises(DataFetchError, match=r"x/f: the mirror copy .*f.csv has sha256 .* but the manifest expects 0{64}"):
+        fetch.fetch("x/f", cache_dir=tmp_path / "cache", mirror=mirror, manifest=manifest)
+
+
+def test_unreachable_url_names_id_url_and_remedy(tmp_path):
+    manifest = write_manifest(tmp_path, [f"x/f,http://127.0.0.1:9/f.csv,{'1' * 64},8,MIT,f.csv,SA-T1,"])
+    with pytest.raises(DataFetchError, match=r"x/f: could not download http://127.0.0.1:9/f.csv .*ANALYSIS_DATA_MIRROR"):
+        fetch.fetch("x/f", cache_dir=tmp_path / "cache", mirror=tmp_path / "empty", manifest=manifest)
+
+
+def test_bad_manifest_rows_are_named(tmp_path):
+    manifest = write_manifest(tmp_path, ["x/f,https://h/f.csv,nothex,8,MIT,f.csv,SA-T1,"])
+    with pytest.raises(DataFetchError, match=r"row 2, column sha256: expected 64 hex digits"):
+        fetch.read_manifest(manifest)
+    dup = write_manifest(tmp_path, [f"x,https://h/a,{'a' * 64},1,MIT,a,,", f"x,https://h/b,{'b' * 64},1,MIT,b,,"])
+    with pytest.raises(DataFetchError, match=r"row 3, column id: duplicate id 'x'"):
+        fetch.read_manifest(dup)
+
+
+def test_unknown_id_lists_known_ids(tmp_path):
+    with pytest.raises(DataFetchError, match="unknown data id 'nope'"):
+        fetch.fetch("nope")
+
+
+def test_published_files_are_hash_checked():
+    path = fetch.published("search_arena_table_d1_leaderboard")
+    assert path.name == "search_arena_table_d1_leaderboard.csv"
+    assert "gpt-4o-search" in path.read_text()
