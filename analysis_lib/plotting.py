@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib
-
-matplotlib.use("Agg", force=False)
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import polars as pl  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import polars as pl
+from matplotlib.figure import Figure
 
 PROVIDER_COLORS = {"Perplexity": "#1f77b4", "Google": "#2ca02c", "OpenAI": "#d62728", "other": "#7f7f7f"}
 OUTCOME_COLORS = {
@@ -242,6 +239,106 @@ def stacked_shares(
     ax.set_xlabel(xlabel)
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(axis="y", visible=False)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+# --- cross-arena and cross-benchmark figures (Search Arena Figure 8, Figures F.1 and F.2) ---------------------
+
+VOTE_COLORS = {"search": "#1f77b4", "non-search": "#d62728", "tie": "#8c8c8c"}
+
+
+def vote_distribution(
+    long: pl.DataFrame, *, by: str = "intent", order: Sequence[str] | None = None, title: str = "", ylabel: str = "battles"
+) -> Figure:
+    """Grouped bars of vote counts per category (Figure 8): one bar per ``vote`` (search, non-search, tie),
+    labelled with its share of the category's battles. ``long`` has columns ``by``, ``vote``, ``count``, ``share``."""
+    cats = list(order) if order is not None else long[by].unique(maintain_order=True).to_list()
+    cats = [c for c in cats if c in set(long[by].to_list())]
+    votes = [v for v in VOTE_COLORS if v in set(long["vote"].to_list())]
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(cats) + 1.5), 3.8))
+    width = 0.8 / max(len(votes), 1)
+    x = np.arange(len(cats))
+    for k, vote in enumerate(votes):
+        sub = {r[by]: r for r in long.filter(pl.col("vote") == vote).iter_rows(named=True)}
+        counts = np.array([sub[c]["count"] if c in sub else 0 for c in cats], dtype=float)
+        shares = [sub[c]["share"] if c in sub else float("nan") for c in cats]
+        pos = x + (k - (len(votes) - 1) / 2) * width
+        ax.bar(pos, counts, width, label=vote, color=VOTE_COLORS[vote], edgecolor="black", linewidth=0.5)
+        for xi, c, s in zip(pos, counts, shares, strict=True):
+            if np.isfinite(s):
+                ax.text(xi, c, f"{s:.0%}", ha="center", va="bottom", fontsize=6.5)
+    ax.set_xticks(x, cats, rotation=30, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, max(1.0, float(long["count"].max() or 0)) * 1.22)  # headroom for the legend
+    ax.legend(loc="upper right", fontsize=8, ncols=len(votes))
+    ax.grid(axis="x", visible=False)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def radar(
+    frame: pl.DataFrame, label: str, axes: Sequence[str], *, axis_labels: Sequence[str] | None = None,
+    title: str = "", rmax: float = 100.0, unit: str = "%",
+) -> Figure:
+    """Radar chart (Figure F.1): one closed polygon per row of ``frame`` over the ``axes`` columns."""
+    names = list(axis_labels) if axis_labels is not None else list(axes)
+    angles = np.linspace(0, 2 * np.pi, len(axes), endpoint=False)
+    closed = np.append(angles, angles[0])
+    fig, ax = plt.subplots(figsize=(7.0, 5.6), subplot_kw={"projection": "polar"})
+    ax.set_theta_offset(np.pi / 2)
+    ax.set_theta_direction(-1)
+    cmap = plt.get_cmap("tab10")
+    for i, row in enumerate(frame.iter_rows(named=True)):
+        vals = np.array([row[a] for a in axes], dtype=float)
+        ax.plot(closed, np.append(vals, vals[0]), color=cmap(i % 10), linewidth=1.5, label=str(row[label]))
+    ax.set_xticks(angles, names, fontsize=8)
+    ax.set_ylim(0, rmax)
+    ax.set_yticks(np.linspace(0, rmax, 6)[1:], [f"{v:g}{unit}" for v in np.linspace(0, rmax, 6)[1:]], fontsize=7)
+    ax.set_rlabel_position(360 / len(axes) / 2)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.2, 1.0), fontsize=7)
+    if title:
+        ax.set_title(title, pad=18)
+    return fig
+
+
+def error_scatter(
+    x: np.ndarray, y: np.ndarray, *, xerr: np.ndarray | None = None, yerr: np.ndarray | None = None,
+    labels: Sequence[str] | None = None, groups: Sequence[str] | None = None, xlabel: str, ylabel: str,
+    title: str = "", fit: bool = False, colors: Sequence[str] | None = None,
+) -> Figure:
+    """Points with asymmetric error bars (``xerr``/``yerr``: (2, n) lower/upper offsets, positive), optional
+    text labels, marker per ``groups`` value and an ordinary least-squares line (``fit``) whose equation is
+    in the legend (Figures F.1 scatter and F.2)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    fig, ax = plt.subplots()
+    markers = ["o", "s", "^", "D", "v"]
+    group_names = list(dict.fromkeys(groups)) if groups is not None else [None]
+    for g_i, g in enumerate(group_names):
+        idx = np.arange(x.size) if g is None else np.array([i for i, gg in enumerate(groups) if gg == g])
+        ax.errorbar(
+            x[idx], y[idx],
+            xerr=None if xerr is None else np.asarray(xerr)[:, idx],
+            yerr=None if yerr is None else np.asarray(yerr)[:, idx],
+            fmt=markers[g_i % len(markers)], ms=6, capsize=2, elinewidth=0.8, mec="black", mew=0.5,
+            color=ACCENT, ecolor="grey", label=g, linestyle="none", zorder=3,
+        )
+        if colors is not None:
+            ax.scatter(x[idx], y[idx], c=[colors[i] for i in idx], marker=markers[g_i % len(markers)], zorder=4,
+                       edgecolors="black", linewidths=0.5)
+    if labels is not None:
+        for xi, yi, lab in zip(x, y, labels, strict=True):
+            ax.annotate(lab, (xi, yi), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    if fit:
+        slope, intercept = np.polyfit(x, y, 1)
+        grid = np.linspace(x.min(), x.max(), 50)
+        ax.plot(grid, slope * grid + intercept, "k--", linewidth=1, label=f"fit: y = {slope:.2f}x {intercept:+.2f}")
+    if fit or groups is not None:
+        ax.legend(loc="best", fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
     return fig

@@ -99,8 +99,12 @@ class Recorder:
         note: str = "",
         data: DataKind | None = None,
         digits: int = 3,
-    ) -> Result:
-        """Record one number, print ``ID quantity: ours (paper: x) [status]`` and persist."""
+    ) -> None:
+        """Record one number, print ``ID quantity: ours (paper: x) [status]`` and persist.
+
+        Returns nothing, so that a notebook cell ending with this call shows only the printed line; the
+        recorded :class:`Result` objects are in :attr:`results`.
+        """
         if isinstance(ours, (int, float)) and not isinstance(ours, bool):
             ours = float(ours)
         if isinstance(paper, (int, float)) and not isinstance(paper, bool):
@@ -121,11 +125,10 @@ class Recorder:
         self.results.append(result)
         self._save()
         print(self._line(result, digits))
-        return result
 
-    def not_run(self, analysis_id: str, quantity: str, paper: float | str | None = None, *, reason: str) -> Result:
+    def not_run(self, analysis_id: str, quantity: str, paper: float | str | None = None, *, reason: str) -> None:
         """Record that an analysis did not run in this build (no endpoint, no data); shows no number."""
-        return self.number(analysis_id, quantity, None, paper, note=reason, data="none")
+        self.number(analysis_id, quantity, None, paper, note=reason, data="none")
 
     def table(self) -> pl.DataFrame:
         """This notebook's results as a frame (for display at the end of a chapter)."""

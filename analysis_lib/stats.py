@@ -8,14 +8,26 @@ ordered label set (the nugget paper's weighted kappa over (A, tie, B)):
 with O the observed joint proportions, E the product of the marginals, and disagreement weights
 w_ij = 0 on the diagonal and 1 elsewhere (unweighted), |i - j| / (k - 1) (linear) or ((i - j) / (k - 1))^2
 (quadratic).
+
+Preference tests (Search Arena §3.3): :func:`preference_binomial_test` is an exact binomial test of
+search-preferred against non-search-preferred votes, ties excluded, one-sided in the observed direction
+(the authors' convention in ``scripts/cross_setting_analysis.ipynb``).
+
+Rank agreement between benchmarks (Search Arena Appendix F, Table F.1): :func:`benchmark_correlations`
+gives Kendall's tau and Spearman's rho on ordinal ranks and Pearson's r on raw scores for every pair of
+benchmark columns, with percentile bootstrap intervals over models.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
 from typing import Literal
 
 import numpy as np
+import polars as pl
+from scipy import stats as _sps
 
 Weights = Literal["linear", "quadratic"] | None
 
@@ -73,3 +85,177 @@ def cohen_kappa(
             raise ValueError("weighted kappa needs the ordered label list `labels`")
         labels = sorted(set(rater1) | set(rater2))
     return kappa_from_confusion(confusion_matrix(rater1, rater2, labels), weights)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Binomial preference test (Search Arena §3.3)
+# ---------------------------------------------------------------------------------------------------------
+
+Alternative = Literal["observed", "two-sided", "greater", "less"]
+
+
+@dataclass(frozen=True)
+class BinomialTestResult:
+    """Outcome of :func:`preference_binomial_test`.
+
+    ``statistic`` is the share of ``wins`` among the votes tested, ``wins_used / n``; ``n = wins_used +
+    losses_used``. ``alternative`` is the scipy alternative actually tested for "wins" (``greater``: wins are
+    more likely than losses). ``direction`` names the observed direction: ``"wins"``, ``"losses"`` or
+    ``"none"`` (equal counts; with p = 0.5 both one-sided tests then give the same p-value).
+    """
+
+    statistic: float
+    p_value: float
+    n: int
+    wins_used: int
+    losses_used: int
+    alternative: str
+    direction: str
+    ties_split: bool
+
+
+def preference_binomial_test(
+    wins: int, losses: int, ties: int = 0, split_ties: bool = False, alternative: Alternative = "observed"
+) -> BinomialTestResult:
+    """Exact binomial test (p = 0.5) of ``wins`` against ``losses`` (e.g. search- vs non-search-preferred).
+
+    Ties are excluded by default. ``split_ties=True`` adds ``ties // 2`` to each side (floor division, so an
+    odd number of ties drops one tie), exactly as the authors' ``run_binom_test``. ``alternative="observed"``
+    tests one-sided in the observed direction (``greater`` if wins > losses, else ``less``), as in the paper;
+    ``"two-sided"``, ``"greater"`` or ``"less"`` test that alternative instead. With no votes to test
+    (n = 0) the statistic and p-value are NaN.
+    """
+    for name, v in (("wins", wins), ("losses", losses), ("ties", ties)):
+        if int(v) != v or v < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+    half = int(ties) // 2 if split_ties else 0
+    k, m = int(wins) + half, int(losses) + half
+    n = k + m
+    direction = "wins" if wins > losses else "losses" if losses > wins else "none"
+    if alternative == "observed":
+        alt = "greater" if wins > losses else "less"
+    elif alternative in ("two-sided", "greater", "less"):
+        alt = alternative
+    else:
+        raise ValueError(f"alternative must be 'observed', 'two-sided', 'greater' or 'less', got {alternative!r}")
+    if n == 0:
+        return BinomialTestResult(float("nan"), float("nan"), 0, 0, 0, alt, direction, split_ties)
+    res = _sps.binomtest(k, n, p=0.5, alternative=alt)
+    return BinomialTestResult(float(k / n), float(res.pvalue), n, k, m, alt, direction, split_ties)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Agreement between benchmarks (Search Arena Appendix F)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def ordinal_ranks(scores: np.ndarray, descending: bool = True) -> np.ndarray:
+    """Ranks 1..n along the last axis (1 = best when ``descending``); ties broken by position (first = better).
+
+    Equals ``scipy.stats.rankdata(-x, method="ordinal")`` for one row, which is how the authors rank Table
+    F.1 before Kendall's tau. Because ties are broken by row order, the result depends on the order of tied
+    scores (SimpleQA has two pairs of ties).
+    """
+    x = np.asarray(scores, dtype=float)
+    order = np.argsort(-x if descending else x, axis=-1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, x.shape[-1] + 1) * np.ones_like(order), axis=-1)
+    return ranks
+
+
+def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r row by row of two (B, n) arrays; NaN where a row is constant."""
+    xc = x - x.mean(axis=-1, keepdims=True)
+    yc = y - y.mean(axis=-1, keepdims=True)
+    den = np.sqrt((xc**2).sum(axis=-1) * (yc**2).sum(axis=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (xc * yc).sum(axis=-1) / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _kendall_untied_rows(rx: np.ndarray, ry: np.ndarray) -> np.ndarray:
+    """Kendall's tau of untied rank rows (B, n): (concordant - discordant) / (n choose 2)."""
+    n = rx.shape[-1]
+    i, j = np.triu_indices(n, k=1)
+    s = np.sign(rx[..., i] - rx[..., j]) * np.sign(ry[..., i] - ry[..., j])
+    return s.sum(axis=-1) / (n * (n - 1) / 2)
+
+
+def _pair_statistics(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(tau on ordinal ranks, rho on ordinal ranks, Pearson r on scores) for rows of (B, n) arrays."""
+    rx, ry = ordinal_ranks(x), ordinal_ranks(y)
+    return _kendall_untied_rows(rx, ry), _pearson_rows(rx.astype(float), ry.astype(float)), _pearson_rows(x, y)
+
+
+def benchmark_correlations(
+    scores: pl.DataFrame,
+    models: str = "model",
+    benchmarks: Sequence[str] | None = None,
+    *,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pl.DataFrame:
+    """Agreement between every pair of benchmark columns of a model-by-benchmark score table.
+
+    For each pair (in column order) the frame holds:
+
+    - ``kendall_tau``: Kendall's tau between the *ordinal* ranks of the two columns (rank 1 = highest score,
+      ties broken by row order: ``rankdata(-x, method="ordinal")``), the authors' convention for Table F.1.
+      Ordinal ranks have no ties, so tau-a = tau-b = tau-c here;
+    - ``kendall_tau_b``: tau-b on the raw scores (ties kept as ties; ``scipy.stats.kendalltau`` default), the
+      order-independent alternative; it differs from ``kendall_tau`` only when a column has tied scores;
+    - ``spearman_rho``: Spearman's rho between the ordinal ranks; ``pearson_r``: Pearson's r on raw scores;
+    - ``<stat>_lo`` / ``<stat>_hi``: percentile bootstrap interval at ``level`` over models (rows resampled
+      with replacement, ``n_bootstrap`` rounds, ``numpy.random.default_rng(seed)``; each resample is ranked
+      the same way, so a model drawn twice counts as a concordant pair under ordinal ranking; resamples where a
+      statistic is undefined, e.g. a constant column, are left out). With ten models these intervals are
+      wide and rough: read them as a scale of uncertainty, not as exact coverage;
+    - ``n_models``.
+
+    ``benchmarks`` defaults to every numeric column except ``models`` and interval columns ending in
+    ``_lo`` / ``_hi``. Rows with a missing score in either column of a pair are dropped for that pair.
+    """
+    if models not in scores.columns:
+        raise ValueError(f"scores has no model column {models!r}; columns: {scores.columns}")
+    if benchmarks is None:
+        benchmarks = [
+            c
+            for c, dt in scores.schema.items()
+            if c != models and dt.is_numeric() and not c.endswith(("_lo", "_hi"))
+        ]
+    benchmarks = list(benchmarks)
+    missing = [b for b in benchmarks if b not in scores.columns]
+    if missing:
+        raise ValueError(f"benchmark column(s) {missing} not in scores; columns: {scores.columns}")
+    if len(benchmarks) < 2:
+        raise ValueError(f"need at least two benchmark columns, got {benchmarks}")
+    alpha = (1.0 - level) / 2.0
+    rng = np.random.default_rng(seed)
+    rows = []
+    for bx, by in combinations(benchmarks, 2):
+        pair = scores.select(bx, by).drop_nulls().drop_nans()
+        x = pair[bx].to_numpy().astype(float)
+        y = pair[by].to_numpy().astype(float)
+        n = x.size
+        if n < 3:
+            raise ValueError(f"{bx} vs {by}: need at least 3 models with both scores, got {n}")
+        rx, ry = ordinal_ranks(x), ordinal_ranks(y)
+        row = {
+            "benchmark_x": bx,
+            "benchmark_y": by,
+            "n_models": n,
+            "kendall_tau": float(_sps.kendalltau(rx, ry).statistic),
+            "kendall_tau_b": float(_sps.kendalltau(x, y).statistic),
+            "spearman_rho": float(_sps.spearmanr(rx, ry).statistic),
+            "pearson_r": float(_sps.pearsonr(x, y).statistic),
+        }
+        if n_bootstrap > 0:
+            idx = rng.integers(0, n, size=(n_bootstrap, n))
+            stats_b = _pair_statistics(x[idx], y[idx])
+            boots = dict(zip(("kendall_tau", "spearman_rho", "pearson_r"), stats_b, strict=True))
+            for name, vals in boots.items():
+                vals = vals[np.isfinite(vals)]
+                lo, hi = np.quantile(vals, [alpha, 1 - alpha]) if vals.size else (np.nan, np.nan)
+                row[f"{name}_lo"], row[f"{name}_hi"] = float(lo), float(hi)
+        rows.append(row)
+    return pl.DataFrame(rows)
