@@ -285,9 +285,9 @@ def _citation_features(raw: pl.DataFrame, side: str, match: domains.Match) -> tu
     pairs = pairs.with_columns(
         url=pl.when(pl.col("pair").list.len() == 2).then(pl.col("pair").list.get(1, null_on_oob=True))
     )
-    hosts = pairs.select(pl.col("url")).unique().with_columns(host=domains.host_expr(pl.col("url")))
-    hosts = hosts.with_columns(group=domains.group_expr(pl.col("host"), match))
-    pairs = pairs.join(hosts, on="url", how="left", nulls_equal=True)
+    pairs = pairs.with_columns(host=domains.host_expr(pl.col("url")))
+    groups = pairs.select(pl.col("host").unique()).with_columns(group=domains.group_expr(pl.col("host"), match))
+    pairs = pairs.join(groups, on="host", how="left", nulls_equal=True)
     issues = {
         f"citation pairs that are not [marker, url] (side {side}; counted, grouped as other)": int(
             pairs.filter(pl.col("url").is_null()).height

@@ -54,6 +54,15 @@ def host_expr(url: pl.Expr) -> pl.Expr:
     return url.str.extract(r"^[^/]*//([^/]+)", 1).str.to_lowercase()
 
 
+def _group_condition(host: pl.Expr, patterns: tuple[str, ...], match: Match) -> pl.Expr:
+    """True where any of ``patterns`` matches ``host`` (one Aho-Corasick pass for substring patterns)."""
+    literal = [p for p in patterns if match == "substring" or "." not in p.strip(".")]
+    rest = [p for p in patterns if p not in literal]
+    conds = [host.str.contains_any(literal)] if literal else []
+    conds += [_pattern_expr(host, p, match) for p in rest]
+    return pl.any_horizontal(conds)
+
+
 def _pattern_expr(host: pl.Expr, pattern: str, match: Match) -> pl.Expr:
     if match == "substring" or "." not in pattern.strip("."):
         return host.str.contains(pattern, literal=True)
@@ -67,7 +76,7 @@ def group_expr(host: pl.Expr, match: Match = "substring") -> pl.Expr:
     """The source group of each host (``other`` for no match or a null host)."""
     expr: pl.Expr | pl.When | pl.Then | None = None
     for group, patterns in group_patterns().items():
-        cond = pl.any_horizontal([_pattern_expr(host, p, match) for p in patterns]).fill_null(False)
+        cond = _group_condition(host, patterns, match).fill_null(False)
         expr = pl.when(cond).then(pl.lit(group)) if expr is None else expr.when(cond).then(pl.lit(group))
     assert expr is not None
     return expr.otherwise(pl.lit("other"))
