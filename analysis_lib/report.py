@@ -202,7 +202,7 @@ def data_banner(kind: DataKind, detail: str = "") -> str:
     """
     if kind == "simulated":
         return (
-            ":::{warning} Simulated data\n"
+            ":::{admonition} Simulated data\n:class: warning\n"
             "The numbers on this page come from the project's **Search Arena simulator**, not from the real "
             "release: they show that the analysis runs and what it recovers, not the paper's findings. "
             "Run `make book DATA=path/to/search-arena-chat-24k.parquet` to reproduce the paper.\n"
@@ -212,4 +212,4 @@ def data_banner(kind: DataKind, detail: str = "") -> str:
     label = {"real": "real public data", "published": "published aggregates", "llm-cache": "cached LLM outputs"}.get(
         kind, kind
     )
-    return f":::{{note}} Data: {label}\n{detail}\n:::"
+    return f":::{{admonition}} Data: {label}\n:class: note\n{detail}\n:::"

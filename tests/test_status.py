@@ -1,0 +1,227 @@
+"""The reproduction-status table: the aggregation rule per analysis ID, and the catalogue against ANALYSES.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from analysis_lib import status
+from analysis_lib.report import Recorder, Result
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def r(aid: str, status_: str, quantity: str = "q", data: str = "real", ours=1.0, paper=1.0, note="") -> Result:
+    return Result(analysis_id=aid, quantity=quantity, ours=ours, paper=paper, data=data, status=status_, note=note)
+
+
+# --- aggregation ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("statuses", "expected"),
+    [
+        ([], "not yet"),
+        (["match"], "match"),
+        (["match", "match", "match"], "match"),
+        (["match", "computed"], "match"),
+        (["computed", "computed"], "computed"),
+        (["match", "differs"], "differs"),
+        (["simulated", "differs", "match"], "differs"),
+        (["not run", "differs"], "differs"),
+        (["match", "simulated"], "simulated"),
+        (["simulated", "not run"], "simulated"),
+        (["simulated", "simulated"], "simulated"),
+        (["match", "not run"], "not run"),
+        (["computed", "not run"], "not run"),
+        (["not run", "not run"], "not run"),
+    ],
+)
+def test_aggregate_status(statuses, expected):
+    assert status.aggregate_status(statuses) == expected
+
+
+def test_aggregate_rejects_unknown_status():
+    with pytest.raises(ValueError, match="unknown result status"):
+        status.aggregate_status(["match", "great"])
+
+
+def test_data_used_labels():
+    assert status.data_used(["simulated", "simulated"]) == "simulated"
+    assert status.data_used(["published", "real"]) == "real + published"
+    assert status.data_used(["none", "simulated"]) == "simulated"
+    assert status.data_used(["none"]) == "none"
+    assert status.data_used(["llm-cache"]) == "LLM cache"
+
+
+def _catalogue() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "analysis_id": ["SA-A", "SA-B", "NG-C", "NG-D", "DR-E"],
+            "paper": ["SA", "SA", "NG", "NG", "DR"],
+            "section": ["s"] * 5,
+            "what": ["a", "b", "c", "d", "e"],
+            "paper_numbers": ["0.334", "Fig 1", "κ 0.30", "—", "x"],
+            "data_class": ["BATTLE", "PUB", "PUB + BATTLE", "LLM", "code"],
+        }
+    )
+
+
+def test_status_table_one_row_per_id_with_hand_made_results():
+    results = [
+        r("SA-A", "simulated", "beta_length", data="simulated", ours=0.331, paper=0.334),
+        r("SA-A", "simulated", "beta_factual", data="simulated", ours=0.15, paper=0.156),
+        r("SA-B", "match", "tau", data="published", ours=0.422, paper=0.422),
+        r("SA-B", "computed", "n_models", data="published", ours=13.0, paper=None),
+        r("NG-C", "match", "kappa", data="published", ours=0.30, paper=0.30),
+        r("NG-C", "differs", "kappa_kic", data="published", ours=0.31, paper=0.35, note="rounding in the paper"),
+        r("NG-D", "not run", "kappa_judge", data="none", ours=None, paper=0.31, note="no LLM endpoint"),
+        r("XX-9", "computed", "typo", data="real", ours=2.0, paper=None),
+    ]
+    where = {"SA-A": ["03_preferences"], "NG-C": ["06_methods_validation", "05_cross_arena"]}
+    table = status.status_table(results, _catalogue(), where)
+    assert table.columns == list(status.TABLE_COLUMNS)
+    assert table["id"].to_list() == ["SA-A", "SA-B", "NG-C", "NG-D", "DR-E", "XX-9"]
+    got = dict(zip(table["id"], table["status"]))
+    assert got == {
+        "SA-A": "simulated",
+        "SA-B": "match",
+        "NG-C": "differs",
+        "NG-D": "not run",
+        "DR-E": "not yet",
+        "XX-9": "computed",
+    }
+    row = {k: v for k, v in zip(table.columns, table.row(0))}
+    assert row["this_build"] == "beta_length = 0.331 (paper 0.334)\nbeta_factual = 0.15 (paper 0.156)"
+    assert row["paper_value"] == "0.334"
+    assert row["data_class"] == "BATTLE" and row["data_used"] == "simulated"
+    assert row["notebooks"] == "03_preferences"
+    ng_c = table.row(2, named=True)
+    assert "rounding in the paper" in ng_c["this_build"]  # a difference carries its reason
+    assert ng_c["notebooks"] == "06_methods_validation, 05_cross_arena"
+    ng_d = table.row(3, named=True)
+    assert ng_d["this_build"] == "kappa_judge: not run (no LLM endpoint)"
+    assert ng_d["data_used"] == "none"
+    de = table.row(4, named=True)
+    assert de["this_build"] is None and de["data_used"] is None
+    assert table.row(5, named=True)["paper"] == "?"  # unknown IDs are shown, not dropped
+
+    counts = dict(status.status_counts(table).iter_rows())
+    assert counts == {"match": 1, "differs": 1, "simulated": 1, "computed": 1, "not run": 1, "not yet": 1}
+    by_paper = status.status_by_paper(table)
+    assert by_paper["paper"].to_list() == ["SA", "NG", "DR", "?"]
+    assert by_paper["total"].sum() == table.height
+
+
+def test_status_from_recorder_files(tmp_path):
+    """End to end through the Recorder's JSON files, as the status notebook reads them."""
+    a = Recorder(tmp_path, "03_preferences", data="simulated")
+    a.number("SA-A", "beta_length", 0.331, paper=0.334, tol=0.01)
+    b = Recorder(tmp_path, "04_citations", data="published")
+    b.number("SA-B", "tau", 0.4221, paper=0.422, tol=0.001)
+    b.not_run("NG-D", "kappa_judge", paper=0.31, reason="no endpoint")
+    results, where = status.load_results_by_notebook(tmp_path)
+    table = status.status_table(results, _catalogue(), where)
+    got = dict(zip(table["id"], table["status"]))
+    assert got == {"SA-A": "simulated", "SA-B": "match", "NG-C": "not yet", "NG-D": "not run", "DR-E": "not yet"}
+    assert where == {"SA-A": ["03_preferences"], "SA-B": ["04_citations"], "NG-D": ["04_citations"]}
+
+    page = status.status_html(table)
+    assert page.count("<tr id=") == table.height
+    assert '<a href="03_preferences.html">03_preferences</a>' in page
+    assert "<script" not in page
+    assert "| **match** |" in status.counts_markdown(table)
+
+
+def test_html_escapes_text():
+    results = [r("SA-A", "differs", "<b>q</b>", note="a & b")]
+    page = status.status_html(status.status_table(results, _catalogue()))
+    assert "<b>q</b>" not in page and "<br>" not in page and "&lt;b&gt;q&lt;/b&gt;" in page and "a &amp; b" in page
+
+
+def test_build_banner_warns_on_simulated_data():
+    banner = status.build_banner("sample:2000", 0, 100, [], {})
+    assert banner.startswith(":::{admonition} Simulated data\n:class: warning")
+    real = status.build_banner("/data/release/search-arena-chat-24k.parquet", 1, 1000, [], {})
+    assert "search-arena-chat-24k.parquet" in real and "/data/release" not in real and ":::" not in real
+
+
+# --- the catalogue against ANALYSES.md ------------------------------------------------------------------------
+
+
+def _analyses_md() -> Path | None:
+    for candidate in (os.environ.get("ANALYSES_MD"), REPO.parent / "shared" / "ANALYSES.md", REPO / "ANALYSES.md"):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    return None
+
+
+def _ids_in_markdown(text: str) -> dict[str, str]:
+    """ID -> paper code, from the catalogue tables: rows under a `## ... (CODE, seed ...)` heading."""
+    ids: dict[str, str] = {}
+    paper = None
+    for line in text.splitlines():
+        heading = re.match(r"^##\s+.*\((SA|NG|DR|AE)\b", line)
+        if heading:
+            paper = heading.group(1)
+            continue
+        if line.startswith("## "):
+            paper = None
+        if paper and line.startswith("|"):
+            first = line.strip("|").split("|")[0].strip()
+            if re.fullmatch(r"[A-Z]{2}-[A-Za-z0-9]+", first):
+                ids[first] = paper
+    return ids
+
+
+def test_catalogue_shape():
+    cat = status.catalogue()
+    assert tuple(cat.columns) == status.CATALOGUE_COLUMNS
+    assert cat["analysis_id"].is_unique().all()
+    assert set(cat["paper"].unique()) == {"SA", "NG", "DR", "AE"}
+    for col in ("what", "paper_numbers", "data_class"):
+        assert cat[col].null_count() == 0, col
+    assert all(aid.startswith(p + "-") for aid, p in zip(cat["analysis_id"], cat["paper"]))
+
+
+def test_every_id_of_analyses_md_is_in_the_catalogue():
+    path = _analyses_md()
+    if path is None:
+        pytest.skip("ANALYSES.md not found (set $ANALYSES_MD)")
+    in_md = _ids_in_markdown(path.read_text())
+    assert len(in_md) > 60
+    cat = status.catalogue()
+    in_csv = dict(zip(cat["analysis_id"], cat["paper"]))
+    assert sorted(set(in_md) - set(in_csv)) == []
+    assert sorted(set(in_csv) - set(in_md)) == []
+    assert in_csv == in_md
+
+
+def test_catalogue_rows_match_the_markdown_cells():
+    path = _analyses_md()
+    if path is None:
+        pytest.skip("ANALYSES.md not found (set $ANALYSES_MD)")
+    rows = {}
+    for line in path.read_text().splitlines():
+        if line.startswith("| ") and not line.startswith("| ID") and not line.startswith("| class"):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            if len(cells) == 4 and re.fullmatch(r"[A-Z]{2}-[A-Za-z0-9]+", cells[0]):
+                rows[cells[0]] = cells[1:]
+    cat = status.catalogue()
+    for row in cat.iter_rows(named=True):
+        assert [row["what"], row["paper_numbers"], row["data_class"]] == rows[row["analysis_id"]], row["analysis_id"]
+
+
+def test_a_chapter_that_recorded_nothing(tmp_path):
+    """A results file with no results (a chapter that recorded nothing) is fine."""
+    (tmp_path / "01_dataset.json").write_text(json.dumps({"notebook": "01_dataset", "results": []}))
+    results, where = status.load_results_by_notebook(tmp_path)
+    assert results == [] and where == {}
+    table = status.status_table(results, status.catalogue(), where)
+    assert set(table["status"]) == {"not yet"}
+    assert table.height == status.catalogue().height
