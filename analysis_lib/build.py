@@ -308,6 +308,7 @@ def run_notebooks(cfg: Config, summary: Summary | None = None) -> Summary:
             bar.close()
             raise BuildError(_failure_message(nb, output, exc), EXIT_NOTEBOOK) from exc
         seconds = time.perf_counter() - t0
+        collapse_setup_cells(output)
         _write_json(
             state_path,
             {
@@ -331,6 +332,22 @@ def run_notebooks(cfg: Config, summary: Summary | None = None) -> Summary:
             flush=True,
         )
     return summary
+
+
+def collapse_setup_cells(executed: Path) -> None:
+    """Fold the parameter cells of an executed chapter (tag ``hide-cell``), so that each page opens with
+    its title, its paragraph and the data banner; readers can still unfold the parameters."""
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    changed = False
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if ("parameters" in tags or "injected-parameters" in tags) and "hide-cell" not in tags:
+            cell.setdefault("metadata", {})["tags"] = [*tags, "hide-cell"]
+            changed = True
+    if changed:
+        nbformat.write(nb, executed)
 
 
 # --- the book -------------------------------------------------------------------------------------------------
