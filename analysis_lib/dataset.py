@@ -9,14 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis_lib.fetch import fetch
-
-#: The mirrored describing-differences files that hold the benchmark prompt sets (Appendix C.1 inputs).
-PROMPT_SET_FILES = {
-    "describing_diffs/search_arena_vs_simpleqa": {"search_arena": "Search Arena", "simpleqa": "SimpleQA"},
-    "describing_diffs/search_arena_vs_browsecomp": {"search_arena": "Search Arena", "browsecomp": "BrowseComp"},
-}
-
+from analysis_lib import prompts_data
 
 def shares(frame: pl.DataFrame, column: str, *, top: int | None = None, exclude: tuple[str, ...] = ()) -> pl.DataFrame:
     """Counts and percentage shares of the values of ``column`` (nulls and ``exclude`` left out of the base).
@@ -33,27 +26,21 @@ def shares(frame: pl.DataFrame, column: str, *, top: int | None = None, exclude:
     return out.head(top) if top else out
 
 
-def prompt_sets(*, cache_dir: str | None = None, dedupe_search_arena: bool = True) -> pl.DataFrame:
-    """The real prompt sets of Table 1 / Fig 2: SimpleQA (4,326), BrowseComp (1,266) and the English Search
-    Arena prompts the authors paired with them (deduplicated across both files unless told otherwise).
+def prompt_sets(*, cache_dir: str | None = None) -> pl.DataFrame:
+    """The real prompt sets of Table 1 / Fig 2: all SimpleQA (4,326) and BrowseComp (1,266) problems and the
+    English Search Arena prompts the authors paired with them (deduplicated; :mod:`analysis_lib.prompts_data`).
 
     Columns: ``dataset``, ``text``, ``words`` (whitespace word count). BrowseComp problems are for
     statistics only: never print their text.
     """
-    parts = []
-    for data_id, groups in PROMPT_SET_FILES.items():
-        frame = pl.read_csv(fetch(data_id, cache_dir=cache_dir), infer_schema=False)
-        missing = {"text", "group_name"} - set(frame.columns)
-        if missing:
-            raise ValueError(f"{data_id}: missing column(s) {sorted(missing)}; expected text, group_name")
-        unknown = set(frame["group_name"].unique().to_list()) - set(groups)
-        if unknown:
-            raise ValueError(f"{data_id}: unexpected group_name value(s) {sorted(unknown)}; expected {sorted(groups)}")
-        parts.append(frame.select(pl.col("group_name").replace_strict(groups).alias("dataset"), pl.col("text")))
-    sets = pl.concat(parts)
-    if dedupe_search_arena:
-        arena = sets.filter(pl.col("dataset") == "Search Arena").unique("text", maintain_order=True)
-        sets = pl.concat([arena, sets.filter(pl.col("dataset") != "Search Arena")])
+    parts = [
+        ("Search Arena", prompts_data.search_arena_prompts("all", cache_dir=cache_dir)),
+        ("SimpleQA", prompts_data.benchmark_prompts("simpleqa", cache_dir=cache_dir)),
+        ("BrowseComp", prompts_data.benchmark_prompts("browsecomp", cache_dir=cache_dir)),
+    ]
+    sets = pl.concat(
+        [pl.DataFrame({"dataset": name, "text": texts}, schema={"dataset": pl.String, "text": pl.String}) for name, texts in parts]
+    )
     return sets.with_columns(pl.col("text").str.count_matches(r"\S+").cast(pl.Int64).alias("words"))
 
 
@@ -76,11 +63,6 @@ def dataset_comparison(battles: pl.DataFrame, sets: pl.DataFrame) -> pl.DataFram
         (100.0 * (pl.col("turn") > 1).mean()).alias("multi_turn_share"),
     )
     return pl.concat([bench, arena], how="vertical_relaxed")
-
-
-def multilingual_share(battles: pl.DataFrame) -> float:
-    """Percentage of conversations whose ``languages`` list names more than one language."""
-    return float(100.0 * (battles["languages"].list.len() > 1).mean())
 
 
 def turn_distribution(battles: pl.DataFrame, *, max_turns: int = 10) -> pl.DataFrame:

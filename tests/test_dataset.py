@@ -27,10 +27,6 @@ def test_shares_exclude_and_nulls(battles):
     assert out["share"].to_list() == pytest.approx([200 / 3, 100 / 3])
 
 
-def test_multilingual_share(battles):
-    assert dataset.multilingual_share(battles) == pytest.approx(20.0)
-
-
 def test_turn_distribution_pools_the_tail(battles):
     out = dataset.turn_distribution(battles, max_turns=10)
     assert dict(zip(out["turns"], out["count"])) == {1: 2, 2: 1, 3: 1, 10: 1}

@@ -1,0 +1,602 @@
+"""One small client for every LLM-backed analysis: structured tasks, retries, a resumable on-disk cache.
+
+The analyses that need a language model (intent labels, topic names, describing differences) declare a
+:class:`Task` — how to turn an input item into chat messages, how to read the reply, and the JSON schema the
+reply must satisfy — and run it over many inputs with :meth:`LLMClient.run`, which returns a polars frame with
+the parsed fields plus ``status`` (``ok`` / ``failed`` / ``not run``), ``error`` and ``cached``.
+
+Configuration comes from the environment only, never from notebook parameters:
+
+- ``OPENAI_BASE_URL``: an OpenAI-compatible endpoint (``.../v1``). When unset and ``OPENAI_API_KEY`` is set,
+  the OpenAI API is used; when both are unset there is no endpoint.
+- ``OPENAI_API_KEY``: sent as a bearer token and nowhere else: it is read at request time, never stored on the
+  client, printed, logged, or written to the cache.
+- ``ANALYSIS_LLM_MODEL``: default model (``gpt-4.1``, the paper's, when unset).
+- ``ANALYSIS_LLM_OFFLINE=1``: cache-only mode (also ``offline=True``): cached results are returned, nothing is
+  requested, anything uncached is "not run".
+- ``ANALYSIS_LLM_CACHE``: cache directory (default ``<repo>/.cache/llm``).
+
+Behaviour:
+
+- **Cache.** One JSON file per request under ``cache_dir``, named by the sha256 of the canonical JSON of
+  ``{model, messages, params}`` (params include the response format). A result is written as soon as it
+  arrives, so a rerun with the same inputs makes no request and an interrupted run resumes where it stopped.
+  Valid replies are cached, and so are replies that stayed malformed after all parse retries (a property of the
+  model's answer: rerun with ``retry_failed=True`` to try again); transport failures (HTTP 429/5xx or
+  connection errors after all retries) are not cached, so the next run retries them.
+- **Retries.** HTTP 429, 5xx, timeouts, dropped connections and unreadable bodies are retried with exponential
+  backoff (``backoff_base * 2**attempt``, capped at ``backoff_max``, with jitter; a ``Retry-After`` header is
+  honoured up to the cap), at most ``max_retries`` times. Other HTTP errors (400, 401, 404) fail at once.
+- **Structured outputs.** A reply is parsed by the task's ``parse`` (JSON by default) and validated against the
+  task's schema with ``jsonschema``; a malformed or invalid reply is requested again up to
+  ``max_parse_retries`` times, then recorded as a failure with its reason.
+- **Accounting.** :class:`RunStats` per run (``client.last_stats``): requests, retries, cache hits, failures by
+  reason, prompt and completion tokens, and the cost when a price table is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import logging
+import os
+import random
+import re
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+log = logging.getLogger(__name__)
+
+BASE_URL_ENV = "OPENAI_BASE_URL"
+API_KEY_ENV = "OPENAI_API_KEY"
+MODEL_ENV = "ANALYSIS_LLM_MODEL"
+OFFLINE_ENV = "ANALYSIS_LLM_OFFLINE"
+CACHE_ENV = "ANALYSIS_LLM_CACHE"
+OPENAI_API_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "gpt-4.1"
+PROMPTS_DIR = Path(__file__).resolve().parent / "resources" / "prompts"
+
+#: OpenAI list prices in USD per million (input, output) tokens, as published in mid-2025. Prices change:
+#: pass your own table to ``LLMClient(prices=...)``; without one, runs report tokens only.
+OPENAI_PRICES_2025: dict[str, tuple[float, float]] = {
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4o": (2.50, 10.00),
+    "o3": (2.00, 8.00),
+    "text-embedding-3-large": (0.13, 0.0),
+}
+
+NOT_RUN = "not run"
+
+
+# --------------------------------------------------------------------------------------------- templates
+
+
+def load_prompt(name: str) -> str:
+    """A prompt template from ``resources/prompts/<name>.txt`` (verbatim from the paper, see its README)."""
+    path = PROMPTS_DIR / f"{name}.txt"
+    if not path.exists():
+        raise FileNotFoundError(f"no prompt template {name!r} in {PROMPTS_DIR}")
+    return path.read_text(encoding="utf-8").rstrip("\n")
+
+
+def fill(template: str, **values: str) -> str:
+    """Replace each ``{name}`` placeholder; other braces (JSON examples) are left alone. Unknown names fail."""
+    out = template
+    for name, value in values.items():
+        placeholder = "{" + name + "}"
+        if placeholder not in template:
+            raise KeyError(f"template has no placeholder {placeholder}")
+        out = out.replace(placeholder, str(value))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ tasks
+
+
+def parse_json(content: str) -> Any:
+    """Parse a JSON reply; tolerates a Markdown code fence and one trailing comma before a closing brace."""
+    text = content.strip()
+    fence = re.match(r"^```(?:json)?\s*(.*?)\s*```$", text, flags=re.S)
+    if fence:
+        text = fence.group(1)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        # the paper's own format example ends with a trailing comma; models sometimes copy it
+        relaxed = re.sub(r",\s*([}\]])", r"\1", text)
+        return json.loads(relaxed)
+
+
+@dataclass(frozen=True)
+class Task:
+    """A structured LLM task.
+
+    ``build(item)`` returns the chat messages for one input; ``parse(content)`` turns the reply text into a
+    JSON-like object (raise ``ValueError`` when it cannot); the object must satisfy ``schema``. With
+    ``json_mode`` the request asks for structured output (``response_format`` of type ``json_schema``).
+    ``params`` are extra request fields (``max_tokens``, ``temperature``...); ``model`` overrides the client's.
+    """
+
+    name: str
+    schema: Mapping[str, Any]
+    build: Callable[[Any], list[dict[str, str]]]
+    parse: Callable[[str], Any] = parse_json
+    params: Mapping[str, Any] = field(default_factory=dict)
+    json_mode: bool = True
+    model: str | None = None
+
+    def request_params(self) -> dict[str, Any]:
+        params = dict(self.params)
+        if self.json_mode:
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": self.name, "schema": dict(self.schema)},
+            }
+        return params
+
+
+# ----------------------------------------------------------------------------------------------- stats
+
+
+@dataclass
+class RunStats:
+    """Accounting for one :meth:`LLMClient.run` (or the sum of several)."""
+
+    task: str = ""
+    model: str = ""
+    items: int = 0
+    ok: int = 0
+    failed: int = 0
+    not_run: int = 0
+    cache_hits: int = 0
+    requests: int = 0
+    retries: int = 0
+    parse_retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    failure_reasons: Counter = field(default_factory=Counter)
+
+    def add_usage(self, usage: Mapping[str, Any] | None, price: tuple[float, float] | None) -> None:
+        usage = usage or {}
+        p = int(usage.get("prompt_tokens") or 0)
+        c = int(usage.get("completion_tokens") or 0)
+        self.prompt_tokens += p
+        self.completion_tokens += c
+        if price is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + (p * price[0] + c * price[1]) / 1e6
+
+    def merge(self, other: RunStats) -> RunStats:
+        def pick(a: str, b: str, many: str) -> str:
+            return a or b if not (a and b and a != b) else many
+
+        out = RunStats(task=pick(self.task, other.task, "all tasks"), model=pick(self.model, other.model, "several models"))
+        for name in ("items", "ok", "failed", "not_run", "cache_hits", "requests", "retries", "parse_retries",
+                     "prompt_tokens", "completion_tokens"):
+            setattr(out, name, getattr(self, name) + getattr(other, name))
+        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
+        out.cost_usd = sum(costs) if costs else None
+        out.failure_reasons = self.failure_reasons + other.failure_reasons
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in ("task", "model", "items", "ok", "failed", "not_run", "cache_hits",
+                                          "requests", "retries", "parse_retries", "prompt_tokens",
+                                          "completion_tokens", "cost_usd")}
+        d["failure_reasons"] = dict(self.failure_reasons)
+        return d
+
+    def summary(self) -> str:
+        cost = f", cost ${self.cost_usd:.4f}" if self.cost_usd is not None else ""
+        reasons = "; ".join(f"{r} ×{n}" for r, n in self.failure_reasons.most_common(5))
+        return (
+            f"{self.task} [{self.model}]: {self.items} items — {self.ok} ok, {self.failed} failed, "
+            f"{self.not_run} not run; {self.cache_hits} from cache, {self.requests} requests "
+            f"({self.retries} retried, {self.parse_retries} re-asked for a valid reply); tokens "
+            f"{self.prompt_tokens:,} in / {self.completion_tokens:,} out{cost}"
+            + (f". Failures: {reasons}" if reasons else "")
+        )
+
+
+# ----------------------------------------------------------------------------------------------- cache
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def request_key(model: str, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of model, messages and request parameters."""
+    return hashlib.sha256(canonical_json({"model": model, "messages": list(messages), "params": dict(params)})
+                          .encode("utf-8")).hexdigest()
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / ".cache" / "llm"
+
+
+class ResultCache:
+    """One JSON file per request key, written atomically (``<dir>/<key[:2]>/<key>.json``)."""
+
+    def __init__(self, directory: str | Path):
+        self.dir = Path(directory)
+
+    def path(self, key: str) -> Path:
+        return self.dir / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        path = self.path(key)
+        if not path.exists():
+            return None
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            log.warning("unreadable cache file %s ignored", path)
+            return None
+
+    def put(self, key: str, record: Mapping[str, Any]) -> None:
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.replace(path)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.dir.glob("*/*.json")) if self.dir.exists() else 0
+
+
+# ---------------------------------------------------------------------------------------------- client
+
+
+class _Transient(Exception):
+    """Worth retrying: 429, 5xx, timeouts, dropped connections, unreadable bodies."""
+
+
+class LLMRequestError(Exception):
+    """A request that failed for good (after retries, or a non-retryable HTTP status)."""
+
+
+_SCHEMA_DTYPES = {"string": pl.String, "integer": pl.Int64, "number": pl.Float64, "boolean": pl.Boolean}
+
+
+def _dtype(prop: Mapping[str, Any]) -> pl.DataType:
+    kind = prop.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if kind == "array":
+        inner = prop.get("items", {})
+        return pl.List(_dtype(inner)) if inner.get("type") in _SCHEMA_DTYPES else pl.Object
+    if kind in _SCHEMA_DTYPES:
+        return _SCHEMA_DTYPES[kind]
+    if "enum" in prop:
+        return pl.String
+    return pl.Object
+
+
+def _short(text: Any, n: int = 160) -> str:
+    s = str(text).replace("\n", " ")
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+class LLMClient:
+    """An OpenAI-compatible chat-completions client with a cache, retries, validation and accounting.
+
+    Parameters default to the environment (see the module docstring). ``prices`` maps model names to USD per
+    million (input, output) tokens. ``offline=True`` (or ``ANALYSIS_LLM_OFFLINE=1``) never makes a request.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        cache_dir: str | Path | None = None,
+        max_concurrency: int = 8,
+        *,
+        offline: bool | None = None,
+        prices: Mapping[str, tuple[float, float]] | None = None,
+        max_retries: int = 6,
+        max_parse_retries: int = 2,
+        timeout: float = 120.0,
+        backoff_base: float = 1.0,
+        backoff_max: float = 30.0,
+        progress: bool = True,
+    ):
+        env_url = os.environ.get(BASE_URL_ENV) or None
+        if base_url is None:
+            base_url = env_url or (OPENAI_API_URL if os.environ.get(API_KEY_ENV) else None)
+        self.base_url = base_url.rstrip("/") if base_url else None
+        self.model = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+        #: True when the model was chosen (argument or $ANALYSIS_LLM_MODEL) rather than defaulted
+        self.model_chosen = bool(model or os.environ.get(MODEL_ENV))
+        if offline is None:
+            offline = os.environ.get(OFFLINE_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+        self.offline = bool(offline)
+        self.cache = ResultCache(cache_dir if cache_dir is not None else default_cache_dir())
+        self.max_concurrency = max(1, int(max_concurrency))
+        self.prices = dict(prices) if prices else {}
+        self.max_retries = max_retries
+        self.max_parse_retries = max_parse_retries
+        self.timeout = timeout
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.progress = progress
+        self.last_stats = RunStats()
+        self.total_stats = RunStats()
+        self._lock = threading.Lock()
+        # Requests bypass any proxy for loopback endpoints (local servers, the test server).
+        loopback = bool(self.base_url and re.match(r"^https?://(127\.0\.0\.1|localhost|\[::1\])[:/]", self.base_url))
+        self._opener = (urllib.request.build_opener(urllib.request.ProxyHandler({})) if loopback
+                        else urllib.request.build_opener())
+
+    def paper_model(self, paper: str) -> str:
+        """The model for a step the paper ran with ``paper``: the chosen model when one was chosen (argument or
+        ``$ANALYSIS_LLM_MODEL``, e.g. a local endpoint serving one model), else the paper's."""
+        return self.model if self.model_chosen else paper
+
+    # -------------------------------------------------------------------------------------- description
+
+    @property
+    def available(self) -> bool:
+        """True when requests can be made (an endpoint is configured and the client is not offline)."""
+        return self.base_url is not None and not self.offline
+
+    def __repr__(self) -> str:  # never shows the key
+        return (f"LLMClient(endpoint={'configured' if self.base_url else 'none'}, model={self.model!r}, "
+                f"offline={self.offline}, cache={str(self.cache.dir)!r})")
+
+    def describe(self) -> str:
+        """One line for a notebook: whether an endpoint is configured, the model, the cache (never the key)."""
+        if self.offline:
+            mode = "offline (cache only)"
+        elif self.base_url:
+            host = re.sub(r"^https?://([^/]+).*$", r"\1", self.base_url)
+            mode = f"endpoint {host}"
+        else:
+            mode = "no endpoint configured (cache only)"
+        return f"LLM: {mode}; default model {self.model}; {len(self.cache):,} cached results in {self.cache.dir}"
+
+    def not_run_reason(self) -> str:
+        if self.offline:
+            return "not run: offline build and no cached LLM result"
+        return f"not run: no LLM endpoint configured (set {BASE_URL_ENV} / {API_KEY_ENV}) and no cached result"
+
+    # ------------------------------------------------------------------------------------------- HTTP
+
+    def _post(self, path: str, payload: Mapping[str, Any]) -> Any:
+        """POST JSON with retries on transient errors; returns the decoded body. Raises LLMRequestError."""
+        assert self.base_url is not None
+        url = f"{self.base_url}/{path.lstrip('/')}"
+        body = json.dumps(payload).encode("utf-8")
+        reason = ""
+        for attempt in range(self.max_retries + 1):
+            headers = {"Content-Type": "application/json"}
+            key = os.environ.get(API_KEY_ENV)
+            if key:
+                headers["Authorization"] = "Bearer " + key
+            request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+            retry_after = None
+            with self._lock:
+                self.last_stats.requests += 1
+            try:
+                with self._opener.open(request, timeout=self.timeout) as response:
+                    raw = response.read()
+                try:
+                    return json.loads(raw)
+                except (json.JSONDecodeError, UnicodeDecodeError) as err:
+                    raise _Transient(f"unreadable response body ({type(err).__name__})") from None
+            except urllib.error.HTTPError as err:
+                status = err.code
+                detail = _short(err.read().decode("utf-8", "replace"), 200) if err.fp else ""
+                if key and key in detail:  # never echo the key, should a server quote it back
+                    detail = detail.replace(key, "***")
+                if status == 429 or status >= 500:
+                    reason = f"HTTP {status}"
+                    retry_after = err.headers.get("Retry-After") if err.headers else None
+                else:
+                    raise LLMRequestError(f"HTTP {status}: {detail}") from None
+            except _Transient as err:
+                reason = str(err)
+            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout,
+                    TimeoutError, OSError) as err:
+                inner = getattr(err, "reason", err)
+                reason = f"connection error ({type(inner).__name__})"
+            if attempt == self.max_retries:
+                break
+            delay = min(self.backoff_max, self.backoff_base * 2**attempt) * (0.5 + random.random() / 2)
+            if retry_after:
+                try:
+                    delay = min(self.backoff_max, max(delay, float(retry_after)))
+                except ValueError:
+                    pass
+            with self._lock:
+                self.last_stats.retries += 1
+            time.sleep(delay)
+        raise LLMRequestError(f"{reason} after {self.max_retries + 1} attempts")
+
+    def _price(self, model: str) -> tuple[float, float] | None:
+        return self.prices.get(model)
+
+    # -------------------------------------------------------------------------------------- one item
+
+    def _one(self, task: Task, item: Any, model: str, retry_failed: bool) -> dict[str, Any]:
+        """Outcome for one item: {status, value, error, cached}."""
+        messages = task.build(item)
+        params = task.request_params()
+        key = request_key(model, messages, params)
+        record = self.cache.get(key)
+        if record is not None and (record.get("status") == "ok" or not retry_failed):
+            if record.get("status") == "ok":
+                try:
+                    value = task.parse(record["content"])
+                    _validate(value, task.schema)
+                    return {"status": "ok", "value": value, "error": None, "cached": True}
+                except Exception as err:  # noqa: BLE001 - a cached reply that no longer validates
+                    return {"status": "failed", "value": None, "cached": True,
+                            "error": f"cached reply invalid: {_short(err)}"}
+            return {"status": "failed", "value": None, "error": record.get("error"), "cached": True}
+        if not self.available:
+            return {"status": NOT_RUN, "value": None, "error": self.not_run_reason(), "cached": False}
+
+        payload = {"model": model, "messages": messages, **params}
+        error = ""
+        content = None
+        for parse_attempt in range(self.max_parse_retries + 1):
+            if parse_attempt:
+                with self._lock:
+                    self.last_stats.parse_retries += 1
+            try:
+                data = self._post("chat/completions", payload)
+            except LLMRequestError as err:
+                return {"status": "failed", "value": None, "error": f"request failed: {err}", "cached": False}
+            with self._lock:
+                self.last_stats.add_usage(data.get("usage") if isinstance(data, dict) else None,
+                                          self._price(model))
+            try:
+                choice = data["choices"][0]
+                content = choice["message"]["content"]
+                finish = choice.get("finish_reason")
+                if content is None:
+                    raise ValueError("empty reply")
+            except (KeyError, IndexError, TypeError, ValueError) as err:
+                error = f"malformed completion ({type(err).__name__})"
+                continue
+            try:
+                value = task.parse(content)
+                _validate(value, task.schema)
+            except Exception as err:  # noqa: BLE001 - any parse or schema error is a malformed reply
+                trunc = " (truncated: finish_reason=length)" if finish == "length" else ""
+                error = f"invalid reply{trunc}: {_short(err)}"
+                continue
+            self.cache.put(key, {"key": key, "task": task.name, "model": model, "messages": messages,
+                                 "params": params, "status": "ok", "content": content,
+                                 "usage": data.get("usage"), "created": time.time()})
+            return {"status": "ok", "value": value, "error": None, "cached": False}
+        self.cache.put(key, {"key": key, "task": task.name, "model": model, "messages": messages,
+                             "params": params, "status": "failed", "content": content, "error": error,
+                             "created": time.time()})
+        return {"status": "failed", "value": None, "error": error, "cached": False}
+
+    # --------------------------------------------------------------------------------------- many items
+
+    def run(
+        self,
+        task: Task,
+        items: Iterable[Any],
+        *,
+        model: str | None = None,
+        desc: str | None = None,
+        retry_failed: bool = False,
+        on_result: Callable[[int, dict[str, Any]], None] | None = None,
+    ) -> pl.DataFrame:
+        """Run ``task`` over ``items``; one row per item, in input order.
+
+        Columns: ``item`` (input position), one column per top-level property of the task's schema (null unless
+        ``status == "ok"``), ``status`` (``ok``, ``failed``, ``not run``), ``error`` and ``cached``. Accounting
+        for the run is in ``self.last_stats`` (also logged). ``on_result(index, outcome)`` is called as each
+        result arrives (after it is cached).
+        """
+        items = list(items)
+        model = model or task.model or self.model
+        self.last_stats = RunStats(task=task.name, model=model, items=len(items))
+        outcomes: list[dict[str, Any] | None] = [None] * len(items)
+        bar = _progress(len(items), desc or task.name, self.progress)
+        pool = ThreadPoolExecutor(max_workers=self.max_concurrency)
+        try:
+            pending = {pool.submit(self._one, task, item, model, retry_failed): i for i, item in enumerate(items)}
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    i = pending.pop(fut)
+                    outcome = fut.result()
+                    outcomes[i] = outcome
+                    self._count(outcome)
+                    if bar is not None:
+                        bar.update(1)
+                    if on_result is not None:
+                        on_result(i, outcome)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            if bar is not None:
+                bar.close()
+            self.total_stats = self.total_stats.merge(self.last_stats)
+            log.info(self.last_stats.summary())
+        return _frame(task, outcomes)
+
+    def _count(self, outcome: Mapping[str, Any]) -> None:
+        s = self.last_stats
+        if outcome["cached"]:
+            s.cache_hits += 1
+        if outcome["status"] == "ok":
+            s.ok += 1
+        elif outcome["status"] == NOT_RUN:
+            s.not_run += 1
+        else:
+            s.failed += 1
+            reason = re.sub(r":.*$", "", str(outcome["error"]))
+            s.failure_reasons[reason] += 1
+
+    # -------------------------------------------------------------------------------------- embeddings
+
+    def embed(self, texts: Sequence[str], model: str = "text-embedding-3-large", batch_size: int = 256):
+        """Embeddings from the endpoint's ``/embeddings`` as a float32 array (no cache here: see topics)."""
+        import numpy as np
+
+        if not self.available:
+            raise LLMRequestError(self.not_run_reason())
+        out: list[list[float]] = []
+        for start in range(0, len(texts), batch_size):
+            batch = list(texts[start : start + batch_size])
+            data = self._post("embeddings", {"model": model, "input": batch})
+            with self._lock:
+                self.last_stats.add_usage({"prompt_tokens": (data.get("usage") or {}).get("prompt_tokens", 0)},
+                                          self._price(model))
+            rows = sorted(data["data"], key=lambda d: d.get("index", 0))
+            out.extend(r["embedding"] for r in rows)
+        return np.asarray(out, dtype=np.float32)
+
+
+def _validate(value: Any, schema: Mapping[str, Any]) -> None:
+    import jsonschema
+
+    jsonschema.validate(value, schema)
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    if not enabled or total == 0:
+        return None
+    from tqdm import tqdm  # plain text bar: works in terminals and in executed notebooks alike
+
+    return tqdm(total=total, desc=desc, leave=False)
+
+
+def _frame(task: Task, outcomes: Sequence[Mapping[str, Any] | None]) -> pl.DataFrame:
+    props: Mapping[str, Any] = task.schema.get("properties", {}) if task.schema.get("type") == "object" else {}
+    columns: dict[str, list[Any]] = {"item": list(range(len(outcomes)))}
+    schema: dict[str, Any] = {"item": pl.Int64}
+    for name, prop in props.items():
+        columns[name] = [o["value"].get(name) if o and o["status"] == "ok" else None for o in outcomes]
+        schema[name] = _dtype(prop)
+    if not props:  # a non-object schema: the whole parsed value in one column
+        columns["value"] = [o["value"] if o and o["status"] == "ok" else None for o in outcomes]
+        schema["value"] = pl.Object
+    columns["status"] = [o["status"] if o else NOT_RUN for o in outcomes]
+    columns["error"] = [o["error"] if o else "not run: interrupted" for o in outcomes]
+    columns["cached"] = [bool(o and o["cached"]) for o in outcomes]
+    schema.update({"status": pl.String, "error": pl.String, "cached": pl.Boolean})
+    return pl.DataFrame(columns, schema=schema)

@@ -1,0 +1,155 @@
+"""A real HTTP server on 127.0.0.1 that speaks the chat-completions protocol, for the LLM-layer tests.
+
+It answers ``POST /v1/chat/completions`` with a reply computed by ``responder(payload) -> str`` and
+``POST /v1/embeddings`` with deterministic vectors. ``script`` is a queue of scripted misbehaviours consumed one
+per request before the responder is used:
+
+- ``("status", 429)`` / ``("status", 500)``: an error status (with ``Retry-After: 0``);
+- ``("truncated_body",)``: HTTP 200 whose JSON body is cut in half;
+- ``("drop",)``: close the connection without answering;
+- ``("content", text)``: a well-formed completion whose content is ``text`` (e.g. invalid JSON);
+- ``("length", text)``: the same with ``finish_reason: "length"`` (a reply cut by the token limit);
+- ``("slow", seconds)``: wait, then answer normally.
+
+Every request is counted and kept (``requests``, with headers in ``headers``) so tests can assert on them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def _default_responder(payload: dict[str, Any]) -> str:
+    return json.dumps({"answer": "ok"})
+
+
+class FakeOpenAIServer:
+    def __init__(self, responder: Callable[[dict[str, Any]], str] | None = None, embedding_dim: int = 8):
+        self.responder = responder or _default_responder
+        self.embedding_dim = embedding_dim
+        self.script: deque[tuple[Any, ...]] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> str:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                payload = json.loads(self.rfile.read(length) or b"{}")
+                with server.lock:
+                    server.requests.append(payload)
+                    server.headers.append(dict(self.headers.items()))
+                    action = server.script.popleft() if server.script else None
+                server._answer(self, payload, action)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self.base_url
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def n_requests(self) -> int:
+        with self.lock:
+            return len(self.requests)
+
+    def chat_requests(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return [r for r in self.requests if "messages" in r]
+
+    # ------------------------------------------------------------------ replies
+    def _send(self, h: BaseHTTPRequestHandler, status: int, body: bytes, extra: dict[str, str] | None = None,
+              declared_length: int | None = None) -> None:
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(declared_length if declared_length is not None else len(body)))
+        for k, v in (extra or {}).items():
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.write(body)
+        h.wfile.flush()
+
+    def _completion(self, payload: dict[str, Any], content: str, finish: str = "stop") -> bytes:
+        prompt_words = sum(len(str(m.get("content", "")).split()) for m in payload.get("messages", []))
+        return json.dumps({
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "model": payload.get("model"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+            "usage": {"prompt_tokens": prompt_words, "completion_tokens": len(content.split()),
+                      "total_tokens": prompt_words + len(content.split())},
+        }).encode()
+
+    def _embeddings(self, payload: dict[str, Any]) -> bytes:
+        inputs = payload.get("input", [])
+        inputs = [inputs] if isinstance(inputs, str) else inputs
+        data = []
+        for i, text in enumerate(inputs):
+            digest = hashlib.sha256(text.encode()).digest()
+            vec = [(b - 127.5) / 127.5 for b in digest[: self.embedding_dim]]
+            data.append({"object": "embedding", "index": i, "embedding": vec})
+        return json.dumps({"object": "list", "data": data, "model": payload.get("model"),
+                           "usage": {"prompt_tokens": sum(len(t.split()) for t in inputs)}}).encode()
+
+    def _answer(self, h: BaseHTTPRequestHandler, payload: dict[str, Any], action: tuple[Any, ...] | None) -> None:
+        kind = action[0] if action else None
+        if kind == "status":
+            body = json.dumps({"error": {"message": f"scripted {action[1]}", "type": "scripted"}}).encode()
+            self._send(h, int(action[1]), body, {"Retry-After": "0"})
+            return
+        if kind == "drop":
+            h.close_connection = True
+            h.connection.shutdown(2)  # socket.SHUT_RDWR
+            return
+        if kind == "slow":
+            time.sleep(float(action[1]))
+        if h.path.endswith("/embeddings"):
+            self._send(h, 200, self._embeddings(payload))
+            return
+        if kind == "truncated_body":
+            body = self._completion(payload, self.responder(payload))
+            cut = body[: len(body) // 2]
+            self._send(h, 200, cut)
+            return
+        if kind == "content":
+            self._send(h, 200, self._completion(payload, action[1]))
+            return
+        if kind == "length":
+            self._send(h, 200, self._completion(payload, action[1], finish="length"))
+            return
+        self._send(h, 200, self._completion(payload, self.responder(payload)))

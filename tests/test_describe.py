@@ -1,0 +1,137 @@
+"""SA-C1 / SA-C2 describing differences: statistics, parsing and the pipeline end to end on a local server."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fake_openai_server import FakeOpenAIServer
+
+from analysis_lib import describe, prompts_data
+from analysis_lib.describe import Settings, two_proportion_test
+from analysis_lib.llm import LLMClient
+
+
+@pytest.mark.parametrize("k1,n1,k2,n2", [(21, 39, 16, 39), (35, 100, 7, 100), (5, 40, 30, 90), (1, 10, 0, 12)])
+def test_two_proportion_test_matches_statsmodels(k1, n1, k2, n2):
+    from statsmodels.stats.proportion import proportions_ztest
+
+    z, p = two_proportion_test(k1, n1, k2, n2)
+    z_ref, p_ref = proportions_ztest([k1, k2], [n1, n2])
+    assert z == pytest.approx(z_ref) and p == pytest.approx(p_ref)
+
+
+def test_two_proportion_paper_example_and_degenerate():
+    # C.2: 53.8% vs 41% of 39 answers, p = 0.26
+    _, p = two_proportion_test(21, 39, 16, 39)
+    assert p == pytest.approx(0.26, abs=0.01)
+    assert two_proportion_test(0, 100, 0, 100) == (0.0, 1.0)
+    assert two_proportion_test(100, 100, 100, 100) == (0.0, 1.0)
+
+
+def test_parse_bullets_and_yes_no():
+    reply = 'Here:\n* "User asks about cats"\n* User wants lists.\n- **Tone**: formal\n\nThanks'
+    assert describe.parse_bullets(reply)["properties"] == ["User asks about cats", "User wants lists.", "Tone formal"]
+    assert describe.parse_bullets("1. First property\n2) Second one")["properties"] == ["First property", "Second one"]
+    with pytest.raises(ValueError):
+        describe.parse_bullets("no list here")
+    assert describe.parse_yes_no("Yes.")["satisfies"] is True
+    assert describe.parse_yes_no("**No**")["satisfies"] is False
+    with pytest.raises(ValueError):
+        describe.parse_yes_no("Maybe")
+
+
+def _responder(payload):
+    text = payload["messages"][0]["content"]
+    if text.startswith("The following are a two separate lists"):
+        return '* "User asks about cats"\n* "User writes in capitals"\n* "User mentions weather"'
+    if text.startswith("The following is a list of Model A and Model B outputs"):
+        return "* Cites sources with links\n* Uses bullet lists\n* Mentions dates"
+    if "PROPERTIES:" in text:
+        listing = text.split("#####")[1]
+        props = re.findall(r"^- (.+)$", listing, flags=re.M)
+        return "\n".join(f"{i + 1}. {p}" for i, p in enumerate(props[:5]))
+    m = re.search(r"(?:PROMPT|ANSWER):\s*<START>\s*(.*?)\s*<END>.*PROPERTY:\s*<START>\s*(.*?)\s*<END>", text, re.S)
+    body, prop = m.group(1), m.group(2)
+    if "cats" in prop:
+        return "Yes" if "cat" in body else "No"
+    if "links" in prop:
+        return "Yes" if "http" in body else "No"
+    return "No"
+
+
+def test_prompt_pipeline_end_to_end(tmp_path):
+    group_a = [f"tell me about my cat number {i}" for i in range(150)]
+    group_b = [f"tell me about my dog number {i}" for i in range(150)]
+    settings = Settings(rounds=3, samples_per_group=5, n_validation=20, top_k=5)
+    with FakeOpenAIServer(_responder) as srv:
+        client = LLMClient(base_url=srv.base_url, model="m", cache_dir=tmp_path, progress=False)
+        res = describe.describe_differences(group_a, group_b, client, name_a="Cats", name_b="Dogs",
+                                            settings=settings, models={"propose": "p", "reduce": "r", "rank": "k"})
+        n_requests = srv.n_requests
+        # 3 proposals + 1 reduction + 3 properties x 40 validation checks
+        assert n_requests == 3 + 1 + 3 * 40
+        models_used = {r["model"] for r in srv.chat_requests()}
+        assert models_used == {"p", "r", "k"}
+        # the propose prompt is the paper's, with both groups inside <START> ... <END>
+        first = srv.chat_requests()[0]["messages"][0]["content"]
+        assert "Group A:" in first and "Group B:" in first and "top three differences" in first
+        assert "temperature" not in srv.chat_requests()[0]
+        # a rerun is served from the cache
+        again = describe.describe_differences(group_a, group_b, client, name_a="Cats", name_b="Dogs",
+                                              settings=settings, models={"propose": "p", "reduce": "r", "rank": "k"})
+        assert srv.n_requests == n_requests
+    assert res.status == "ok" and res.note == ""
+    assert res.properties == ["User asks about cats", "User writes in capitals", "User mentions weather"]
+    assert res.proposals.height == 9
+    top = res.validation.row(0, named=True)
+    assert top["property"] == "User asks about cats"
+    assert (top["share_a"], top["share_b"], top["n_a"], top["n_b"], top["failed"]) == (1.0, 0.0, 20, 20, 0)
+    assert top["p_value"] < 1e-6
+    assert res.significant()["property"].to_list() == ["User asks about cats"]
+    assert res.stats.requests == n_requests and res.stats.prompt_tokens > 0
+    assert again.validation.equals(res.validation)
+    # validation prompts were held out of the proposal pool
+    assert describe.display_table(res).columns[:3] == ["property", "% Cats", "% Dogs"]
+
+
+def test_response_pipeline_end_to_end(tmp_path):
+    qs = [f"question {i}" for i in range(30)]
+    a = [{"question": q, "answer": f"answer with source http://x/{i}"} for i, q in enumerate(qs)]
+    b = [{"question": q, "answer": "answer without source"} for q in qs]
+    with FakeOpenAIServer(_responder) as srv:
+        client = LLMClient(base_url=srv.base_url, model="m", cache_dir=tmp_path, progress=False)
+        res = describe.describe_differences(a, b, client, kind="responses", name_a="search", name_b="non-search",
+                                            settings=Settings(rounds=4, samples_per_group=8), seed=1)
+        text = srv.chat_requests()[0]["messages"][0]["content"]
+        assert "Model A: answer with source" in text and "Model B: answer without source" in text
+    assert res.status == "ok"
+    assert "overlap" in res.note  # 30 questions: validation uses all of them
+    top = res.validation.row(0, named=True)
+    assert top["property"] == "Cites sources with links" and top["n_a"] == 30
+    assert (top["share_a"], top["share_b"]) == (1.0, 0.0)
+
+
+def test_not_run_without_endpoint(tmp_path, monkeypatch):
+    for v in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ANALYSIS_LLM_OFFLINE"):
+        monkeypatch.delenv(v, raising=False)
+    client = LLMClient(cache_dir=tmp_path, progress=False)
+    res = describe.describe_differences(["a"] * 10, ["b"] * 10, client, settings=Settings(2, 2, 4))
+    assert res.status == "not run" and res.validation.is_empty() and res.properties == []
+    assert res.note.startswith("not run")
+
+
+def test_paper_models_by_default(tmp_path, monkeypatch):
+    monkeypatch.delenv("ANALYSIS_LLM_MODEL", raising=False)
+    assert describe.resolve_models(LLMClient(cache_dir=tmp_path)) == describe.PAPER_MODELS
+    assert set(describe.resolve_models(LLMClient(model="local", cache_dir=tmp_path)).values()) == {"local"}
+
+
+def test_mirrored_inputs(monkeypatch):
+    monkeypatch.setenv("ANALYSIS_DATA_MIRROR", str(__import__("pathlib").Path(__file__).parents[2] / "shared" / "data"))
+    assert len(prompts_data.benchmark_prompts("simpleqa")) == 4326
+    assert len(prompts_data.benchmark_prompts("browsecomp")) == 1266
+    assert len(prompts_data.search_arena_prompts("simpleqa", dedup=False)) == 4326
+    assert len(prompts_data.search_arena_prompts("all")) == 4747
+    pairs = prompts_data.response_pairs("text_arena", "Factual Lookup")
+    assert pairs.columns == ["question", "answer_search", "answer_non_search"] and pairs.height == 39

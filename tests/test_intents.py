@@ -1,0 +1,128 @@
+"""SA-B5 intent annotation and SA-F2L language shares."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+from fake_openai_server import FakeOpenAIServer
+from sklearn.metrics import cohen_kappa_score
+
+from analysis_lib import intents, languages
+from analysis_lib.intents import INTENT_LABELS, UNASSIGNED
+from analysis_lib.llm import LLMClient
+
+
+def test_prompt_is_the_papers_with_table_b1_examples():
+    p = intents.build_prompt("who won the 2025 F1 season?")
+    assert p.startswith("You are an impartial classifier.")
+    assert "{FEW_SHOT_EXAMPLES}" not in p and "{USER_PROMPT}" not in p
+    assert p.rstrip().endswith("User query: who won the 2025 F1 season?")
+    for label, (_, examples) in intents.TAXONOMY.items():
+        assert label in p
+        for ex in examples:
+            assert json.dumps(ex, ensure_ascii=False) in p
+    assert len(intents.TAXONOMY) == 9 and tuple(intents.TAXONOMY) == INTENT_LABELS
+
+
+def _responder(payload):
+    query = payload["messages"][0]["content"].rsplit("User query:", 1)[1].strip()
+    if query.startswith("bad"):
+        return json.dumps({"primary_intent": "Chit-chat", "secondary_intent": UNASSIGNED, "reasoning": "x"})
+    primary = "Factual Lookup" if query.lower().startswith("who") else "Guidance"
+    secondary = "Explanation" if "why" in query else primary  # same as primary -> Unassigned
+    return json.dumps({"primary_intent": primary, "secondary_intent": secondary, "reasoning": "r"}) + "\n"
+
+
+def test_classify_intents_against_server(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAIServer(_responder) as srv:
+        client = LLMClient(base_url=srv.base_url, model="m", cache_dir=tmp_path, progress=False, max_parse_retries=1)
+        df = intents.classify_intents(["who is X", "how to fix my bike and why", "bad prompt"], client)
+        assert df.columns == ["prompt", "primary_intent", "secondary_intent", "reasoning", "status", "error"]
+        assert df["primary_intent"].to_list() == ["Factual Lookup", "Guidance", None]
+        assert df["secondary_intent"].to_list() == [UNASSIGNED, "Explanation", None]
+        assert df["status"].to_list() == ["ok", "ok", "failed"]
+        assert "invalid reply" in df["error"][2]  # the label is not one of the nine categories
+        # the request asked for the schema restricting labels to the categories
+        schema = srv.chat_requests()[0]["response_format"]["json_schema"]["schema"]
+        assert schema["properties"]["primary_intent"]["enum"] == list(INTENT_LABELS)
+        assert srv.n_requests == 4  # 3 prompts + 1 re-ask of the invalid one
+
+
+def _raters(seed=0, n=400):
+    rng = np.random.default_rng(seed)
+    labels = np.array(INTENT_LABELS)
+    p1 = rng.choice(labels, n)
+    p2 = np.where(rng.random(n) < 0.6, p1, rng.choice(labels, n))
+    s1 = np.where(rng.random(n) < 0.5, rng.choice(labels, n), UNASSIGNED)
+    s2 = np.where(rng.random(n) < 0.5, np.where(rng.random(n) < 0.5, p1, rng.choice(labels, n)), UNASSIGNED)
+    s1 = np.where(s1 == p1, UNASSIGNED, s1)
+    s2 = np.where(s2 == p2, UNASSIGNED, s2)
+    return list(p1), list(s1), list(p2), list(s2)
+
+
+def test_primary_kappa_matches_sklearn():
+    p1, _, p2, _ = _raters()
+    assert intents.primary_kappa(p1, p2) == pytest.approx(cohen_kappa_score(p1, p2), abs=1e-12)
+
+
+def test_top2_definition_and_kappa_matches_sklearn():
+    p1, s1, p2, s2 = _raters(1)
+    r1, r2, match = intents.top2_resolve(p1, s1, p2, s2)
+    for a, sa, b, sb, x, y, m in zip(p1, s1, p2, s2, r1, r2, match, strict=True):
+        expected = a in {b, sb} or b in {a, sa}
+        assert m == expected
+        if m:
+            assert x == y == (a if a in {b, sb} else b)
+        else:
+            assert (x, y) == (a, b)
+    assert intents.top2_kappa(p1, s1, p2, s2) == pytest.approx(cohen_kappa_score(r1, r2), abs=1e-12)
+    assert intents.top2_kappa(p1, s1, p2, s2) >= intents.primary_kappa(p1, p2)
+
+
+def test_top2_small_example():
+    p1 = ["Analysis", "Guidance", "Other", "Factual Lookup"]
+    s1 = ["Explanation", UNASSIGNED, UNASSIGNED, UNASSIGNED]
+    p2 = ["Explanation", "Recommendation", "Other", "Info Synthesis"]
+    s2 = [UNASSIGNED, "Guidance", UNASSIGNED, "Factual Lookup"]
+    r1, r2, match = intents.top2_resolve(p1, s1, p2, s2)
+    assert match == [True, True, True, True]
+    assert r1 == r2 == ["Explanation", "Guidance", "Other", "Factual Lookup"]
+
+
+def test_agreement_frame_drops_missing_and_rejects_unknown_labels():
+    a = pl.DataFrame({"primary_intent": ["Analysis", None, "Other"], "secondary_intent": [UNASSIGNED, None, UNASSIGNED]})
+    b = pl.DataFrame({"primary_intent": ["Analysis", "Other", "Guidance"], "secondary_intent": [UNASSIGNED] * 3})
+    res = intents.agreement(a, b)
+    assert res["n"] == 2 and res["accuracy_primary"] == 0.5
+    with pytest.raises(ValueError, match="nine intent categories"):
+        intents.primary_kappa(["Chat"], ["Other"])
+
+
+def test_intent_distribution_excludes_other():
+    d = intents.intent_distribution(["Analysis", "Analysis", "Other", "Guidance", None])
+    assert d["intent"].to_list() == ["Analysis", "Guidance"]
+    assert d["share"].to_list() == pytest.approx([2 / 3, 1 / 3])
+
+
+def test_language_shares_and_multilingual():
+    frame = pl.DataFrame({"languages": [["English"], ["English", "Russian"], ["Russian"], ["English"], [], None]})
+    s = languages.language_shares(frame, top_k=2)
+    assert s["language"].to_list() == ["English", "Russian"]
+    assert s["share"].to_list() == pytest.approx([3 / 6, 1 / 6])
+    assert languages.multilingual_share(frame) == pytest.approx(1 / 6)
+    assert languages.n_languages(frame) == 2
+
+
+def test_offline_language_detection_names():
+    got = languages.detect_languages([
+        "What is the best laptop for machine learning under 1500 dollars?",
+        "Какая сейчас погода в Москве и что надеть?",
+        "今天北京的天气怎么样？我需要带伞吗？",
+        "Quelle est la capitale de l'Australie et pourquoi ?",
+    ])
+    assert got == ["English", "Russian", "Chinese", "French"]
+    assert languages.language_name("de") == "German"

@@ -1,0 +1,123 @@
+"""SA-B4 topic modelling: embedding cache, BERTopic on clustered data, labels from the LLM layer."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+from fake_openai_server import FakeOpenAIServer
+
+from analysis_lib import topics
+from analysis_lib.llm import LLMClient
+
+VOCAB = {
+    "stocks": "stock market shares dividend nasdaq earnings investor portfolio",
+    "football": "football match goal league striker season coach transfer",
+    "recipes": "recipe bake oven flour sugar dessert chocolate cake",
+    "laptops": "laptop gpu ram battery keyboard screen processor notebook",
+}
+
+
+def _corpus(n_per=60, seed=0):
+    rng = np.random.default_rng(seed)
+    texts, truth, embs = [], [], []
+    centers = rng.normal(size=(len(VOCAB), 32))
+    for k, (name, words) in enumerate(VOCAB.items()):
+        w = words.split()
+        for i in range(n_per):
+            texts.append(" ".join(rng.choice(w, 6)) + f" question {name} {i}")
+            truth.append(name)
+            v = centers[k] + 0.15 * rng.normal(size=32)
+            embs.append(v / np.linalg.norm(v))
+    return texts, truth, np.asarray(embs, dtype=np.float32)
+
+
+def test_fit_topics_recovers_clusters_with_keyword_labels(tmp_path):
+    texts, truth, emb = _corpus()
+    tp, asg = topics.fit_topics(texts, embeddings=emb, min_cluster_size=15, min_samples=5, n_neighbors=10,
+                                cache_dir=tmp_path)
+    assert tp.columns == ["topic", "size", "share", "share_clustered", "label", "label_source", "keywords"]
+    assert asg.columns == ["text", "topic", "centrality"] and asg.height == len(texts)
+    clustered = tp.filter(pl.col("topic") >= 0)
+    assert clustered.height == 4
+    assert tp["share"].sum() == pytest.approx(1.0)
+    assert (clustered["label_source"] == "keywords").all()
+    # each topic is one vocabulary, named by its words
+    frame = asg.with_columns(pl.Series("truth", truth))
+    purity = frame.filter(pl.col("topic") >= 0).group_by("topic").agg(
+        (pl.col("truth").value_counts(sort=True).first().struct.field("count") / pl.len()).alias("purity"))
+    assert purity["purity"].min() > 0.95
+    for label, kws in zip(clustered["label"], clustered["keywords"], strict=True):
+        assert label == " / ".join(kws.to_list()[:3])
+    ex = topics.topic_examples(tp, asg, k=2)
+    assert ex.height == 4 and ex["examples"].str.contains(" · ").all()
+    s = topics.topic_summary(tp)
+    assert s["n_topics"] == 4 and s["largest_share"] <= 0.3
+    # reproducible, and the UMAP coordinates were cached
+    assert list((tmp_path / "umap").glob("*.npy"))
+    tp2, asg2 = topics.fit_topics(texts, embeddings=emb, min_cluster_size=15, min_samples=5, n_neighbors=10,
+                                  cache_dir=tmp_path)
+    assert asg2["topic"].to_list() == asg["topic"].to_list()
+
+
+def test_llm_labels_through_the_client(tmp_path):
+    texts, _, emb = _corpus(seed=1)
+
+    def responder(payload):
+        content = payload["messages"][0]["content"]
+        kw = content.split("KEYWORDS:", 1)[1].split("\n", 1)[0]
+        for name, words in VOCAB.items():
+            if any(w in kw for w in words.split()[:4]):
+                return json.dumps({"label": name.title()})
+        return json.dumps({"label": "Misc"})
+
+    with FakeOpenAIServer(responder) as srv:
+        client = LLMClient(base_url=srv.base_url, model="m", cache_dir=tmp_path / "llm", progress=False)
+        tp, _ = topics.fit_topics(texts, embeddings=emb, min_cluster_size=15, min_samples=5, n_neighbors=10,
+                                  client=client, cache_dir=tmp_path)
+        n = srv.n_requests
+    clustered = tp.filter(pl.col("topic") >= 0)
+    assert n == clustered.height
+    assert sorted(clustered["label"].to_list()) == sorted(n.title() for n in VOCAB)
+    assert (clustered["label_source"] == "llm").all()
+    # offline afterwards: the cached labels are used, no endpoint needed
+    offline = LLMClient(model="m", cache_dir=tmp_path / "llm", offline=True, progress=False)
+    tp2, _ = topics.fit_topics(texts, embeddings=emb, min_cluster_size=15, min_samples=5, n_neighbors=10,
+                               client=offline, cache_dir=tmp_path)
+    assert tp2["label"].to_list() == tp["label"].to_list()
+
+
+def test_embedding_cache_via_endpoint(tmp_path):
+    with FakeOpenAIServer() as srv:
+        client = LLMClient(base_url=srv.base_url, cache_dir=tmp_path / "llm", progress=False)
+        a = topics.embed_texts(["x", "y", "x"], "text-embedding-3-large", client=client, cache_dir=tmp_path)
+        assert srv.n_requests == 1 and a.shape == (3, 8)
+        assert np.allclose(a[0], a[2]) and np.allclose(np.linalg.norm(a, axis=1), 1)
+        b = topics.embed_texts(["y", "z"], "text-embedding-3-large", client=client, cache_dir=tmp_path)
+        assert srv.n_requests == 2  # only "z" was new
+        assert np.allclose(b[0], a[1])
+        assert srv.requests[-1]["input"] == ["z"]
+    cache_dir = tmp_path / "text-embedding-3-large"
+    assert (cache_dir / "vectors.npy").exists()
+    assert len(json.loads((cache_dir / "index.json").read_text())["keys"]) == 3
+    with pytest.raises(RuntimeError, match="needs an LLM endpoint"):
+        topics.embed_texts(["new text"], "text-embedding-3-large", client=LLMClient(cache_dir=tmp_path),
+                           cache_dir=tmp_path)
+
+
+def test_offline_encoder_ships_with_the_package(tmp_path):
+    v = topics.embed_texts(["best laptop for machine learning", "cheapest gpu laptop for deep learning",
+                            "chocolate cake recipe"], cache_dir=tmp_path)
+    assert v.shape == (3, 384)
+    sims = v @ v.T
+    assert sims[0, 1] > sims[0, 2]
+
+
+def test_auto_embedding_follows_the_endpoint(tmp_path):
+    assert topics.resolve_embedding("auto", None) == "offline"
+    assert topics.resolve_embedding("auto", LLMClient(cache_dir=tmp_path, offline=True)) == "offline"
+    assert topics.resolve_embedding("auto", LLMClient(base_url="http://127.0.0.1:9/v1", cache_dir=tmp_path)) == \
+        "text-embedding-3-large"
+    assert topics.resolve_embedding("offline", LLMClient(base_url="http://127.0.0.1:9/v1")) == "offline"
