@@ -342,3 +342,29 @@ def error_scatter(
     if title:
         ax.set_title(title)
     return fig
+
+
+def slope_chart(
+    labels: Sequence[str],
+    before: np.ndarray,
+    after: np.ndarray,
+    *,
+    ylabel: str,
+    names: tuple[str, str] = ("before", "after"),
+    title: str = "",
+    colors: Sequence[str] | None = None,
+) -> Figure:
+    """One line per item from its ``before`` to its ``after`` value (ratings before / after style control)."""
+    before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    fig, ax = plt.subplots(figsize=(6.0, max(4.0, 0.3 * len(labels) + 2.0)))
+    for i, lab in enumerate(labels):
+        c = colors[i] if colors is not None else None
+        ax.plot([0, 1], [before[i], after[i]], marker="o", color=c)
+        ax.annotate(lab, (1, after[i]), xytext=(6, 0), textcoords="offset points", va="center", fontsize=7)
+    ax.set_xticks([0, 1], list(names))
+    ax.set_xlim(-0.2, 1.6)
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="x", visible=False)
+    if title:
+        ax.set_title(title)
+    return fig

@@ -1,0 +1,232 @@
+"""Bradley–Terry leaderboard (SA-D5): checked against independent fits of the same likelihood.
+
+Synthetic battles with planted strengths are built here with numpy; no simulator.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+import statsmodels.api as sm
+
+from analysis_lib import bt
+
+MODELS = ["gpt-4o-search", "sonar", "sonar-pro", "gemini-2.0-flash-grounding", "gpt-4o-mini-search"]
+STRENGTH = np.array([0.0, 0.20, 0.10, -0.05, -0.15])  # log10-odds units
+
+
+def synthetic_battles(n: int = 4000, seed: int = 0, tie_rate: float = 0.15) -> pl.DataFrame:
+    """Battles between MODELS with planted BT strengths; ties ~ tie_rate, half of them both-bad."""
+    rng = np.random.default_rng(seed)
+    m = len(MODELS)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    p = 1.0 / (1.0 + 10.0 ** (-(STRENGTH[a] - STRENGTH[b])))
+    u = rng.random(n)
+    tie = rng.random(n)
+    winner = np.where(u < p, "model_a", "model_b").astype(object)
+    winner[tie < tie_rate / 2] = "tie"
+    winner[(tie >= tie_rate / 2) & (tie < tie_rate)] = "tie (bothbad)"
+    return pl.DataFrame({"model_a": [MODELS[i] for i in a], "model_b": [MODELS[i] for i in b], "winner": winner})
+
+
+@pytest.fixture(scope="module")
+def battles() -> pl.DataFrame:
+    return synthetic_battles()
+
+
+def _glm_elo(battles: pl.DataFrame, anchor: str = "gpt-4o-search") -> dict[str, float]:
+    """Independent fit: statsmodels GLM Binomial, fractional outcomes (ties 0.5), ±1 design without the anchor."""
+    models = sorted(set(battles["model_a"]) | set(battles["model_b"]))
+    others = [m for m in models if m != anchor]
+    a, b = battles["model_a"].to_list(), battles["model_b"].to_list()
+    x = np.zeros((battles.height, len(others)))
+    for j, m in enumerate(others):
+        x[:, j] = (np.array(a) == m).astype(float) - (np.array(b) == m).astype(float)
+    y = battles["winner"].replace_strict(bt.OUTCOME_OF_WINNER, return_dtype=pl.Float64).to_numpy()
+    res = sm.GLM(y, x, family=sm.families.Binomial()).fit(tol=1e-12)
+    # natural log-odds beta_j = ln10 (r_j - r_anchor); Elo = 1000 + 400 (r_j - r_anchor)
+    out = {m: 1000.0 + 400.0 * beta / math.log(10.0) for m, beta in zip(others, res.params, strict=True)}
+    out[anchor] = 1000.0
+    return out
+
+
+def test_bt_matches_statsmodels_glm(battles):
+    ours = dict(bt.fit_ratings(battles).iter_rows())
+    ref = _glm_elo(battles)
+    for m in MODELS:
+        assert ours[m] == pytest.approx(ref[m], abs=1e-6)
+
+
+def test_bt_matches_statsmodels_logit_with_duplicated_tie_rows(battles):
+    """Ties as two rows (win and loss) of weight 0.5 each: the same likelihood through sm.Logit's freq weights."""
+    y = battles["winner"].replace_strict(bt.OUTCOME_OF_WINNER, return_dtype=pl.Float64).to_numpy()
+    tie = y == 0.5
+    others = MODELS[1:]
+    a, b = np.array(battles["model_a"].to_list()), np.array(battles["model_b"].to_list())
+    x = np.column_stack([(a == m).astype(float) - (b == m).astype(float) for m in others])
+    xx = np.vstack([x, x[tie]])
+    yy = np.concatenate([np.where(tie, 1.0, y), np.zeros(tie.sum())])
+    ww = np.concatenate([np.where(tie, 0.5, 1.0), np.full(tie.sum(), 0.5)])
+    res = sm.GLM(yy, xx, family=sm.families.Binomial(), freq_weights=ww).fit(tol=1e-12)
+    ours = dict(bt.fit_ratings(battles).iter_rows())
+    for m, beta in zip(others, res.params, strict=True):
+        assert ours[m] == pytest.approx(1000.0 + 400.0 * beta / math.log(10.0), abs=1e-6)
+
+
+def test_bt_matches_arena_rank(battles):
+    pytest.importorskip("arena_rank")
+    from arena_rank.models.bradley_terry import BradleyTerry
+    from arena_rank.utils.data_utils import PairDataset
+
+    ds = PairDataset.from_pandas(battles.to_pandas())
+    model = BradleyTerry(n_competitors=len(ds.competitors))
+    model.fit(ds)
+    theirs = np.asarray(model.params["ratings"]) * model.alpha + model.init_rating
+    theirs = dict(zip(ds.competitors, theirs - theirs[ds.competitors.index("gpt-4o-search")] + 1000.0, strict=True))
+    ours = dict(bt.fit_ratings(battles).iter_rows())
+    for m in MODELS:
+        assert ours[m] == pytest.approx(theirs[m], abs=0.01)
+
+
+def test_planted_strengths_recovered():
+    battles = synthetic_battles(n=40000, seed=3, tie_rate=0.0)
+    ours = dict(bt.fit_ratings(battles).iter_rows())
+    for m, s in zip(MODELS, STRENGTH, strict=True):
+        assert ours[m] == pytest.approx(1000.0 + 400.0 * s, abs=8.0)
+
+
+def test_rank_rule_hand_made():
+    #        A: [1100, 1120]  B: [1090, 1110]  C: [1050, 1080]  D: [1000, 1040]
+    lower = np.array([1100.0, 1090.0, 1050.0, 1000.0])
+    upper = np.array([1120.0, 1110.0, 1080.0, 1040.0])
+    # A: nobody's lower > 1120 -> 1. B: A's 1100 > 1110? no -> 1. C: A, B above 1080 -> 3. D: A, B, C -> 4.
+    assert bt.rank_from_intervals(lower, upper).tolist() == [1, 1, 3, 4]
+    # D's interval reaching C's lower bound (1050 > 1055? no) shares C's rank
+    upper[3] = 1055.0
+    assert bt.rank_from_intervals(lower, upper).tolist() == [1, 1, 3, 3]
+
+
+def test_leaderboard_columns_convention_and_determinism(battles):
+    lb1 = bt.leaderboard(battles, n_bootstrap=30, seed=7)
+    lb2 = bt.leaderboard(battles, n_bootstrap=30, seed=7)
+    lb3 = bt.leaderboard(battles, n_bootstrap=30, seed=8)
+    assert lb1.columns[:6] == ["model", "rating", "ci_lower", "ci_upper", "rank", "num_battles"]
+    assert lb1.equals(lb2)
+    assert not lb1["rating"].equals(lb3["rating"])
+    row = lb1.filter(pl.col("model") == "gpt-4o-search").row(0, named=True)
+    assert row["rating_ml"] == pytest.approx(1000.0, abs=1e-9)  # full-data fit: anchor exactly 1000
+    assert row["ci_lower"] < 1000.0 < row["ci_upper"]  # the anchor keeps an interval (paper: 999.2)
+    assert (lb1["ci_lower"] <= lb1["rating"]).all() and (lb1["rating"] <= lb1["ci_upper"]).all()
+    expected = bt.rank_from_intervals(lb1["ci_lower"].to_numpy(), lb1["ci_upper"].to_numpy())
+    assert lb1["rank"].to_list() == expected.tolist()
+    counts = pl.concat([battles["model_a"], battles["model_b"]]).value_counts()
+    assert dict(lb1.select("model", "num_battles").iter_rows()) == dict(counts.iter_rows())
+
+
+def test_bootstrap_rounds_equal_resampled_refits(battles):
+    """Weights over unique (pair, outcome) rows = refitting on battles resampled with replacement."""
+    data = bt.PairData.from_frame(battles)
+    rng = np.random.default_rng(5)
+    for _ in range(2):
+        resampled = battles[rng.integers(0, battles.height, battles.height)]
+        sub = bt.PairData.from_frame(resampled, models=data.models)
+        key = {(int(a), int(b), float(y)): c for (a, b), y, c in zip(sub.pairs, sub.outcomes, sub.counts, strict=True)}
+        w = np.array([key.get((int(a), int(b), float(y)), 0.0) for (a, b), y in zip(data.pairs, data.outcomes, strict=True)])
+        np.testing.assert_allclose(bt.bt_params(data, w[None, :])[0], bt.bt_params(sub)[0], atol=1e-10)
+    w = bt.bootstrap_counts(data.n_battles, 3, seed=1, p=data.counts / data.counts.sum())
+    assert (w.sum(axis=1) == data.n_battles).all()
+    batched = bt.bt_params(data, w)
+    lbfgs = bt.bt_params(data, w, solver="lbfgs")
+    np.testing.assert_allclose(batched, lbfgs, atol=2e-4)  # the authors' L-BFGS settings stop near, not at, the optimum
+
+
+def test_prepare_battles_reports_drops():
+    frame = pl.DataFrame(
+        {
+            "model_a": ["sonar", "sonar", "gemini-2.5-pro", "sonar", "sonar"],
+            "model_b": ["sonar-pro", "sonar", "sonar", "sonar-pro", "sonar-pro"],
+            "winner": ["model_a", "tie", "model_b", None, "tie (bothbad)"],
+        }
+    )
+    prep = bt.prepare_battles(frame)
+    assert (prep.frame.height, prep.n_no_vote, prep.n_excluded_model, prep.n_self) == (2, 1, 1, 1)
+    assert bt.non_leaderboard_models() == ("gemini-2.5-pro",)
+
+
+def test_anchor_missing_raises(battles):
+    with pytest.raises(ValueError, match="anchor"):
+        bt.fit_ratings(battles.filter((pl.col("model_a") != "sonar") & (pl.col("model_b") != "sonar")), anchor="sonar")
+
+
+# ---- preference helpers (SA-D1, SA-D3, SA-31, SA-F4/F5, SA-E2) ------------------------------------------------
+
+
+def test_pairwise_win_fraction_and_average():
+    from analysis_lib import preference
+
+    frame = pl.DataFrame(
+        {
+            "model_a": ["x", "x", "y", "y", "z", "x", "x"],
+            "model_b": ["y", "y", "x", "z", "x", "z", "x"],
+            "winner": ["model_a", "tie", "model_a", "model_b", "model_b", "model_a", "model_a"],
+        }
+    )
+    models, frac = preference.pairwise_win_fraction(frame, order=["x", "y", "z"])
+    # x-y decided: x won (as A), y won (as A) -> 0.5; x-z: x won as B and as A -> 1.0; y-z: z won -> 0
+    np.testing.assert_allclose(frac, [[np.nan, 0.5, 1.0], [0.5, np.nan, 0.0], [0.0, 1.0, np.nan]])
+    avg = dict(preference.average_win_rates(frame).iter_rows())
+    assert avg == pytest.approx({"x": 0.75, "y": 0.25, "z": 0.5})
+    _, counts = preference.pairwise_counts(frame, ["x", "y", "z"])
+    assert counts[0, 1] == 3 and counts[0, 2] == 2 and counts[0, 0] == 1
+
+
+def test_compare_win_rates_is_scipy_ttest():
+    from scipy import stats
+
+    from analysis_lib import preference
+
+    battles = synthetic_battles(n=3000, seed=11)
+    res = preference.compare_win_rates(battles, "sonar", "sonar-pro")
+    dec = battles.filter(pl.col("winner").is_in(["model_a", "model_b"]))
+
+    def wins(m):
+        rows = dec.filter((pl.col("model_a") == m) | (pl.col("model_b") == m))
+        return np.array(
+            [(r["model_a"] == m) == (r["winner"] == "model_a") for r in rows.iter_rows(named=True)], dtype=float
+        )
+
+    ref = stats.ttest_ind(wins("sonar"), wins("sonar-pro"), alternative="greater")
+    assert res.p_value == pytest.approx(ref.pvalue) and res.win_rate_1 == pytest.approx(wins("sonar").mean())
+
+
+def test_mean_ci_source_shares_and_ols():
+    from scipy import stats
+
+    from analysis_lib import preference
+
+    frame = pl.DataFrame(
+        {
+            "model_a": ["sonar", "sonar", "gpt-4o-search"],
+            "model_b": ["gpt-4o-search", "gpt-4o-search", "sonar"],
+            "primary_intent": ["Analysis", "Analysis", "Other"],
+            "citation_count_a": [2.0, 0.0, 4.0],
+            "citation_count_b": [6.0, 8.0, 1.0],
+            **{f"cites_{g}_a": [1, 0, 0] for g in ("wiki", "youtube")},
+            **{f"cites_{g}_b": [0, 1, 1] for g in ("wiki", "youtube")},
+        }
+    ).with_columns(*(pl.lit(0).alias(f"cites_{g}_{s}") for g in bt.DOMAIN_GROUPS if g not in ("wiki", "youtube") for s in "ab"))
+    mc = dict(preference.mean_ci(frame, "citation_count", nonzero=True).select("model", "mean").iter_rows())
+    assert mc == pytest.approx({"sonar": 1.5, "gpt-4o-search": 6.0})
+    row = preference.mean_ci(frame, "citation_count", by="primary_intent", skip=["Other"]).row(0, named=True)
+    x = np.array([2.0, 0.0, 6.0, 8.0])
+    assert row["ci"] == pytest.approx(stats.t.ppf(0.975, 3) * x.std(ddof=1) / 2)
+    shares = preference.source_shares(frame, by="model")
+    s = {(r["model"], r["group"]): r["share"] for r in shares.iter_rows(named=True)}
+    assert s[("sonar", "wiki")] == pytest.approx(2 / 2) and s[("gpt-4o-search", "wiki")] == pytest.approx(2 / 2)
+    assert "other" not in shares["group"].to_list()
+    fit = preference.ols_band(np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.0, 4.1, 5.9, 8.0]))
+    assert fit.slope == pytest.approx(1.98) and (fit.lower <= fit.fit).all() and (fit.fit <= fit.upper).all()
