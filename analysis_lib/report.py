@@ -21,12 +21,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 import polars as pl
 
 DataKind = Literal["real", "published", "simulated", "llm-cache", "none"]
 Status = Literal["match", "differs", "simulated", "computed", "not run"]
 
-STATUS_ORDER: tuple[Status, ...] = ("match", "differs", "simulated", "computed", "not run")
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,21 @@ class Result:
     note: str = ""
 
 
-def compare(ours: float | str | None, paper: float | str | None, data: DataKind, tol: float | None) -> Status:
-    """The status rule stated in the module docstring."""
+Bound = Literal["lower", "upper"]
+
+
+def compare(
+    ours: float | str | None,
+    paper: float | str | None,
+    data: DataKind,
+    tol: float | None,
+    bound: Bound | None = None,
+) -> Status:
+    """The status rule stated in the module docstring.
+
+    ``bound="lower"`` reads the paper's value as a lower bound ("more than 11%"): ``ours >= paper - tol``
+    matches; ``"upper"`` likewise for "less than".
+    """
     if ours is None or (isinstance(ours, float) and math.isnan(ours)):
         return "not run"
     if data == "simulated":
@@ -54,9 +67,13 @@ def compare(ours: float | str | None, paper: float | str | None, data: DataKind,
         return "computed"
     if isinstance(ours, str) or isinstance(paper, str):
         return "match" if str(ours) == str(paper) else "differs"
-    if tol is None:
-        tol = 0.0
-    return "match" if abs(float(ours) - float(paper)) <= tol + 1e-12 else "differs"
+    tol = 0.0 if tol is None else tol
+    x, p = float(ours), float(paper)
+    if bound == "lower":
+        return "match" if x >= p - tol - 1e-12 else "differs"
+    if bound == "upper":
+        return "match" if x <= p + tol + 1e-12 else "differs"
+    return "match" if abs(x - p) <= tol + 1e-12 else "differs"
 
 
 @dataclass
@@ -99,16 +116,14 @@ class Recorder:
         note: str = "",
         data: DataKind | None = None,
         digits: int = 3,
+        bound: Bound | None = None,
     ) -> None:
         """Record one number, print ``ID quantity: ours (paper: x) [status]`` and persist.
 
         Returns nothing, so that a notebook cell ending with this call shows only the printed line; the
         recorded :class:`Result` objects are in :attr:`results`.
         """
-        if isinstance(ours, (int, float)) and not isinstance(ours, bool):
-            ours = float(ours)
-        if isinstance(paper, (int, float)) and not isinstance(paper, bool):
-            paper = float(paper)
+        ours, paper = _plain(ours), _plain(paper)
         kind = data or self.data
         result = Result(
             analysis_id=analysis_id,
@@ -116,7 +131,7 @@ class Recorder:
             ours=ours,
             paper=paper,
             data=kind,
-            status=compare(ours, paper, kind, tol),
+            status=compare(ours, paper, kind, tol, bound),
             tol=tol,
             source=source,
             note=note,
@@ -145,6 +160,17 @@ class Recorder:
         paper = f" (paper: {format_value(r.paper, digits)})" if r.paper is not None else ""
         note = f" — {r.note}" if r.note else ""
         return f"{r.analysis_id} {r.quantity}: {format_value(r.ours, digits)}{paper} [{r.status}]{note}"
+
+
+def _plain(v: object) -> float | str | None:
+    """Numbers (Python or numpy, bools excluded) as float, strings as str, so results serialise as JSON."""
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return float(v)
+    raise TypeError(f"recorded values must be numbers or strings, got {type(v).__name__}: {v!r}")
 
 
 def format_value(v: float | str | None, digits: int = 3) -> str:
@@ -184,15 +210,6 @@ def results_frame(results: list[Result]) -> pl.DataFrame:
         for r in results
     ]
     return pl.DataFrame(rows, schema=schema)
-
-
-def load_results(results_dir: str | Path) -> list[Result]:
-    """Every result recorded by any notebook of a build."""
-    out: list[Result] = []
-    for path in sorted(Path(results_dir).glob("*.json")):
-        payload = json.loads(path.read_text())
-        out.extend(Result(**r) for r in payload["results"])
-    return out
 
 
 def data_banner(kind: DataKind, detail: str = "") -> str:
