@@ -141,8 +141,8 @@ def read_raw(source: str | Path | pl.DataFrame, *, seed: int = 0) -> tuple[pl.Da
     if isinstance(source, pl.DataFrame):
         return source, "in-memory frame"
     text = str(source)
-    if text == "sample" or text.startswith("sample:"):
-        n = FULL_SIZE if text == "sample" else _parse_sample_size(text)
+    n = sample_size(text)
+    if n is not None:
         from analysis_lib.simulate import search_arena
 
         raw, _ = search_arena(n=n, seed=seed)
@@ -162,13 +162,22 @@ def read_raw(source: str | Path | pl.DataFrame, *, seed: int = 0) -> tuple[pl.Da
     raise DataValidationError(f"{path}: unsupported file type {path.suffix!r}; expected .parquet or .jsonl")
 
 
-def _parse_sample_size(text: str) -> int:
+def sample_size(source: object, default: int = FULL_SIZE) -> int | None:
+    """Number of simulated conversations a data source asks for, or None if it is not a simulator source.
+
+    ``"sample"`` -> ``default``; ``"sample:N"`` -> N (``_`` and ``,`` allowed as digit separators). Anything else,
+    including a file whose name merely starts with "sample", is not a simulator source.
+    """
+    if not isinstance(source, str) or not (source == "sample" or source.startswith("sample:")):
+        return None
+    if source == "sample":
+        return default
     try:
-        n = int(text.split(":", 1)[1].replace("_", "").replace(",", ""))
+        n = int(source.split(":", 1)[1].replace("_", "").replace(",", ""))
     except ValueError as err:
-        raise ValueError(f"data source {text!r}: expected 'sample' or 'sample:N' with an integer N") from err
+        raise ValueError(f"data source {source!r}: expected 'sample' or 'sample:N' with an integer N") from err
     if n <= 0:
-        raise ValueError(f"data source {text!r}: N must be positive")
+        raise ValueError(f"data source {source!r}: N must be positive")
     return n
 
 
@@ -260,7 +269,8 @@ def _normalise(raw: pl.DataFrame) -> pl.DataFrame:
     return raw.with_columns(casts)
 
 
-def _words(expr: pl.Expr) -> pl.Expr:
+def words_expr(expr: pl.Expr) -> pl.Expr:
+    """Whitespace word count of each string (``len(s.split())``): runs of non-whitespace characters."""
     return expr.str.count_matches(r"\S+")
 
 
@@ -348,11 +358,11 @@ def derive(raw: pl.DataFrame, origin: str = "input", *, match: domains.Match = "
     ]
     for side in SIDES:
         cols += [
-            _messages_of(side, "assistant").list.eval(_words(pl.element())).list.mean().alias(f"response_length_{side}"),
+            _messages_of(side, "assistant").list.eval(words_expr(pl.element())).list.mean().alias(f"response_length_{side}"),
             _trace(side).list.eval(pl.element().list.len()).list.mean().fill_null(0.0).alias(f"citation_count_{side}"),
         ]
     cols += _attribution_columns(raw)
-    tidy = raw.select(cols).with_columns(_words(pl.col("prompt")).cast(pl.Int64).alias("prompt_words"))
+    tidy = raw.select(cols).with_columns(words_expr(pl.col("prompt")).cast(pl.Int64).alias("prompt_words"))
 
     for side in SIDES:
         wide, issues = _citation_features(raw, side, match)
@@ -459,7 +469,7 @@ def load_battles(
 
 def data_kind(source: str | Path | pl.DataFrame) -> str:
     """``simulated`` for the simulator, ``real`` otherwise (for :func:`analysis_lib.report.data_banner`)."""
-    return "simulated" if isinstance(source, str) and (source == "sample" or source.startswith("sample:")) else "real"
+    return "simulated" if sample_size(source) is not None else "real"
 
 
 def _cache_key(source: str | Path | pl.DataFrame, seed: int, match: str) -> str | None:
@@ -471,7 +481,7 @@ def _cache_key(source: str | Path | pl.DataFrame, seed: int, match: str) -> str 
     for path in sorted([pkg / "data.py", pkg / "domains.py", *pkg.glob("simulate/*.py"), *pkg.glob("resources/*.csv")]):
         if path.exists():
             lib.update(path.read_bytes())
-    if text == "sample" or text.startswith("sample:"):
+    if sample_size(text) is not None:
         ident = f"{text}|seed={seed}"
     elif text == "hf":
         ident = f"hf|{HF_REVISION}"
