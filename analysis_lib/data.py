@@ -67,6 +67,13 @@ REQUIRED_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
     "secondary_intent": pl.String,
     "languages": pl.List(pl.String),
 }
+#: Every raw column the loader may use; other columns (``formatted_messages`` lives inside the metadata
+#: structs, but whole extra columns of a release) are not read from disk.
+READ_COLUMNS = frozenset(
+    [*REQUIRED_COLUMNS, "judge", "timestamp", "conv_metadata"]
+    + [f"{base}_{side}" for base in ("support_count", "irrelevant_count", "contradict_count") for side in ("a", "b")]
+)
+
 #: Fields of ``system_{a,b}_metadata`` the loader reads.
 METADATA_FIELDS: dict[str, pl.DataType] = {
     "client_country": pl.String(),
@@ -154,9 +161,12 @@ def read_raw(source: str | Path | pl.DataFrame, *, seed: int = 0) -> tuple[pl.Da
         raise FileNotFoundError(f"{path}: no such file (expected a Search Arena release .parquet or .jsonl)")
     try:
         if path.suffix == ".parquet":
-            return pl.read_parquet(path), str(path)
+            available = pl.read_parquet_schema(path)
+            return pl.read_parquet(path, columns=[c for c in available if c in READ_COLUMNS]), str(path)
         if path.suffix in (".jsonl", ".json", ".ndjson"):
-            return pl.read_ndjson(path, infer_schema_length=None), str(path)
+            lazy = pl.scan_ndjson(path, infer_schema_length=None)
+            names = lazy.collect_schema().names()
+            return lazy.select([c for c in names if c in READ_COLUMNS]).collect(), str(path)
     except Exception as err:  # polars raises several error types for corrupt files
         raise DataValidationError(f"{path}: could not be read as {path.suffix[1:]} ({type(err).__name__}: {err})") from err
     raise DataValidationError(f"{path}: unsupported file type {path.suffix!r}; expected .parquet or .jsonl")
@@ -229,10 +239,6 @@ def validate_raw(raw: pl.DataFrame, origin: str = "input") -> None:
         raise DataValidationError(
             f"{origin}: column 'winner' has {bad.height} value(s) outside {list(WINNERS)} or null: {sample}"
         )
-    bad_turn = raw.with_row_index("row").filter(pl.col("turn").is_null() | (pl.col("turn") < 1))
-    if bad_turn.height:
-        rows = bad_turn["row"].head(5).to_list()
-        raise DataValidationError(f"{origin}: column 'turn' must be a positive integer; rows {rows} are not")
 
 
 def _compatible(got: pl.DataType, expected: Any) -> bool:
@@ -251,6 +257,24 @@ def _compatible(got: pl.DataType, expected: Any) -> bool:
 
 # --------------------------------------------------------------------------------------------------------
 # Derivation
+
+
+def _parse_timestamps(raw: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """``timestamp`` as Datetime(ns): parquet stores it so; jsonl has ISO strings (or epoch numbers)."""
+    if "timestamp" not in raw.columns:
+        return raw.with_columns(pl.lit(None, dtype=pl.Datetime("ns")).alias("timestamp")), 0
+    dtype = raw.schema["timestamp"]
+    if dtype == pl.String:
+        parsed = pl.col("timestamp").str.to_datetime(time_unit="ns", strict=False)
+    elif dtype.is_integer():  # epoch: the unit follows from the magnitude (2025 is ~1.7e9 s, 1.7e18 ns)
+        top = raw["timestamp"].abs().max() or 0
+        unit = "s" if top < 10**11 else "ms" if top < 10**14 else "us" if top < 10**17 else "ns"
+        parsed = pl.from_epoch(pl.col("timestamp"), time_unit=unit).cast(pl.Datetime("ns"))
+    else:
+        parsed = pl.col("timestamp").cast(pl.Datetime("ns"))
+    out = raw.with_columns(parsed.alias("timestamp"))
+    unparsed = int((out["timestamp"].is_null() & raw["timestamp"].is_not_null()).sum())
+    return out, unparsed
 
 
 def _normalise(raw: pl.DataFrame) -> pl.DataFrame:
@@ -324,10 +348,14 @@ def derive(raw: pl.DataFrame, origin: str = "input", *, match: domains.Match = "
     raw = _normalise(raw)
     report = LoadReport(source=origin, n_raw=raw.height)
 
-    # Rows that cannot be analysed at all: no model ids.
-    missing_models = raw.filter(pl.col("model_a").is_null() | pl.col("model_b").is_null()).height
-    raw = raw.filter(pl.col("model_a").is_not_null() & pl.col("model_b").is_not_null())
-    report.dropped["rows without model_a/model_b"] = missing_models
+    # Rows that cannot be analysed at all: no model ids, or no usable turn count (features are per turn).
+    missing_models = pl.col("model_a").is_null() | pl.col("model_b").is_null()
+    bad_turn = pl.col("turn").is_null() | (pl.col("turn") < 1)
+    report.dropped["rows without model_a/model_b"] = raw.filter(missing_models).height
+    report.dropped["rows whose turn is null or below 1"] = raw.filter(~missing_models & bad_turn).height
+    raw = raw.filter(~missing_models & ~bad_turn)
+    raw, unparsed = _parse_timestamps(raw)
+    report.flags["timestamps that could not be parsed (kept as null)"] = unparsed
 
     names = model_table()
     mapping = dict(zip(names["raw_model"], names["model"], strict=True))
@@ -346,9 +374,7 @@ def derive(raw: pl.DataFrame, origin: str = "input", *, match: domains.Match = "
         pl.col("winner"),
         (pl.col("judge") if "judge" in raw.columns else pl.lit(None, dtype=pl.String)).alias("judge"),
         pl.col("turn").cast(pl.Int64),
-        (pl.col("timestamp") if "timestamp" in raw.columns else pl.lit(None, dtype=pl.Datetime("ns"))).alias(
-            "timestamp"
-        ),
+        pl.col("timestamp"),
         pl.col("primary_intent"),
         pl.col("secondary_intent"),
         pl.col("languages"),

@@ -2,28 +2,51 @@
 prompt sets it is compared with (Table 1, Fig 2).
 
 All functions take the tidy battle frame of :func:`analysis_lib.data.load_battles` (one row per
-conversation) and return small polars frames: ``share`` columns are percentages of the rows counted.
+conversation) and return small polars frames; ``share`` columns are fractions (0–1) of the rows counted,
+as everywhere in the library (notebooks show them as percentages).
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from analysis_lib import prompts_data
+from analysis_lib import data, languages, prompts_data
 
 def shares(frame: pl.DataFrame, column: str, *, top: int | None = None, exclude: tuple[str, ...] = ()) -> pl.DataFrame:
-    """Counts and percentage shares of the values of ``column`` (nulls and ``exclude`` left out of the base).
+    """Counts and shares of the values of ``column``; nulls and ``exclude`` are left out of the base.
 
-    Returns columns ``column``, ``count``, ``share`` (in %), sorted by count; with ``top``, the first ``top``.
+    Returns columns ``column``, ``count``, ``share`` (fraction of the rows counted, 0–1), sorted by count;
+    with ``top``, the first ``top`` rows (shares stay relative to all rows counted).
     """
     kept = frame.filter(pl.col(column).is_not_null() & ~pl.col(column).is_in(list(exclude)))
     out = (
         kept.group_by(column)
         .len("count")
-        .with_columns((100.0 * pl.col("count") / kept.height).alias("share"))
+        .with_columns((pl.col("count") / kept.height).alias("share"))
         .sort(["count", column], descending=[True, False])
     )
     return out.head(top) if top else out
+
+
+def users_by_country(battles: pl.DataFrame) -> pl.DataFrame:
+    """Users per client country (Fig B.1): one row per country with ``users`` and ``share`` (0–1).
+
+    A user is a distinct ``judge`` id; a user's country is the most frequent non-null ``client_country`` among
+    their conversations (ties: alphabetical). Users with no known country are left out of the base.
+    """
+    known = battles.filter(pl.col("judge").is_not_null() & pl.col("client_country").is_not_null())
+    per_user = (
+        known.group_by("judge", "client_country")
+        .len()
+        .sort(["judge", "len", "client_country"], descending=[False, True, False])
+        .unique("judge", keep="first")
+    )
+    return (
+        per_user.group_by("client_country")
+        .len("users")
+        .with_columns((pl.col("users") / per_user.height).alias("share"))
+        .sort(["users", "client_country"], descending=[True, False])
+    )
 
 
 def prompt_sets(*, cache_dir: str | None = None) -> pl.DataFrame:
@@ -41,38 +64,43 @@ def prompt_sets(*, cache_dir: str | None = None) -> pl.DataFrame:
     sets = pl.concat(
         [pl.DataFrame({"dataset": name, "text": texts}, schema={"dataset": pl.String, "text": pl.String}) for name, texts in parts]
     )
-    return sets.with_columns(pl.col("text").str.count_matches(r"\S+").cast(pl.Int64).alias("words"))
+    return sets.with_columns(data.words_expr(pl.col("text")).cast(pl.Int64).alias("words"))
 
 
 def dataset_comparison(battles: pl.DataFrame, sets: pl.DataFrame) -> pl.DataFrame:
-    """Table 1: conversations, languages and multi-turn share per dataset.
+    """Table 1: conversations, users, languages and multi-turn share (0–1) per dataset.
 
-    SimpleQA and BrowseComp are single-turn English sets (their size is counted from the real files);
-    Search Arena's numbers come from the battle frame (languages = distinct ``language`` values).
+    SimpleQA and BrowseComp are single-turn English sets (their sizes are counted from the real files);
+    Search Arena's row comes from the battle frame: users = distinct ``judge`` ids, languages = distinct
+    non-null prompt languages (:func:`analysis_lib.languages.n_languages`).
     """
     bench = (
         sets.filter(pl.col("dataset") != "Search Arena")
         .group_by("dataset", maintain_order=True)
-        .agg(pl.len().alias("conversations"))
-        .with_columns(languages=pl.lit(1, dtype=pl.UInt32), multi_turn_share=pl.lit(0.0))
+        .agg(pl.len().cast(pl.Int64).alias("conversations"))
+        .with_columns(users=pl.lit(None, dtype=pl.Int64), languages=pl.lit(1, dtype=pl.Int64), multi_turn_share=pl.lit(0.0))
     )
-    arena = battles.select(
-        pl.lit("Search Arena").alias("dataset"),
-        pl.len().alias("conversations"),
-        pl.col("language").n_unique().cast(pl.UInt32).alias("languages"),
-        (100.0 * (pl.col("turn") > 1).mean()).alias("multi_turn_share"),
+    arena = pl.DataFrame(
+        {
+            "dataset": ["Search Arena"],
+            "conversations": [battles.height],
+            "users": [battles["judge"].drop_nulls().n_unique()],
+            "languages": [languages.n_languages(battles)],
+            "multi_turn_share": [float((battles["turn"] > 1).mean())],
+        },
+        schema={"dataset": pl.String, "conversations": pl.Int64, "users": pl.Int64, "languages": pl.Int64, "multi_turn_share": pl.Float64},
     )
     return pl.concat([bench, arena], how="vertical_relaxed")
 
 
 def turn_distribution(battles: pl.DataFrame, *, max_turns: int = 10) -> pl.DataFrame:
-    """Conversations per number of turns (``max_turns`` and above pooled), with shares in %."""
+    """Conversations per number of turns (``max_turns`` and above pooled), with ``share`` (0–1)."""
     capped = battles.select(pl.col("turn").clip(upper_bound=max_turns).alias("turns"))
     return (
         capped.group_by("turns")
         .len("count")
         .sort("turns")
-        .with_columns((100.0 * pl.col("count") / capped.height).alias("share"))
+        .with_columns((pl.col("count") / capped.height).alias("share"))
     )
 
 

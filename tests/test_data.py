@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from datetime import datetime
 
 import polars as pl
 import pytest
@@ -141,14 +142,18 @@ def test_rows_without_models_are_dropped_and_counted():
 
 
 def test_parquet_and_jsonl_round_trip(tmp_path):
-    raw = make_raw([hand_conversation(), conversation(conv_id="second")])
+    raw = make_raw([hand_conversation(), conversation(conv_id="second")]).with_columns(
+        pl.Series("timestamp", [datetime(2025, 3, 18, 16, 39), datetime(2025, 5, 9, 5, 20, 5)], dtype=pl.Datetime("ns"))
+    )
     pq = tmp_path / "release.parquet"
     raw.write_parquet(pq)
     jl = tmp_path / "release.jsonl"
     raw.write_ndjson(jl)
     from_pq = load_battles(pq)
     from_jl = load_battles(jl)
-    assert from_pq.drop("timestamp").equals(from_jl.drop("timestamp"))
+    assert from_pq.equals(from_jl)
+    assert from_jl.schema["timestamp"] == pl.Datetime("ns")
+    assert from_jl["timestamp"].to_list() == from_pq["timestamp"].to_list()
     assert from_pq["conv_id"].to_list() == ["hand-1", "second"]
 
 
@@ -193,3 +198,38 @@ def test_model_table_maps_every_raw_id_of_the_release():
     assert table["raw_model"].n_unique() == 14
     assert "gemini-2.5-pro" not in data.leaderboard_models()
     assert len(data.leaderboard_models()) == 12
+
+
+def test_bad_turns_are_dropped_and_counted():
+    rows = [conversation(conv_id="ok"), conversation(conv_id="zero", turn=0), conversation(conv_id="null")]
+    raw = make_raw(rows).with_columns(pl.when(pl.col("system_a_metadata").struct.field("conv_id") == "null").then(None).otherwise(pl.col("turn")).alias("turn"))
+    tidy, report = derive(raw, "turns")
+    assert tidy["conv_id"].to_list() == ["ok"]
+    assert report.dropped["rows whose turn is null or below 1"] == 2
+
+
+def test_string_and_epoch_timestamps_are_parsed():
+    base = make_raw([conversation(), conversation(conv_id="c1")])
+    iso = base.with_columns(pl.Series("timestamp", ["2025-03-18T16:39:00", "not a time"]))
+    tidy, report = derive(iso, "iso")
+    assert tidy["timestamp"][0] == datetime(2025, 3, 18, 16, 39)
+    assert tidy["timestamp"][1] is None
+    assert report.flags["timestamps that could not be parsed (kept as null)"] == 1
+    epoch = base.with_columns(pl.Series("timestamp", [1742315940, 1742315941]))
+    assert derive(epoch, "epoch")[0]["timestamp"][0] == datetime(2025, 3, 18, 16, 39)
+
+
+def test_parquet_reads_only_the_columns_it_uses(tmp_path, monkeypatch):
+    raw = make_raw([conversation()]).with_columns(pl.lit("x" * 10).alias("huge_unused_column"))
+    path = tmp_path / "wide.parquet"
+    raw.write_parquet(path)
+    seen = {}
+    original = pl.read_parquet
+
+    def spy(source, *args, columns=None, **kwargs):
+        seen["columns"] = columns
+        return original(source, *args, columns=columns, **kwargs)
+
+    monkeypatch.setattr(pl, "read_parquet", spy)
+    load_battles(path)
+    assert "huge_unused_column" not in seen["columns"] and "messages_a" in seen["columns"]

@@ -17,6 +17,8 @@ def battles() -> pl.DataFrame:
             "languages": [["English"], ["Russian", "English"], ["English"], ["English"], ["Chinese"]],
             "turn": [1, 2, 1, 12, 3],
             "prompt_words": [1, 2, 3, 4, 100],
+            "judge": ["u1", "u1", "u2", "u3", None],
+            "client_country": ["US", "US", "DE", None, "CN"],
         }
     )
 
@@ -24,13 +26,13 @@ def battles() -> pl.DataFrame:
 def test_shares_exclude_and_nulls(battles):
     out = dataset.shares(battles, "primary_intent", exclude=("Other",))
     assert out["primary_intent"].to_list() == ["Factual Lookup", "Analysis"]
-    assert out["share"].to_list() == pytest.approx([200 / 3, 100 / 3])
+    assert out["share"].to_list() == pytest.approx([2 / 3, 1 / 3])
 
 
 def test_turn_distribution_pools_the_tail(battles):
     out = dataset.turn_distribution(battles, max_turns=10)
     assert dict(zip(out["turns"], out["count"])) == {1: 2, 2: 1, 3: 1, 10: 1}
-    assert out["share"].sum() == pytest.approx(100.0)
+    assert out["share"].sum() == pytest.approx(1.0)
 
 
 def test_trimmed_uses_whole_frame_quantiles(battles):
@@ -48,3 +50,26 @@ def test_real_benchmark_prompt_sets():
     assert stats["BrowseComp"] == pytest.approx(103.26, abs=0.005)
     assert sets.filter(pl.col("dataset") == "Search Arena")["text"].is_unique().all()
 
+
+
+def test_users_by_country_counts_each_user_once(battles):
+    out = dataset.users_by_country(battles)
+    # u1 (US twice), u2 (DE); u3 has no country and the last conversation has no user
+    assert dict(zip(out["client_country"], out["users"])) == {"US": 1, "DE": 1}
+    assert out["share"].to_list() == pytest.approx([0.5, 0.5])
+
+
+def test_dataset_comparison_counts_languages_without_null():
+    battles = pl.DataFrame(
+        {
+            "language": ["English", None, "Russian", "English"],
+            "languages": [["English"], None, ["Russian"], ["English"]],
+            "turn": [1, 2, 1, 1],
+            "judge": ["a", "b", "a", None],
+        }
+    )
+    sets = pl.DataFrame({"dataset": ["SimpleQA", "SimpleQA", "BrowseComp", "Search Arena"], "text": ["q", "r", "s", "t"]})
+    table = dataset.dataset_comparison(battles, sets)
+    row = table.filter(pl.col("dataset") == "Search Arena").row(0, named=True)
+    assert row == {"dataset": "Search Arena", "conversations": 4, "users": 2, "languages": 2, "multi_turn_share": 0.25}
+    assert dict(zip(table["dataset"], table["conversations"]))["SimpleQA"] == 2

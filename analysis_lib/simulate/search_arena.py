@@ -14,7 +14,8 @@ Generative model (one conversation at a time, all draws vectorised with ``numpy.
 --------------------------------------------------------------------------------------------------------
 1. **Time and users.** Timestamps 2025-03-18 16:39 .. 2025-05-08 23:59 UTC (SA §2, FACTS), day weights
    Gamma(4) so daily traffic varies (FACTS: mean 454, min 57, peak 796 per day), nanosecond precision, rows in
-   time order. ``n * 11,650 / 24,069`` users (SA §2), conversations per user heavy tailed (lognormal weights, sigma 1);
+   time order. ``n * 11,650 / 24,069`` users (SA §2), each with at least one conversation, the remaining
+   conversations spread over users with heavy-tailed (lognormal, sigma 1) weights;
    ``judge`` is the user's id.
 2. **Country** (``client_country``, ISO alpha-2, per user): US 18.7%, RU 9.9%, DE 5.9%, CN 5.5% (SA App. B.1),
    23 further hand-set shares and a geometric tail, 136 countries in all (SA §2); every country appears at
@@ -127,6 +128,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from analysis_lib import bt, data
+from analysis_lib.data import MODERATION_PROMPT
 from analysis_lib.domains import DOMAIN_GROUPS, group_expr
 
 # --------------------------------------------------------------------------------------------------
@@ -136,7 +139,6 @@ from analysis_lib.domains import DOMAIN_GROUPS, group_expr
 N_FULL = 24_069
 START = datetime(2025, 3, 18, 16, 39, 0)
 END = datetime(2025, 5, 8, 23, 59, 59)
-MODERATION_PROMPT = "$MODERATION$ YOUR TEXT VIOLATES OUR CONTENT MODERATION GUIDELINES."
 NONSEARCH_RAW = "gemini-2.5-pro-exp-03-25-wo-search"
 
 P_TIE = 0.205
@@ -144,7 +146,7 @@ P_BOTHBAD = 0.114
 P_VOTE = 0.5315
 P_VOTE_NONSEARCH = 0.365
 NONSEARCH_PAIR_BOOST = 1.4
-ANCHOR = ("gpt-4o-search", 1000.0)
+ANCHOR = (bt.ANCHOR, 1000.0)
 
 P_NULL_COUNTRY = 0.08
 P_MODERATION = 0.004
@@ -336,9 +338,12 @@ def _read_resource_csv(path: str) -> list[dict[str, str]]:
     return list(csv.DictReader(text.splitlines()))
 
 
-def model_table() -> list[dict[str, Any]]:
-    """Raw models with paper name, family, pairing weight, verbosity and citation calibration."""
-    names = _read_resource_csv("resources/model_names.csv")
+def model_calibration() -> list[dict[str, Any]]:
+    """Raw models (``data.model_table()``) with pairing weight, verbosity and citation calibration."""
+    names = [
+        {k: (str(v).lower() if isinstance(v, bool) else v) for k, v in row.items()}
+        for row in data.model_table().iter_rows(named=True)
+    ]
     counts = {r["raw_model"]: r for r in _read_resource_csv("resources/published/search_arena_24k_model_responses_citations.csv")}
     search_resp = sum(int(r["responses"]) for r in counts.values() if int(r["citations"]) > 0)
     search_cit = sum(int(r["citations"]) for r in counts.values())
@@ -529,7 +534,7 @@ def search_arena(n: int = N_FULL, seed: int = 0) -> tuple[pl.DataFrame, Planted]
     if n < 2:
         raise ValueError("n must be at least 2")
     rng = np.random.default_rng(seed)
-    models = model_table()
+    models = model_calibration()
     n_models = len(models)
     raw_ids = np.array([m["raw"] for m in models], dtype=object)
     paper = np.array([m["model"] for m in models], dtype=object)
@@ -553,7 +558,8 @@ def search_arena(n: int = N_FULL, seed: int = 0) -> tuple[pl.DataFrame, Planted]
 
     n_users = max(1, round(n * 11_650 / N_FULL))
     user_w = rng.lognormal(0.0, 1.0, n_users)
-    user = _categorical(rng, user_w, n)
+    # every user holds at least one conversation (so n_users distinct judges appear); the rest heavy tailed
+    user = rng.permutation(np.concatenate([np.arange(n_users), _categorical(rng, user_w, n - n_users)]))
     user_hex = [f"{x:012x}" for x in rng.integers(0, 2**48, n_users).tolist()]
     judge = [f"arena_user_{user_hex[u]}" for u in user.tolist()]
 
