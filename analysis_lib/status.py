@@ -133,6 +133,13 @@ def load_results_by_notebook(results_dir: str | Path) -> tuple[list[Result], dic
     return results, where
 
 
+#: IDs of the project's own method checks (not analyses of the papers), shown after the papers' IDs.
+PROJECT_CHECKS = {
+    "VAL": "methods validation: the estimators recover the simulator's planted ratings and style coefficients; "
+    "coverage of 95% intervals over replicate datasets",
+}
+
+
 def status_table(
     results: Iterable[Result],
     catalogue: pl.DataFrame,
@@ -145,8 +152,9 @@ def status_table(
     ``data_used`` (``real``/``published``/``simulated``/``LLM cache``/``none``, joined with ``+``; ``None`` when
     nothing was recorded), ``status`` (:func:`aggregate_status`) and ``notebooks`` (who recorded it, ``, ``-joined).
 
-    IDs recorded by a notebook but missing from the catalogue are appended at the end (paper ``?``), so a typo
-    in a notebook's ID shows up instead of vanishing.
+    The project's own checks (:data:`PROJECT_CHECKS`, paper ``checks``) follow the papers' IDs; any other ID
+    recorded by a notebook but missing from the catalogue is appended too (paper ``?``), so a typo in a
+    notebook's ID shows up instead of vanishing.
     """
     by_id: dict[str, list[Result]] = {}
     for r in results:
@@ -162,7 +170,10 @@ def status_table(
             _row(aid, row["paper"], row["what"], row["paper_numbers"], row["data_class"], by_id.get(aid, []), where)
         )
     for aid in sorted(set(by_id) - known):
-        rows.append(_row(aid, "?", "(not in the catalogue: check the ID)", None, None, by_id[aid], where))
+        if aid in PROJECT_CHECKS:
+            rows.append(_row(aid, "checks", PROJECT_CHECKS[aid], None, "simulation", by_id[aid], where))
+        else:
+            rows.append(_row(aid, "?", "(not in the catalogue: check the ID)", None, None, by_id[aid], where))
     return pl.DataFrame(rows, schema={c: pl.String for c in TABLE_COLUMNS}, orient="row")
 
 
@@ -293,7 +304,13 @@ def status_html(table: pl.DataFrame, *, link_chapters: bool = True) -> str:
     for row in table.iter_rows(named=True):
         if row["paper"] != paper:
             paper = row["paper"]
-            label = f"{paper} · {PAPERS[paper]}" if paper in PAPERS else "IDs not in the catalogue"
+            label = (
+                f"{paper} · {PAPERS[paper]}"
+                if paper in PAPERS
+                else "Checks of this project's methods (not paper analyses)"
+                if paper == "checks"
+                else "IDs not in the catalogue"
+            )
             out.append(f'<tr class="paper"><th colspan="{len(_COLUMNS)}">{html.escape(label)}</th></tr>')
         colour = STATUS_COLOUR.get(row["status"], "#000")
         used = row["data_used"]
