@@ -454,7 +454,47 @@ def build_book(cfg: Config, summary: Summary | None = None) -> Summary:
         raise BuildError(f"jupyter-book build failed (exit {rc}); last lines of {log_path}:\n{tail}", EXIT_BOOK)
     summary.html = index
     print(f"book  built in {seconds:.1f} s: {index}", flush=True)
+    leaks = find_protected_text([cfg.html_dir, cfg.chapters_dir], protected_snippets())
+    if leaks:
+        listed = "\n".join(f"  {path}" for path in leaks[:20])
+        raise BuildError(
+            "BrowseComp problem text appears in the built book (the problems are for statistics only and must "
+            f"never be printed); remove the output that shows it:\n{listed}",
+            EXIT_BOOK,
+        )
     return summary
+
+
+def protected_snippets(length: int = 60) -> list[str]:
+    """Whitespace-normalised opening characters of every BrowseComp problem (never to be printed)."""
+    from analysis_lib import prompts_data
+
+    snippets = [" ".join(t.split())[:length] for t in prompts_data.benchmark_prompts("browsecomp")]
+    return [t for t in snippets if len(t) >= 30]
+
+
+def find_protected_text(folders: Sequence[Path], snippets: Sequence[str]) -> list[Path]:
+    """Files (HTML pages, executed notebooks) under ``folders`` whose visible text contains any snippet.
+
+    HTML entities are unescaped and whitespace folded before matching (one Aho-Corasick pass per file).
+    """
+    import html as html_lib
+
+    import polars as pl
+
+    if not snippets:
+        return []
+    files = [p for folder in folders if folder.exists() for p in sorted(folder.rglob("*")) if p.suffix in (".html", ".ipynb")]
+    if not files:
+        return []
+    texts = []
+    for path in files:
+        raw = path.read_text(errors="replace")
+        if path.suffix == ".ipynb":
+            raw = raw.encode().decode("unicode_escape", errors="replace")
+        texts.append(" ".join(html_lib.unescape(raw).split()))
+    hits = pl.Series(texts).str.contains_any(list(snippets))
+    return [path for path, hit in zip(files, hits.to_list(), strict=True) if hit]
 
 
 # --- command line ---------------------------------------------------------------------------------------------

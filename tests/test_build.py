@@ -253,3 +253,22 @@ def test_one_build_at_a_time(tmp_path):
         with pytest.raises(build.BuildError, match="another build is running"):
             _run(root)
     assert _run(root).ran == ["01_tiny"]
+
+
+def test_protected_text_guard_finds_escaped_snippets(tmp_path):
+    from analysis_lib.build import find_protected_text
+
+    snippet = "An African author tragically passed away in a road accident"
+    (tmp_path / "page.html").write_text("<p>An African author tragically passed&nbsp;away\n in a road accident.</p>")
+    (tmp_path / "clean.html").write_text("<p>Nothing to see.</p>")
+    nb = tmp_path / "chapters"
+    nb.mkdir()
+    (nb / "ch.ipynb").write_text('{"text": "An African author tragically passed away in a road accident"}')
+    hits = find_protected_text([tmp_path], [snippet])
+    assert sorted(p.name for p in hits) == ["ch.ipynb", "page.html"]
+
+
+def test_protected_snippets_cover_the_browsecomp_problems():
+    from analysis_lib.build import protected_snippets
+
+    assert len(protected_snippets()) > 1200
