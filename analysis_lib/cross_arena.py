@@ -21,7 +21,12 @@ Each vote is oriented from the search model's side (column ``vote``):
 Battles without a vote (``winner`` null) are not part of either analysis: the authors drop them from the
 Search Arena battles before coding; the Text Arena file holds only voted battles (a null ``winner`` there
 is dropped and reported by the loader). The per-intent binomial tests (:func:`vote_table`) exclude ties and
-are one-sided in the observed direction, as :func:`analysis_lib.stats.preference_binomial_test`.
+are one-sided in the observed direction, as :func:`analysis_lib.stats.preference_binomial_test` and the
+paper. Choosing the side after seeing the data halves the two-sided p-value, and the paper tests eight intents
+without a multiplicity correction: :func:`intent_tests` adds the two-sided p-values and their Holm adjustment
+over the Figure 8 intents beside the paper's values (our addition, not the paper's).
+
+All ``share`` columns are fractions in [0, 1]; notebooks format them as percentages.
 """
 
 from __future__ import annotations
@@ -33,9 +38,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
-from analysis_lib.stats import preference_binomial_test
+from analysis_lib.data import WINNERS, sample_size
+from analysis_lib.simulate.text_arena import N_BATTLES as TEXT_ARENA_SAMPLE_SIZE
+from analysis_lib.stats import benchmark_correlations, preference_binomial_test
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +66,6 @@ INTENT_ORDER: tuple[str, ...] = (
 )
 """Order of the intent categories in Figure 8 (``Other`` is plotted by neither panel)."""
 VOTES: tuple[str, ...] = ("search", "non-search", "tie")
-WINNERS: frozenset[str] = frozenset({"model_a", "model_b", "tie", "tie (bothbad)"})
 
 
 class TextArenaFormatError(ValueError):
@@ -254,7 +261,7 @@ def _parse_text_arena_row(row: Any, where: str, search_model: str) -> tuple[dict
         raise TextArenaFormatError(f"{where}, field 'winner': missing")
     winner = row["winner"]
     if winner is not None and winner not in WINNERS:
-        raise TextArenaFormatError(f"{where}, field 'winner': {winner!r} is not one of {sorted(WINNERS)} or null")
+        raise TextArenaFormatError(f"{where}, field 'winner': {winner!r} is not one of {list(WINNERS)} or null")
     intent_field = "intent" if "intent" in row else "primary_intent" if "primary_intent" in row else None
     if intent_field is None or not isinstance(row[intent_field], str) or not row[intent_field]:
         raise TextArenaFormatError(f"{where}, field 'intent' (or 'primary_intent'): missing or not a string")
@@ -314,7 +321,9 @@ def load_text_arena_report(
     """Read the Text Arena deployment and return (battles, report).
 
     ``source``: a path to the released ``text_arena_battles.jsonl`` (one JSON object per line), ``"sample"``
-    or ``"sample:N"`` for :func:`analysis_lib.simulate.text_arena.text_arena` (``seed`` applies), or an
+    (544 battles, the deployment's size) or ``"sample:N"`` for :func:`analysis_lib.simulate.text_arena.text_arena`
+    (``seed`` applies; the rule is :func:`analysis_lib.data.sample_size`, so a file whose name merely starts
+    with "sample", such as ``sample_real.jsonl``, is read as a file), or an
     iterable of row dicts in the same schema. Each row must have ``model_a``, ``model_b`` (exactly one of them
     ``search_model``), ``winner`` (``model_a``, ``model_b``, ``tie``, ``tie (bothbad)`` or null), ``intent``
     (or ``primary_intent``) and the two conversations as ``conversation_a``/``conversation_b`` or
@@ -325,14 +334,13 @@ def load_text_arena_report(
     The frame has one row per battle: ``battle_id``, ``model_a``, ``model_b``, ``winner``, ``search_side``,
     ``non_search_model``, ``intent``, ``prompt``, ``turn``, ``language`` and the oriented ``vote``.
     """
-    if isinstance(source, (str, Path)) and str(source).startswith("sample"):
+    n_sample = sample_size(source, default=TEXT_ARENA_SAMPLE_SIZE)
+    if n_sample is not None:
         from analysis_lib.simulate.text_arena import text_arena
 
-        spec = str(source)
-        n = int(spec.split(":", 1)[1]) if ":" in spec else 544
-        rows, _ = text_arena(n=n, seed=seed)
+        rows, _ = text_arena(n=n_sample, seed=seed)
         items: Iterable[tuple[str, Any]] = ((f"sample row {i + 1}", r) for i, r in enumerate(rows))
-        label = spec
+        label = str(source)
     elif isinstance(source, (str, Path)):
         path = Path(source)
         if not path.exists():
@@ -381,9 +389,9 @@ def load_text_arena(source: str | Path | Iterable[Mapping[str, Any]], **kwargs: 
 
 
 def text_arena_kind(source: object) -> str:
-    """Data kind of a Text Arena source for the Recorder: ``"simulated"`` for ``sample``/``sample:N``, else
-    ``"real"``."""
-    return "simulated" if isinstance(source, str) and source.startswith("sample") else "real"
+    """Data kind of a Text Arena source for the Recorder: ``"simulated"`` for ``sample``/``sample:N`` (as
+    :func:`analysis_lib.data.sample_size` reads them), else ``"real"``."""
+    return "simulated" if sample_size(source, default=TEXT_ARENA_SAMPLE_SIZE) is not None else "real"
 
 
 def search_vs_nonsearch_gains(frame: pl.DataFrame) -> pl.DataFrame:
@@ -394,3 +402,178 @@ def search_vs_nonsearch_gains(frame: pl.DataFrame) -> pl.DataFrame:
     return wide.with_columns(
         (pl.col(f"{b}_search") - pl.col(f"{b}_non-search")).alias(f"{b}_gain") for b in ("simpleqa", "arenahard_v2")
     )
+
+
+# ------------------------------------------------------------------------ ties and per-intent tests
+
+
+@dataclass(frozen=True)
+class TieShareComparison:
+    """Tie shares of two deployments (Figure 8), from :func:`compare_tie_shares`; shares are fractions.
+
+    ``most_tied``: the ``k`` intents of the first table with the highest tie share (highest first);
+    ``overall_first`` / ``overall_second``: tie share over all battles of each table (every row, ``Other``
+    included); ``overall_difference``: first minus second; ``by_intent``: one row per intent with
+    ``share_tie_first``, ``share_tie_second``, ``difference`` (first minus second, NaN where either has no
+    battles); ``n_first_higher``: intents where the first share is strictly higher, out of ``n_compared``
+    intents with battles in both.
+    """
+
+    most_tied: tuple[str, ...]
+    overall_first: float
+    overall_second: float
+    overall_difference: float
+    by_intent: pl.DataFrame
+    n_first_higher: int
+    n_compared: int
+
+
+def _overall_tie_share(table: pl.DataFrame) -> float:
+    n = int(table["n"].sum())
+    return int(table["tie"].sum()) / n if n else float("nan")
+
+
+def compare_tie_shares(
+    first: pl.DataFrame,
+    second: pl.DataFrame,
+    k: int = 3,
+    by: str = "intent",
+    include: Iterable[str] | None = INTENT_ORDER,
+) -> TieShareComparison:
+    """Compare the tie shares of two per-intent :func:`vote_table` frames (e.g. Text Arena, Search Arena).
+
+    The paper (§3.3, Fig 8) says the Text Arena has the most ties in Analysis, Creative Generation and Guidance
+    and that ties are less frequent in the Search Arena in every category. ``most_tied`` ranks the intents of
+    ``include`` (all groups if None) with at least one battle in ``first`` by tie share, highest first; equal
+    shares keep the order of ``include``. The overall shares pool every row of each table.
+    """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    groups = list(include) if include is not None else first[by].to_list()
+
+    def shares(table: pl.DataFrame) -> dict[Any, tuple[int, float]]:
+        return {r[by]: (int(r["n"]), float(r["share_tie"])) for r in table.iter_rows(named=True)}
+
+    s1, s2 = shares(first), shares(second)
+    rows = []
+    for g in groups:
+        n1, t1 = s1.get(g, (0, float("nan")))
+        n2, t2 = s2.get(g, (0, float("nan")))
+        t1 = t1 if n1 else float("nan")
+        t2 = t2 if n2 else float("nan")
+        rows.append({by: g, "n_first": n1, "share_tie_first": t1, "n_second": n2, "share_tie_second": t2,
+                     "difference": t1 - t2 if n1 and n2 else float("nan")})
+    by_intent = pl.DataFrame(
+        rows,
+        schema={by: pl.String, "n_first": pl.Int64, "share_tie_first": pl.Float64, "n_second": pl.Int64,
+                "share_tie_second": pl.Float64, "difference": pl.Float64},
+    )
+    ranked = sorted(
+        (i for i, r in enumerate(rows) if r["n_first"]), key=lambda i: (-rows[i]["share_tie_first"], i)
+    )
+    most = tuple(rows[i][by] for i in ranked[:k])
+    compared = by_intent.filter(pl.col("difference").is_not_nan())
+    o1, o2 = _overall_tie_share(first), _overall_tie_share(second)
+    return TieShareComparison(
+        most_tied=most,
+        overall_first=o1,
+        overall_second=o2,
+        overall_difference=o1 - o2,
+        by_intent=by_intent,
+        n_first_higher=int((compared["difference"] > 0).sum()),
+        n_compared=compared.height,
+    )
+
+
+def intent_tests(
+    table: pl.DataFrame, by: str = "intent", family: Iterable[str] | None = INTENT_ORDER
+) -> pl.DataFrame:
+    """The per-intent binomial tests of a :func:`vote_table`, with two-sided and Holm-adjusted p-values beside
+    the paper's.
+
+    ``p_value`` is the paper's: one-sided in the observed direction, the side chosen after seeing the counts,
+    so it is half the two-sided value. Added here (ours, not the paper's): ``p_two_sided`` (exact binomial,
+    ties excluded, as :func:`analysis_lib.stats.preference_binomial_test` with ``alternative="two-sided"``)
+    and ``p_two_sided_holm``, Holm's step-down adjustment (``statsmodels`` ``multipletests``) of the two-sided
+    values over the intents of ``family`` that have decisive votes (the paper runs eight per-intent tests per
+    arena with no correction). Rows outside the family or without decisive votes get NaN in the Holm column.
+    Returns ``by``, ``n``, ``search``, ``non_search``, ``tie``, ``favours``, ``p_value``, ``p_two_sided``,
+    ``p_two_sided_holm``, ``in_family``.
+    """
+    from statsmodels.stats.multitest import multipletests
+
+    fam = set(family) if family is not None else set(table[by].to_list())
+    two = [
+        preference_binomial_test(r["search"], r["non_search"], alternative="two-sided").p_value
+        for r in table.iter_rows(named=True)
+    ]
+    out = table.select(by, "n", "search", "non_search", "tie", "favours", "p_value").with_columns(
+        pl.Series("p_two_sided", two, dtype=pl.Float64),
+        pl.col(by).is_in(list(fam)).fill_null(False).alias("in_family"),
+    )
+    p2 = out["p_two_sided"].to_numpy()
+    mask = out["in_family"].to_numpy() & np.isfinite(p2)
+    holm = np.full(out.height, np.nan)
+    if mask.any():
+        holm[mask] = multipletests(p2[mask], method="holm")[1]
+    return out.with_columns(pl.Series("p_two_sided_holm", holm))
+
+
+# ------------------------------------------------------------------------------------ Appendix F check
+
+
+@dataclass(frozen=True)
+class FactSynthTranscription:
+    """What the authors' hand-typed Fact+Synth list changes in Table F.1 (see :func:`fact_synth_transcription`).
+
+    ``table`` / ``authors``: the correlation row (:func:`analysis_lib.stats.benchmark_correlations`, no
+    bootstrap) of the Fact+Synth column against ``other`` from the table and from the authors' list;
+    ``repeated``: values that occur more often in the authors' list than in the table; ``missing``: table
+    values that occur less often in the list; ``positions``: 1-based positions where the two differ.
+    """
+
+    table: dict[str, Any]
+    authors: dict[str, Any]
+    repeated: tuple[float, ...]
+    missing: tuple[float, ...]
+    positions: tuple[int, ...]
+
+
+def fact_synth_transcription(
+    f1: pl.DataFrame,
+    authors: pl.DataFrame,
+    column: str = "fact_synth",
+    authors_column: str = "fact_synth_authors",
+    other: str = "arenahard_v2",
+) -> FactSynthTranscription:
+    """Correlate Table F.1's ``column`` and the authors' hand-typed list with ``other`` and name the differences.
+
+    ``f1`` is the published Table F.1 frame; ``authors`` the published
+    ``search_arena_authors_fact_synth_list`` (``model``, ``fact_synth_authors``), joined on ``model``. The
+    authors' notebook computes Table F.1's correlations from hand-typed lists; its Fact+Synth list is not the
+    table's column, and that, not a different method, is why the paper's r for Fact+Synth vs ArenaHard-v2
+    cannot be reproduced from the table.
+    """
+    joined = (
+        f1.select("model", column, other)
+        .with_row_index("_row")
+        .join(authors.select("model", authors_column), on="model", how="inner")
+        .sort("_row")  # table order: ordinal ranks break ties by it
+        .drop("_row")
+    )
+    if joined.height != f1.height or joined.height != authors.height:
+        raise ValueError(
+            f"the authors' list and Table F.1 do not name the same models ({authors.height} vs {f1.height} rows, "
+            f"{joined.height} matched)"
+        )
+
+    def corr(col: str) -> dict[str, Any]:
+        return benchmark_correlations(joined.select("model", col, other), n_bootstrap=0).row(0, named=True)
+
+    t = joined[column].to_list()
+    a = joined[authors_column].to_list()
+    values = sorted(set(t) | set(a), reverse=True)
+    repeated = tuple(v for v in values if a.count(v) > t.count(v))
+    missing = tuple(v for v in values if t.count(v) > a.count(v))
+    positions = tuple(i + 1 for i, (x, y) in enumerate(zip(t, a, strict=True)) if x != y)
+    return FactSynthTranscription(corr(column), corr(authors_column), repeated, missing, positions)

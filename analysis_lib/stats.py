@@ -14,8 +14,11 @@ search-preferred against non-search-preferred votes, ties excluded, one-sided in
 (the authors' convention in ``scripts/cross_setting_analysis.ipynb``).
 
 Rank agreement between benchmarks (Search Arena Appendix F, Table F.1): :func:`benchmark_correlations`
-gives Kendall's tau and Spearman's rho on ordinal ranks and Pearson's r on raw scores for every pair of
-benchmark columns, with percentile bootstrap intervals over models.
+gives Kendall's tau and Spearman's rho on ordinal ranks (the paper's point estimates) and Pearson's r on raw
+scores for every pair of benchmark columns, with percentile bootstrap intervals over models. The bootstrap
+computes tau-b and Spearman's rho with average ranks on each resample's raw scores, so that a model drawn twice
+is a tied pair (neither concordant nor discordant) rather than a concordant one, which ordinal re-ranking of a
+resample would make it and which biases the intervals upward.
 """
 
 from __future__ import annotations
@@ -180,10 +183,33 @@ def _kendall_untied_rows(rx: np.ndarray, ry: np.ndarray) -> np.ndarray:
     return s.sum(axis=-1) / (n * (n - 1) / 2)
 
 
+def _kendall_tau_b_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b row by row of two (B, n) arrays of raw scores (``scipy.stats.kendalltau`` default).
+
+    tau-b = (C - D) / sqrt((n0 - n1) (n0 - n2)), n0 = n (n - 1) / 2 pairs, n1 / n2 the pairs tied in x / y;
+    NaN where either row is constant. A pair tied in x or y counts in neither C nor D.
+    """
+    n = x.shape[-1]
+    i, j = np.triu_indices(n, k=1)
+    sx = np.sign(x[..., i] - x[..., j])
+    sy = np.sign(y[..., i] - y[..., j])
+    n0 = n * (n - 1) / 2
+    den = np.sqrt((n0 - (sx == 0).sum(axis=-1)) * (n0 - (sy == 0).sum(axis=-1)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (sx * sy).sum(axis=-1) / np.where(den > 0, den, 1.0), np.nan)
+
+
 def _pair_statistics(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(tau on ordinal ranks, rho on ordinal ranks, Pearson r on scores) for rows of (B, n) arrays."""
-    rx, ry = ordinal_ranks(x), ordinal_ranks(y)
-    return _kendall_untied_rows(rx, ry), _pearson_rows(rx.astype(float), ry.astype(float)), _pearson_rows(x, y)
+    """(Kendall tau-b, Spearman rho, Pearson r) on the raw scores, row by row of two (B, n) arrays.
+
+    These are the bootstrap statistics of :func:`benchmark_correlations`. Ties, including the duplicates a
+    resample with replacement creates, stay ties: tau-b leaves tied pairs out, Spearman's rho uses average
+    ranks (``scipy.stats.spearmanr``). Ordinal ranks would break a duplicated model's tie the same way in both
+    columns and count it as concordant, pulling every resample towards +1.
+    """
+    ax = _sps.rankdata(x, method="average", axis=-1)
+    ay = _sps.rankdata(y, method="average", axis=-1)
+    return _kendall_tau_b_rows(x, y), _pearson_rows(ax, ay), _pearson_rows(x, y)
 
 
 def benchmark_correlations(
@@ -205,11 +231,14 @@ def benchmark_correlations(
     - ``kendall_tau_b``: tau-b on the raw scores (ties kept as ties; ``scipy.stats.kendalltau`` default), the
       order-independent alternative; it differs from ``kendall_tau`` only when a column has tied scores;
     - ``spearman_rho``: Spearman's rho between the ordinal ranks; ``pearson_r``: Pearson's r on raw scores;
-    - ``<stat>_lo`` / ``<stat>_hi``: percentile bootstrap interval at ``level`` over models (rows resampled
-      with replacement, ``n_bootstrap`` rounds, ``numpy.random.default_rng(seed)``; each resample is ranked
-      the same way, so a model drawn twice counts as a concordant pair under ordinal ranking; resamples where a
-      statistic is undefined, e.g. a constant column, are left out). With ten models these intervals are
-      wide and rough: read them as a scale of uncertainty, not as exact coverage;
+    - ``kendall_tau_lo`` / ``_hi``, ``spearman_rho_lo`` / ``_hi``, ``pearson_r_lo`` / ``_hi``: percentile
+      bootstrap interval at ``level`` over models (rows resampled with replacement, ``n_bootstrap`` rounds,
+      ``numpy.random.default_rng(seed)``; resamples where a statistic is undefined, e.g. a constant column, are
+      left out). On each resample Kendall's tau is computed as **tau-b on the raw scores** and Spearman's rho
+      with **average ranks**, so that a model drawn twice is a tie, not a concordant pair (ordinal re-ranking of
+      a resample would bias the interval upward). The tau interval is therefore the interval of tau-b; it
+      brackets both point estimates in practice, which differ only when a column has tied scores. With ten
+      models these intervals are wide and rough: read them as a scale of uncertainty, not as exact coverage;
     - ``n_models``.
 
     ``benchmarks`` defaults to every numeric column except ``models`` and interval columns ending in

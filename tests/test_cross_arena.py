@@ -6,18 +6,24 @@ import polars as pl
 import pytest
 from scipy import stats as sps
 
+from analysis_lib import cross_arena, data
 from analysis_lib.cross_arena import (
     INTENT_ORDER,
     SEARCH_ARENA_NON_SEARCH_MODEL,
     TEXT_ARENA_SEARCH_MODEL,
     TextArenaFormatError,
+    compare_tie_shares,
+    fact_synth_transcription,
+    intent_tests,
     load_text_arena,
     load_text_arena_report,
     orient_votes,
     search_arena_cross_battles,
+    text_arena_kind,
     vote_shares_long,
     vote_table,
 )
+from analysis_lib.fetch import published
 from analysis_lib.simulate.text_arena import PLANTED_COUNTS, planted_counts, text_arena
 
 S, NS = TEXT_ARENA_SEARCH_MODEL, "gemini-2.5-pro-exp-03-25"
@@ -193,3 +199,99 @@ def test_simulator_is_seeded_and_sample_source_works():
     assert a == b and a != c
     frame, report = load_text_arena_report("sample:60", seed=1)
     assert frame.height == 60 and report.source == "sample:60"
+
+
+# ------------------------------------------------------------------------ sources named "sample..."
+
+
+def test_file_named_sample_is_read_as_a_file(tmp_path, monkeypatch):
+    # a real file whose name starts with "sample" must not be replaced by the simulator
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sample_real.jsonl").write_text("\n".join(json.dumps(r) for r in [_row(), _row(winner="tie")]) + "\n")
+    frame, report = load_text_arena_report("sample_real.jsonl")
+    assert frame.height == 2 and report.source == "sample_real.jsonl"
+    assert frame["vote"].to_list() == ["search", "tie"]
+    assert text_arena_kind("sample_real.jsonl") == "real"
+
+
+def test_path_with_colon_under_samples_is_read_as_a_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "samples").mkdir()
+    (tmp_path / "samples" / "x:y.jsonl").write_text(json.dumps(_row()) + "\n")
+    frame = load_text_arena("samples/x:y.jsonl")
+    assert frame.height == 1
+    assert text_arena_kind("samples/x:y.jsonl") == "real"
+    with pytest.raises(FileNotFoundError):
+        load_text_arena("samples/missing.jsonl")
+
+
+def test_sample_sources_use_the_simulator():
+    frame, report = load_text_arena_report("sample")
+    assert frame.height == 544 and report.source == "sample"
+    assert text_arena_kind("sample") == text_arena_kind("sample:60") == "simulated"
+    with pytest.raises(ValueError, match="sample:N"):
+        load_text_arena("sample:abc")
+
+
+def test_winners_are_the_shared_constant():
+    assert not hasattr(cross_arena, "WINNERS") or cross_arena.WINNERS is data.WINNERS
+
+
+# ----------------------------------------------------------------------------- ties, per-intent tests
+
+
+def _table(counts):
+    rows = []
+    for intent, (s, ns, t) in counts.items():
+        for vote, k in (("search", s), ("non-search", ns), ("tie", t)):
+            rows += [{"intent": intent, "vote": vote}] * k
+    return vote_table(pl.DataFrame(rows))
+
+
+def test_compare_tie_shares():
+    text = _table({"Factual Lookup": (5, 3, 2), "Analysis": (1, 1, 8), "Guidance": (2, 2, 6),
+                   "Creative Generation": (3, 0, 7), "Explanation": (4, 4, 2), "Other": (0, 0, 10)})
+    search = _table({"Factual Lookup": (6, 3, 1), "Analysis": (4, 4, 2), "Guidance": (3, 3, 4),
+                     "Creative Generation": (5, 4, 1), "Explanation": (3, 3, 4)})
+    cmp = compare_tie_shares(text, search)
+    # Analysis 0.8, Guidance 0.6 and Creative Generation 0.7: highest first
+    assert cmp.most_tied == ("Analysis", "Creative Generation", "Guidance")
+    assert cmp.overall_first == pytest.approx(35 / 60) and cmp.overall_second == pytest.approx(12 / 50)
+    assert cmp.overall_difference == pytest.approx(35 / 60 - 12 / 50)
+    row = cmp.by_intent.filter(pl.col("intent") == "Analysis").row(0, named=True)
+    assert row["share_tie_first"] == pytest.approx(0.8) and row["difference"] == pytest.approx(0.6)
+    assert cmp.by_intent["share_tie_first"].drop_nans().max() <= 1  # fractions, not percentages
+    # five intents with battles in both; Explanation has the higher share in the second table
+    assert (cmp.n_first_higher, cmp.n_compared) == (4, 5)
+    assert compare_tie_shares(text, search, k=1).most_tied == ("Analysis",)
+    with pytest.raises(ValueError, match="k must"):
+        compare_tie_shares(text, search, k=0)
+
+
+def test_intent_tests_two_sided_and_holm():
+    from statsmodels.stats.multitest import multipletests
+
+    table = _table({"Factual Lookup": (27, 12, 30), "Info Synthesis": (14, 7, 15), "Text Processing": (15, 25, 30),
+                    "Other": (10, 2, 0)})
+    out = intent_tests(table)
+    assert out["intent"].to_list() == table["intent"].to_list()
+    fact = out.filter(pl.col("intent") == "Factual Lookup").row(0, named=True)
+    assert fact["p_two_sided"] == pytest.approx(sps.binomtest(27, 39).pvalue)
+    assert fact["p_two_sided"] == pytest.approx(2 * fact["p_value"])  # the observed-direction value is half
+    fam = out.filter(pl.col("in_family") & pl.col("p_two_sided").is_not_nan())
+    assert fam.height == 3  # Other is outside the family; intents without decisive votes drop out
+    expected = multipletests(fam["p_two_sided"].to_numpy(), method="holm")[1]
+    assert fam["p_two_sided_holm"].to_list() == pytest.approx(list(expected))
+    assert out.filter(pl.col("intent") == "Other")["p_two_sided_holm"].is_nan().all()
+
+
+def test_fact_synth_transcription_reads_published_list():
+    f1 = pl.read_csv(published("search_arena_table_f1_cross_benchmark"))
+    authors = pl.read_csv(published("search_arena_authors_fact_synth_list"))
+    res = fact_synth_transcription(f1, authors)
+    assert round(res.table["pearson_r"], 3) == 0.771 and round(res.authors["pearson_r"], 3) == 0.675
+    assert round(res.table["kendall_tau"], 3) == round(res.authors["kendall_tau"], 3) == 0.511
+    assert res.repeated == (56.8, 54.8) and res.missing == (54.5, 30.3)
+    assert res.positions == (6, 7, 8, 9, 10)
+    with pytest.raises(ValueError, match="same models"):
+        fact_synth_transcription(f1, authors.head(9))

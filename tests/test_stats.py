@@ -105,18 +105,22 @@ def test_correlations_match_scipy():
         assert row["pearson_r"] == pytest.approx(sps.pearsonr(x, y).statistic, abs=1e-12)
 
 
-def test_vectorised_bootstrap_statistics_match_scipy():
+def test_vectorised_bootstrap_statistics_match_scipy_with_ties():
+    # the bootstrap statistics keep ties as ties: tau-b and Spearman (average ranks) on the raw scores
     from analysis_lib.stats import _pair_statistics
 
     rng = np.random.default_rng(3)
-    x = rng.integers(0, 6, size=(30, 10)).astype(float)
+    x = rng.integers(0, 6, size=(30, 10)).astype(float)  # many ties
     y = rng.normal(size=(30, 10))
+    y[:, 3] = y[:, 7]  # a duplicated model: tied in both columns
+    x[:, 3] = x[:, 7]
     tau, rho, r = _pair_statistics(x, y)
     for b in range(30):
-        rx, ry = sps.rankdata(-x[b], method="ordinal"), sps.rankdata(-y[b], method="ordinal")
-        assert tau[b] == pytest.approx(sps.kendalltau(rx, ry).statistic, abs=1e-12)
-        assert rho[b] == pytest.approx(sps.spearmanr(rx, ry).statistic, abs=1e-12)
+        assert tau[b] == pytest.approx(sps.kendalltau(x[b], y[b]).statistic, abs=1e-12)
+        assert rho[b] == pytest.approx(sps.spearmanr(x[b], y[b]).statistic, abs=1e-12)
         assert r[b] == pytest.approx(sps.pearsonr(x[b], y[b]).statistic, abs=1e-12)
+    const = _pair_statistics(np.ones((1, 5)), np.arange(5.0)[None])
+    assert all(np.isnan(v[0]) for v in const)
 
 
 def test_bootstrap_is_seeded_and_brackets_estimate():
@@ -127,6 +131,39 @@ def test_bootstrap_is_seeded_and_brackets_estimate():
     for stat in ("kendall_tau", "spearman_rho", "pearson_r"):
         assert (a[f"{stat}_lo"] <= a[f"{stat}_hi"]).all()
         assert (a[f"{stat}_lo"] <= a[stat] + 1e-9).all()
+        assert (a[stat] <= a[f"{stat}_hi"] + 1e-9).all()
+    assert (a["kendall_tau_lo"] <= a["kendall_tau_b"] + 1e-9).all()
+    assert (a["kendall_tau_b"] <= a["kendall_tau_hi"] + 1e-9).all()
+
+
+def test_bootstrap_duplicates_are_ties_not_concordant_pairs():
+    # Perfectly reversed ranking: every resample's distinct pairs are discordant, so tau-b and rho are -1 in
+    # every resample. Ordinal re-ranking of a resample counted a model drawn twice as concordant, pulling the
+    # interval above -1.
+    n = 10
+    frame = pl.DataFrame({"model": [f"m{i}" for i in range(n)], "a": np.arange(n, dtype=float),
+                          "b": -np.arange(n, dtype=float)})
+    row = benchmark_correlations(frame, n_bootstrap=200, seed=0).row(0, named=True)
+    assert row["kendall_tau"] == pytest.approx(-1.0)
+    for stat in ("kendall_tau", "spearman_rho", "pearson_r"):
+        assert row[f"{stat}_lo"] == pytest.approx(-1.0) and row[f"{stat}_hi"] == pytest.approx(-1.0)
+
+
+def test_bootstrap_tau_is_centred_on_the_sample_tau():
+    # The reviewer's case: 10 random pairs with tau = -0.467. The bootstrap mean of tau-b over resamples is
+    # -0.462; ordinal re-ranking of resamples gave -0.318 (biased upward by about 0.15).
+    from analysis_lib.stats import _kendall_untied_rows, _pair_statistics
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=10), rng.normal(size=10)
+    tau = sps.kendalltau(x, y).statistic
+    assert round(tau, 3) == -0.467
+    idx = rng.integers(0, 10, size=(4000, 10))
+    boot_tau, boot_rho, _ = _pair_statistics(x[idx], y[idx])
+    assert np.nanmean(boot_tau) == pytest.approx(tau, abs=0.03)
+    assert np.nanmean(boot_rho) == pytest.approx(sps.spearmanr(x, y).statistic, abs=0.04)
+    ordinal = _kendall_untied_rows(ordinal_ranks(x[idx]), ordinal_ranks(y[idx]))
+    assert ordinal.mean() - tau > 0.1  # the bias the fix removes
 
 
 def test_correlations_reject_bad_columns():
@@ -168,13 +205,14 @@ def test_paper_table_f1_pearson_r(f1_correlations, pair):
 def test_paper_table_f1_fact_synth_pearson_documented_difference(f1_correlations):
     # Documented difference: the paper's r = 0.675 for Search Arena (Fact+Synth) vs ArenaHard-v2 does not
     # follow from Table F.1's own Fact+Synth column, which gives r = 0.771. The authors' notebook computes the
-    # correlations from a hand-typed Fact+Synth list that repeats 56.8 and 54.8 and leaves out 54.5 and 30.3
-    # (a shifted transcription of the table); that list gives 0.675 (and the same tau, 0.511).
+    # correlations from a hand-typed Fact+Synth list (published/search_arena_authors_fact_synth_list.csv) that
+    # repeats 56.8 and 54.8 and leaves out 54.5 and 30.3; that list gives 0.675 (and the same tau, 0.511).
     assert round(_pair(f1_correlations, "fact_synth", "arenahard_v2")["pearson_r"], 3) == 0.771
     table = pl.read_csv(published("search_arena_table_f1_cross_benchmark"))
-    shifted = [68.8, 68.3, 59.9, 58.8, 56.8, 56.8, 54.8, 54.8, 42.8, 36.2]
+    authors = pl.read_csv(published("search_arena_authors_fact_synth_list"))
+    assert authors["model"].to_list() == table["model"].to_list()
     ah = table["arenahard_v2"].to_numpy()
-    assert round(sps.pearsonr(shifted, ah).statistic, 3) == 0.675
+    assert round(sps.pearsonr(authors["fact_synth_authors"].to_numpy(), ah).statistic, 3) == 0.675
 
 
 def test_paper_table_f1_simpleqa_tau_needs_ordinal_ranks(f1_correlations):
