@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from analysis_lib.llm import NOT_RUN, LLMClient, RunStats, Task, fill, load_prompt
+from analysis_lib.llm import NOT_RUN, LLMClient, ReplyError, RunStats, Task, clip_text, fill, load_prompt
 
 #: The paper's three models (Appendix C.1 and C.2).
 PAPER_MODELS = {"propose": "gpt-4.1", "reduce": "o3", "rank": "gpt-4.1-mini"}
@@ -88,14 +88,14 @@ def parse_bullets(content: str) -> dict[str, list[str]]:
         if len(text) >= 3:
             props.append(text)
     if not props:
-        raise ValueError("no bulleted or numbered properties in the reply")
+        raise ReplyError("no bulleted or numbered properties in the reply")
     return {"properties": props}
 
 
 def parse_yes_no(content: str) -> dict[str, bool]:
     m = re.match(r"^\W*(yes|no)\b", content.strip(), flags=re.I)
     if not m:
-        raise ValueError(f"expected Yes or No, got {content[:40]!r}")
+        raise ReplyError(f"expected Yes or No, got a reply of {len(content)} characters")  # never quote it
     return {"satisfies": m.group(1).lower() == "yes"}
 
 
@@ -105,11 +105,6 @@ PROPERTIES_SCHEMA = {
     "required": ["properties"],
 }
 YES_NO_SCHEMA = {"type": "object", "properties": {"satisfies": {"type": "boolean"}}, "required": ["satisfies"]}
-
-
-def _clip(text: str, n: int = MAX_CHARS) -> str:
-    text = str(text).strip()
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def propose_task(kind: str) -> Task:
@@ -185,13 +180,15 @@ def _propose_items(kind: str, a: Sequence[Any], b: Sequence[Any], pool_a: np.nda
         if kind == "prompts":
             sa = rng.choice(pool_a, size=min(settings.samples_per_group, len(pool_a)), replace=False)
             sb = rng.choice(pool_b, size=min(settings.samples_per_group, len(pool_b)), replace=False)
-            text = ("Group A:\n" + "\n".join(f"{i + 1}. {_clip(a[j])}" for i, j in enumerate(sa))
-                    + "\n\nGroup B:\n" + "\n".join(f"{i + 1}. {_clip(b[j])}" for i, j in enumerate(sb)))
+            text = ("Group A:\n" + "\n".join(f"{i + 1}. {clip_text(a[j], MAX_CHARS)}" for i, j in enumerate(sa))
+                    + "\n\nGroup B:\n"
+                    + "\n".join(f"{i + 1}. {clip_text(b[j], MAX_CHARS)}" for i, j in enumerate(sb)))
         else:  # paired responses: a[j] and b[j] answer the same question
             s = rng.choice(pool_a, size=min(settings.samples_per_group, len(pool_a)), replace=False)
             text = "\n\n".join(
-                f"User question: {_clip(a[j]['question'])}\n\nModel A: {_clip(a[j]['answer'])}\n\n"
-                f"Model B: {_clip(b[j]['answer'])}" for j in s
+                f"User question: {clip_text(a[j]['question'], MAX_CHARS)}\n\n"
+                f"Model A: {clip_text(a[j]['answer'], MAX_CHARS)}\n\n"
+                f"Model B: {clip_text(b[j]['answer'], MAX_CHARS)}" for j in s
             )
         items.append({"round": r, "text": text})
     return items
@@ -259,8 +256,9 @@ def describe_differences(
     for h in properties:
         for group, idx, data in (("a", val_a, group_a), ("b", val_b, group_b)):
             for j in idx:
-                item = ({"text": _clip(data[j])} if kind == "prompts"
-                        else {"question": _clip(data[j]["question"]), "answer": _clip(data[j]["answer"])})
+                item = ({"text": clip_text(data[j], MAX_CHARS)} if kind == "prompts"
+                        else {"question": clip_text(data[j]["question"], MAX_CHARS),
+                              "answer": clip_text(data[j]["answer"], MAX_CHARS)})
                 checks.append({**item, "hypothesis": h, "_group": group})
     ranked = client.run(rank_task(kind), [{k: v for k, v in c.items() if k != "_group"} for c in checks],
                         model=models["rank"], desc="validate")

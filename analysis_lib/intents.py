@@ -232,21 +232,51 @@ def _check_labels(*seqs: Sequence[str]) -> None:
             raise ValueError(f"labels {bad} are not among the nine intent categories {list(INTENT_LABELS)}")
 
 
+#: ``status`` of an :func:`annotate_sample` row whose prompt was not sent (``error`` says why).
+SKIPPED = "skipped"
+
+
+def skip_reason(prompt: str | None) -> str | None:
+    """Why a prompt is not sent for annotation, or None: a missing or blank prompt, or the release's moderation
+    placeholder (:data:`analysis_lib.data.MODERATION_PROMPT`, which replaced the user's text)."""
+    from analysis_lib.data import MODERATION_PROMPT
+
+    if prompt is None or not prompt.strip():
+        return "skipped: no user prompt"
+    if prompt.strip() == MODERATION_PROMPT:
+        return "skipped: moderation placeholder"
+    return None
+
+
 def annotate_sample(battles: pl.DataFrame, client: LLMClient, n: int = 150, *, seed: int = 0,
                     model: str | None = None) -> pl.DataFrame:
     """Re-annotate ``n`` randomly drawn conversations' first prompts and put the release's labels beside ours.
 
-    Columns: ``conv_id``, ``prompt``, ``language``, ``release_primary``, ``release_secondary``, then
-    :func:`classify_intents`' columns. The release's labels are GPT-4.1's (the paper's pipeline), so agreement
-    with them measures reproducibility of the pipeline, not agreement with humans.
+    Returns one row per drawn conversation with columns ``conv_id``, ``prompt``, ``language``,
+    ``release_primary``, ``release_secondary``, ``primary_intent``, ``secondary_intent``, ``reasoning``,
+    ``status`` and ``error`` (as in :func:`classify_intents`). Prompts that are missing, blank or the moderation
+    placeholder are not sent to the model: their row has ``status == "skipped"`` and the reason in ``error``
+    (count them with ``status``). The release's labels are GPT-4.1's (the paper's pipeline), so agreement with
+    them measures reproducibility of the pipeline, not agreement with humans.
     """
     sample = battles.sample(n=min(n, battles.height), seed=seed, shuffle=True)
-    ours = classify_intents(sample["prompt"].to_list(), client, model=model)
+    prompts = sample["prompt"].to_list()
+    reasons = [skip_reason(p) for p in prompts]
+    send = [i for i, r in enumerate(reasons) if r is None]
+    labelled = classify_intents([prompts[i] for i in send], client, model=model)
+    rows = {i: r for i, r in zip(send, labelled.iter_rows(named=True), strict=True)}
+    empty = {"primary_intent": None, "secondary_intent": None, "reasoning": None}
+    ours = [rows.get(i) or {**empty, "status": SKIPPED, "error": reasons[i]} for i in range(len(prompts))]
+    ours_frame = pl.DataFrame(
+        [{k: r[k] for k in ("primary_intent", "secondary_intent", "reasoning", "status", "error")} for r in ours],
+        schema={"primary_intent": pl.String, "secondary_intent": pl.String, "reasoning": pl.String,
+                "status": pl.String, "error": pl.String},
+    )
     return sample.select(
-        "conv_id", "language",
+        "conv_id", pl.col("prompt").cast(pl.String), "language",
         pl.col("primary_intent").alias("release_primary"),
         pl.col("secondary_intent").alias("release_secondary"),
-    ).hstack(ours)
+    ).hstack(ours_frame)
 
 
 def sample_agreement(annotated: pl.DataFrame) -> dict[str, float]:

@@ -2,7 +2,8 @@
 
 The release labels each conversation with a list of language names (``languages``; the tidy frame's
 ``language`` is its first element, the prompt language). :func:`language_shares` gives the top-k shares and
-:func:`multilingual_share` the share of conversations with more than one language. For prompts without a
+:func:`multilingual_share` the share of conversations with more than one language; both are fractions 0–1 of
+all conversations in the frame (unlabelled ones included in the base). For prompts without a
 label, :func:`detect_languages` runs the offline py3langid classifier and maps ISO 639-1 codes to English
 language names with pycountry ("Chinese", "Russian", ...), the naming the release uses.
 """
@@ -22,10 +23,13 @@ def _first_language(frame: pl.DataFrame) -> pl.Series:
 
 
 def language_shares(frame: pl.DataFrame, top_k: int | None = 15) -> pl.DataFrame:
-    """Share of conversations per prompt language: columns ``language``, ``count``, ``share`` (0–1).
+    """Share of conversations per prompt language: columns ``language``, ``count``, ``share``.
 
-    Conversations without a label (null or empty list) are not listed but stay in the denominator: shares are
-    relative to every conversation. Sorted by count; ``top_k`` rows kept (``None`` keeps all).
+    ``share`` is a fraction (0–1; notebooks format it as %) whose base is **every conversation in** ``frame``,
+    labelled or not: conversations without a language (null, or an empty ``languages`` list) are not listed but
+    stay in the denominator, so the listed shares add up to the labelled fraction, not to 1. (This differs from
+    :func:`analysis_lib.dataset.shares`, whose base leaves nulls out; on the release, where every conversation
+    is labelled, the two agree.) Sorted by count; ``top_k`` rows kept (``None`` keeps all).
     """
     lang = _first_language(frame).alias("language")
     counts = lang.drop_nulls().value_counts(sort=True, name="count")
@@ -40,7 +44,11 @@ def n_languages(frame: pl.DataFrame, min_count: int = 1) -> int:
 
 
 def multilingual_share(frame: pl.DataFrame) -> float:
-    """Share of conversations whose ``languages`` list has more than one distinct language."""
+    """Share (0–1) of conversations whose ``languages`` list has more than one distinct language.
+
+    Base: every conversation in ``frame``; one without a list (null) or with an empty list counts as not
+    multilingual.
+    """
     n = frame["languages"].list.unique().list.len().fill_null(0)
     return float((n > 1).mean())
 

@@ -30,6 +30,11 @@ Behaviour:
 - **Structured outputs.** A reply is parsed by the task's ``parse`` (JSON by default) and validated against the
   task's schema with ``jsonschema``; a malformed or invalid reply is requested again up to
   ``max_parse_retries`` times, then recorded as a failure with its reason.
+- **Redacted errors.** A failure is recorded as its kind only: the HTTP status with its standard reason phrase
+  (and the API's error code when it is a bare identifier), the exception class of a connection error, or what
+  was wrong with a reply (not JSON, which schema rule failed). The text of a request, of an error body or of a
+  reply is never put in an error message, a log line or a result: inputs may be benchmark items that must not be
+  printed (BrowseComp), and servers and models quote their input back.
 - **Accounting.** :class:`RunStats` per run (``client.last_stats``): requests, retries, cache hits, failures by
   reason, prompt and completion tokens, and the cost when a price table is given.
 """
@@ -37,6 +42,7 @@ Behaviour:
 from __future__ import annotations
 
 import hashlib
+import http
 import http.client
 import json
 import logging
@@ -47,6 +53,7 @@ import socket
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -289,9 +296,72 @@ def _dtype(prop: Mapping[str, Any]) -> pl.DataType:
     return pl.Object
 
 
-def _short(text: Any, n: int = 160) -> str:
-    s = str(text).replace("\n", " ")
+def clip_text(text: Any, n: int, *, collapse: bool = False) -> str:
+    """``text`` cut to at most ``n`` characters, ending in "…" when cut. Surrounding whitespace is stripped;
+    with ``collapse`` every run of whitespace (newlines included) becomes one space."""
+    s = " ".join(str(text).split()) if collapse else str(text).strip()
     return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def safe_url(url: str | None) -> str:
+    """``scheme://host[:port]/path`` of ``url``: user name, password, query and fragment dropped (a key can be
+    embedded in any of them), so the result can be printed."""
+    if not url:
+        return ""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{parts.scheme}://{host}{f':{port}' if port else ''}{parts.path}".rstrip("/")
+
+
+class ReplyError(ValueError):
+    """A reply a task's ``parse`` cannot read. Its message must describe the problem without quoting the reply:
+    it is recorded as the item's error (other exceptions from ``parse`` are recorded by class name only)."""
+
+
+_IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,39}$")
+
+
+def _http_reason(status: int, body: bytes, secret: str | None = None) -> str:
+    """``HTTP <status> <standard phrase>`` plus the API's error ``code`` / ``type`` when it is a bare identifier
+    (``context_length_exceeded``) other than ``secret``; the server's message is never included (it may quote
+    the request)."""
+    try:
+        phrase = http.HTTPStatus(status).phrase
+    except ValueError:
+        phrase = ""
+    out = f"HTTP {status}" + (f" {phrase}" if phrase else "")
+    try:
+        err = json.loads(body).get("error")
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        err = None
+    if isinstance(err, dict):
+        code = next((str(err[k]) for k in ("code", "type")
+                     if isinstance(err.get(k), str | int) and _IDENTIFIER.match(str(err[k]))
+                     and not (secret and secret in str(err[k]))), None)
+        if code:
+            out += f" ({code})"
+    return out
+
+
+def _reply_problem(err: BaseException) -> str:
+    """What was wrong with a reply, without quoting it."""
+    import jsonschema
+
+    if isinstance(err, jsonschema.ValidationError):
+        path = [str(p) for p in err.absolute_path]
+        where = "/".join(p for p in path if _IDENTIFIER.match(p) or p.isdigit()) or "root"
+        return f"schema rule '{err.validator}' failed at {where}"
+    if isinstance(err, json.JSONDecodeError):
+        return f"not JSON ({err.msg} at char {err.pos})"
+    if isinstance(err, ReplyError):
+        return clip_text(err, 120, collapse=True)
+    return type(err).__name__
 
 
 class LLMClient:
@@ -361,12 +431,12 @@ class LLMClient:
                 f"offline={self.offline}, cache={str(self.cache.dir)!r})")
 
     def describe(self) -> str:
-        """One line for a notebook: whether an endpoint is configured, the model, the cache (never the key)."""
+        """One line for a notebook: the endpoint (``scheme://host[:port]/path`` only: credentials and query
+        dropped, see :func:`safe_url`), the model and the cache; never the key."""
         if self.offline:
             mode = "offline (cache only)"
         elif self.base_url:
-            host = re.sub(r"^https?://([^/]+).*$", r"\1", self.base_url)
-            mode = f"endpoint {host}"
+            mode = f"endpoint {safe_url(self.base_url)}"
         else:
             mode = "no endpoint configured (cache only)"
         return f"LLM: {mode}; default model {self.model}; {len(self.cache):,} cached results in {self.cache.dir}"
@@ -402,14 +472,15 @@ class LLMClient:
                     raise _Transient(f"unreadable response body ({type(err).__name__})") from None
             except urllib.error.HTTPError as err:
                 status = err.code
-                detail = _short(err.read().decode("utf-8", "replace"), 200) if err.fp else ""
-                if key and key in detail:  # never echo the key, should a server quote it back
-                    detail = detail.replace(key, "***")
+                try:
+                    err_body = err.read(4096) if err.fp else b""
+                except (OSError, http.client.HTTPException):
+                    err_body = b""
                 if status == 429 or status >= 500:
-                    reason = f"HTTP {status}"
+                    reason = _http_reason(status, err_body, key)
                     retry_after = err.headers.get("Retry-After") if err.headers else None
                 else:
-                    raise LLMRequestError(f"HTTP {status}: {detail}") from None
+                    raise LLMRequestError(_http_reason(status, err_body, key)) from None
             except _Transient as err:
                 reason = str(err)
             except (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout,
@@ -448,7 +519,7 @@ class LLMClient:
                     return {"status": "ok", "value": value, "error": None, "cached": True}
                 except Exception as err:  # noqa: BLE001 - a cached reply that no longer validates
                     return {"status": "failed", "value": None, "cached": True,
-                            "error": f"cached reply invalid: {_short(err)}"}
+                            "error": f"cached reply invalid: {_reply_problem(err)}"}
             return {"status": "failed", "value": None, "error": record.get("error"), "cached": True}
         if not self.available:
             return {"status": NOT_RUN, "value": None, "error": self.not_run_reason(), "cached": False}
@@ -481,7 +552,7 @@ class LLMClient:
                 _validate(value, task.schema)
             except Exception as err:  # noqa: BLE001 - any parse or schema error is a malformed reply
                 trunc = " (truncated: finish_reason=length)" if finish == "length" else ""
-                error = f"invalid reply{trunc}: {_short(err)}"
+                error = f"invalid reply{trunc}: {_reply_problem(err)}"
                 continue
             self.cache.put(key, {"key": key, "task": task.name, "model": model, "messages": messages,
                                  "params": params, "status": "ok", "content": content,

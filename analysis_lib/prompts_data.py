@@ -18,6 +18,7 @@ import os
 
 import polars as pl
 
+from analysis_lib.data import words_expr
 from analysis_lib.fetch import fetch
 
 PROMPT_FILES = {"simpleqa": "search_arena_vs_simpleqa", "browsecomp": "search_arena_vs_browsecomp"}
@@ -99,11 +100,6 @@ def response_pairs(arena: str, intent: str, *, cache_dir=None) -> pl.DataFrame:
     return s.join(n, on="question", how="inner", maintain_order="left")
 
 
-def length_words(texts: list[str]) -> list[int]:
-    """Whitespace word counts (the paper's prompt length)."""
-    return [len(t.split()) for t in texts]
-
-
 # ------------------------------------------------------------------------------ external datasets (SA-G)
 
 #: Hugging Face ids of the Appendix G comparison datasets. WildChat: the non-toxic release the paper samples
@@ -118,11 +114,12 @@ class ExternalDataUnavailable(RuntimeError):
 
 
 def _turns_frame(rows: list[tuple[int, str]], name: str) -> pl.DataFrame:
-    return pl.DataFrame(
-        {"dataset": [name] * len(rows), "turns": [r[0] for r in rows], "prompt": [r[1] for r in rows],
-         "prompt_words": length_words([r[1] for r in rows])},
-        schema={"dataset": pl.String, "turns": pl.Int64, "prompt": pl.String, "prompt_words": pl.Int64},
+    frame = pl.DataFrame(
+        {"dataset": [name] * len(rows), "turns": [r[0] for r in rows], "prompt": [r[1] for r in rows]},
+        schema={"dataset": pl.String, "turns": pl.Int64, "prompt": pl.String},
     )
+    # whitespace word count (the paper's prompt length), the same count the battle data uses
+    return frame.with_columns(words_expr(pl.col("prompt")).cast(pl.Int64).alias("prompt_words"))
 
 
 def _require_hub(dataset_id: str, timeout_s: float) -> None:

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from analysis_lib.llm import LLMClient, Task, fill, load_prompt
+from analysis_lib.llm import LLMClient, Task, clip_text, fill, load_prompt
 
 log = logging.getLogger(__name__)
 
@@ -335,7 +335,7 @@ def _labels(topics: pl.DataFrame, assignments: pl.DataFrame, client: LLMClient |
             continue
         examples = (assignments.filter(pl.col("topic") == t).sort("centrality", descending=True)
                     .head(n_examples)["text"].to_list())
-        shown = "\n".join(f"- {_clip(e, 400)}" for e in examples)
+        shown = "\n".join(f"- {clip_text(e, 400, collapse=True)}" for e in examples)
         items.append({"keywords": ", ".join(kw), "examples": shown})
         positions.append(pos)
     df = client.run(label_task(), items, model=label_model or client.paper_model(PAPER_LABEL_MODEL),
@@ -347,23 +347,22 @@ def _labels(topics: pl.DataFrame, assignments: pl.DataFrame, client: LLMClient |
     return out
 
 
-def _clip(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def topic_examples(topics: pl.DataFrame, assignments: pl.DataFrame, k: int = 3, max_chars: int = 160,
                    top: int | None = 20) -> pl.DataFrame:
-    """The ``k`` most central prompts of each topic (clipped to ``max_chars``): topic, label, share, examples."""
+    """The ``k`` most central prompts of each clustered topic (clipped to ``max_chars``, whitespace collapsed).
+
+    Columns: ``topic``, ``label``, ``share`` and ``share_clustered`` (as in :func:`fit_topics`: fractions 0–1
+    of all texts and of clustered texts), ``examples`` (joined with " · "). The first ``top`` topics by size.
+    """
     rows = []
-    for t, label, share in topics.filter(pl.col("topic") >= 0).head(top or len(topics)).select(
-        "topic", "label", "share").iter_rows():
+    for t, label, share, share_cl in topics.filter(pl.col("topic") >= 0).head(top or len(topics)).select(
+        "topic", "label", "share", "share_clustered").iter_rows():
         ex = (assignments.filter(pl.col("topic") == t).sort("centrality", descending=True).head(k)["text"]
               .to_list())
-        rows.append({"topic": t, "label": label, "share": share,
-                     "examples": " · ".join(_clip(e, max_chars) for e in ex)})
+        rows.append({"topic": t, "label": label, "share": share, "share_clustered": share_cl,
+                     "examples": " · ".join(clip_text(e, max_chars, collapse=True) for e in ex)})
     return pl.DataFrame(rows, schema={"topic": pl.Int64, "label": pl.String, "share": pl.Float64,
-                                      "examples": pl.String})
+                                      "share_clustered": pl.Float64, "examples": pl.String})
 
 
 def topic_summary(topics: pl.DataFrame) -> dict[str, Any]:

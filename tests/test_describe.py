@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -37,8 +38,9 @@ def test_parse_bullets_and_yes_no():
         describe.parse_bullets("no list here")
     assert describe.parse_yes_no("Yes.")["satisfies"] is True
     assert describe.parse_yes_no("**No**")["satisfies"] is False
-    with pytest.raises(ValueError):
-        describe.parse_yes_no("Maybe")
+    with pytest.raises(ValueError) as err:
+        describe.parse_yes_no("Maybe, the secret question is about comets")
+    assert "comet" not in str(err.value)  # the reply is never quoted in the error
 
 
 def _responder(payload):
@@ -127,6 +129,12 @@ def test_paper_models_by_default(tmp_path, monkeypatch):
     assert set(describe.resolve_models(LLMClient(model="local", cache_dir=tmp_path)).values()) == {"local"}
 
 
+def test_external_prompt_words_match_split():
+    texts = ["  two\twords ", "", "line one\nline  two", "日本語 テキスト"]
+    frame = prompts_data._turns_frame([(1, t) for t in texts], "X")
+    assert frame["prompt_words"].to_list() == [len(t.split()) for t in texts]
+
+
 def test_mirrored_inputs(monkeypatch):
     monkeypatch.setenv("ANALYSIS_DATA_MIRROR", str(__import__("pathlib").Path(__file__).parents[2] / "shared" / "data"))
     assert len(prompts_data.benchmark_prompts("simpleqa")) == 4326
@@ -135,3 +143,50 @@ def test_mirrored_inputs(monkeypatch):
     assert len(prompts_data.search_arena_prompts("all")) == 4747
     pairs = prompts_data.response_pairs("text_arena", "Factual Lookup")
     assert pairs.columns == ["question", "answer_search", "answer_non_search"] and pairs.height == 39
+
+
+#: Stands in for a BrowseComp problem: benchmark items must never be printed in the book.
+SECRET_PROBLEM = "Name the lighthouse keeper whose granddaughter patented a folding kayak in 1931 in Bergen"
+
+
+class _QuotingServer(FakeOpenAIServer):
+    """Refuses every request with a 400 whose message quotes the request, as real servers do."""
+
+    def _answer(self, h, payload, action):
+        body = json.dumps({"error": {"message": f"rejected: {json.dumps(payload)}", "type": "invalid_request_error",
+                                     "code": "content_filter"}}).encode()
+        self._send(h, 400, body)
+
+
+def _quoting_replies(payload):
+    """Proposals and checks that quote the input back and never say Yes or No."""
+    text = payload["messages"][0]["content"]
+    if "PROPERTY:" in text:
+        return f"I am not sure. The text was: {text[-400:]}"
+    return "* Mentions lighthouses\n* Asks for a name\n* Mentions a year"
+
+
+def test_failing_runs_never_echo_the_input(tmp_path, capsys):
+    group_a = [f"{SECRET_PROBLEM} (variant {i})" for i in range(40)]
+    group_b = [f"what is the weather in town {i}" for i in range(40)]
+    settings = Settings(rounds=2, samples_per_group=4, n_validation=10, top_k=3)
+    texts = []
+    with _QuotingServer() as srv:  # every request refused: the note says why
+        client = LLMClient(base_url=srv.base_url, model="m", cache_dir=tmp_path / "a", progress=False)
+        res = describe.describe_differences(group_a, group_b, client, name_a="BrowseComp", name_b="SA",
+                                            settings=settings)
+        assert srv.n_requests == 2 and SECRET_PROBLEM in json.dumps(srv.requests[0])
+    assert res.status == "failed"
+    assert res.note == "request failed: HTTP 400 Bad Request (content_filter)"
+    texts += [res.note, res.stats.summary()]
+    with FakeOpenAIServer(_quoting_replies) as srv:  # every check answered with a quote, never Yes / No
+        client = LLMClient(base_url=srv.base_url, model="m", cache_dir=tmp_path / "b", progress=False,
+                           max_parse_retries=0)
+        res = describe.describe_differences(group_a, group_b, client, name_a="BrowseComp", name_b="SA",
+                                            settings=settings)
+    assert res.status == "ok" and (res.validation["failed"] == 20).all()
+    texts += [res.note, res.stats.summary(), str(dict(res.stats.failure_reasons))]
+    print(*texts, sep="\n")
+    out = capsys.readouterr()
+    for text in (*texts, out.out, out.err):
+        assert "lighthouse keeper" not in text and "folding kayak" not in text

@@ -1,4 +1,4 @@
-"""SA-B5 intent annotation and SA-F2L language shares."""
+"""SA-B5 intent annotation and its agreement statistics."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from fake_openai_server import FakeOpenAIServer
 from sklearn.metrics import cohen_kappa_score
 
-from analysis_lib import intents, languages
+from analysis_lib import data, intents
 from analysis_lib.intents import INTENT_LABELS, UNASSIGNED
 from analysis_lib.llm import LLMClient
 
@@ -108,21 +108,30 @@ def test_intent_distribution_excludes_other():
     assert d["share"].to_list() == pytest.approx([2 / 3, 1 / 3])
 
 
-def test_language_shares_and_multilingual():
-    frame = pl.DataFrame({"languages": [["English"], ["English", "Russian"], ["Russian"], ["English"], [], None]})
-    s = languages.language_shares(frame, top_k=2)
-    assert s["language"].to_list() == ["English", "Russian"]
-    assert s["share"].to_list() == pytest.approx([3 / 6, 1 / 6])
-    assert languages.multilingual_share(frame) == pytest.approx(1 / 6)
-    assert languages.n_languages(frame) == 2
-
-
-def test_offline_language_detection_names():
-    got = languages.detect_languages([
-        "What is the best laptop for machine learning under 1500 dollars?",
-        "Какая сейчас погода в Москве и что надеть?",
-        "今天北京的天气怎么样？我需要带伞吗？",
-        "Quelle est la capitale de l'Australie et pourquoi ?",
-    ])
-    assert got == ["English", "Russian", "Chinese", "French"]
-    assert languages.language_name("de") == "German"
+def test_annotate_sample_skips_placeholder_and_missing_prompts(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    prompts = ["who is X", data.MODERATION_PROMPT, None, "how to fix my bike", "   "]
+    battles = pl.DataFrame({
+        "conv_id": [f"c{i}" for i in range(5)],
+        "prompt": prompts,
+        "language": ["English"] * 5,
+        "primary_intent": ["Factual Lookup", "Other", "Other", "Guidance", "Other"],
+        "secondary_intent": [UNASSIGNED] * 5,
+    })
+    with FakeOpenAIServer(_responder) as srv:
+        client = LLMClient(base_url=srv.base_url, model="m", cache_dir=tmp_path, progress=False)
+        out = intents.annotate_sample(battles, client, n=5, seed=0)
+        sent = sorted(r["messages"][0]["content"].rsplit("User query:", 1)[1].strip() for r in srv.chat_requests())
+    assert sent == ["how to fix my bike", "who is X"]  # nothing else reached the model
+    assert out.columns == ["conv_id", "prompt", "language", "release_primary", "release_secondary",
+                           "primary_intent", "secondary_intent", "reasoning", "status", "error"]
+    by_id = {r["conv_id"]: r for r in out.iter_rows(named=True)}
+    assert set(by_id) == {f"c{i}" for i in range(5)}
+    assert by_id["c0"]["primary_intent"] == "Factual Lookup" and by_id["c0"]["prompt"] == "who is X"
+    assert by_id["c3"]["primary_intent"] == "Guidance" and by_id["c3"]["status"] == "ok"
+    assert by_id["c1"]["status"] == intents.SKIPPED and by_id["c1"]["error"] == "skipped: moderation placeholder"
+    assert by_id["c2"]["error"] == by_id["c4"]["error"] == "skipped: no user prompt"
+    assert by_id["c2"]["primary_intent"] is None
+    assert (out["status"] == intents.SKIPPED).sum() == 3
+    agree = intents.sample_agreement(out.filter(pl.col("status") == "ok"))
+    assert agree["n"] == 2 and agree["accuracy_primary"] == 1.0

@@ -97,7 +97,7 @@ def test_gives_up_after_max_retries_and_does_not_cache_transport_failures(server
     client = _client(server, tmp_path, max_concurrency=1, max_retries=2)
     df = client.run(_task(), ["a"])
     assert df["status"].item() == "failed"
-    assert "HTTP 500 after 3 attempts" in df["error"].item()
+    assert "HTTP 500 Internal Server Error" in df["error"].item() and "after 3 attempts" in df["error"].item()
     assert client.last_stats.failure_reasons == {"request failed": 1}
     # not cached: the next run asks again and succeeds
     df2 = client.run(_task(), ["a"])
@@ -107,7 +107,8 @@ def test_gives_up_after_max_retries_and_does_not_cache_transport_failures(server
 def test_non_retryable_status_fails_at_once(server, tmp_path):
     server.script.append(("status", 400))
     df = _client(server, tmp_path).run(_task(), ["a"])
-    assert df["status"].item() == "failed" and "HTTP 400" in df["error"].item()
+    assert df["status"].item() == "failed"
+    assert df["error"].item() == "request failed: HTTP 400 Bad Request (scripted)"  # the API's error type kept
     assert server.n_requests == 1
 
 
@@ -118,7 +119,7 @@ def test_malformed_replies_are_reasked_then_recorded(server, tmp_path):
     df = client.run(_task(), ["a", "b"])
     first = df.row(0, named=True)
     assert first["status"] == "failed" and first["answer"] is None
-    assert first["error"].startswith("invalid reply")
+    assert first["error"] == "invalid reply: schema rule 'required' failed at root"
     assert df["status"].to_list()[1] == "ok"
     s = client.last_stats
     assert (s.ok, s.failed, s.parse_retries) == (1, 1, 2)
@@ -271,3 +272,100 @@ def test_api_key_absent_from_executed_notebook_and_cache(server, tmp_path):
     assert all(h["Authorization"] == f"Bearer {SECRET}" for h in server.headers)
     assert len(list(cache.rglob("*.json"))) == 2
     assert _tree_contains(tmp_path, SECRET) == []
+
+
+def test_describe_never_shows_credentials_in_the_base_url(monkeypatch, tmp_path):
+    url = f"https://user:{SECRET}@proxy.example:8443/v1/?api_key={SECRET}#{SECRET}"
+    monkeypatch.setenv(llm.BASE_URL_ENV, url)
+    client = LLMClient(cache_dir=tmp_path, progress=False)
+    text = client.describe()
+    assert SECRET not in text and "user" not in text
+    assert "endpoint https://proxy.example:8443/v1;" in text
+    assert SECRET not in repr(client)
+    assert llm.safe_url(f"http://{SECRET}@[::1]:8000/v1") == "http://[::1]:8000/v1"
+    assert llm.safe_url("https://api.openai.com/v1") == "https://api.openai.com/v1"
+    assert llm.safe_url(None) == ""
+    # an error code that is the key itself is dropped too
+    assert llm._http_reason(401, json.dumps({"error": {"code": SECRET}}).encode(), SECRET) == "HTTP 401 Unauthorized"
+
+
+# ------------------------------------------------------------------------ nothing of the input is echoed
+
+#: Stands in for a BrowseComp problem: benchmark items must never be printed in the book.
+BROWSECOMP_LIKE = ("Identify the 1987 chess olympiad participant whose second cousin later founded a brewery in "
+                   "Tartu and named a lager after a comet")
+
+
+class EchoingServer(FakeOpenAIServer):
+    """Error bodies that quote the whole request back, as real servers do ("... in your prompt: ...")."""
+
+    def _answer(self, h, payload, action):
+        if action and action[0] == "echo_status":
+            quoted = json.dumps(payload)
+            body = json.dumps({"error": {"message": f"cannot process: {quoted}", "type": "invalid_request_error",
+                                         "code": quoted[:300]}}).encode()
+            self._send(h, int(action[1]), body, {"Retry-After": "0"})
+            return
+        super()._answer(h, payload, action)
+
+
+def _leaks(text: str) -> bool:
+    # the whole string, or any run of five of its words
+    words = BROWSECOMP_LIKE.split()
+    return any(" ".join(words[i : i + 5]) in text for i in range(len(words) - 4))
+
+
+def test_failures_never_echo_the_input(tmp_path, capsys, caplog):
+    caplog.set_level("DEBUG")
+    item = BROWSECOMP_LIKE
+    quote = f"You asked: {item}"
+    with EchoingServer(_echo) as srv:
+        srv.script.extend([
+            ("echo_status", 400),                                      # 1: non-retryable, body quotes the request
+            ("echo_status", 500), ("echo_status", 503),                # 2: retried, then given up
+            ("content", quote), ("length", quote),                     # 3: not JSON (twice)...
+            ("content", json.dumps({"answer": item})),                 # ...then missing a field
+            ("content", json.dumps({"answer": 1, "n": item})),         # 4: wrong types, the input as a value
+            ("content", json.dumps({"answer": item, "n": "x"})),
+            ("content", json.dumps({"answer": item, "n": []})),
+        ])
+        client = LLMClient(base_url=srv.base_url, model="m", cache_dir=tmp_path / "c", max_concurrency=1,
+                           max_retries=1, max_parse_retries=2, backoff_base=0.01, progress=False)
+        task = Task(name="echo", schema=SCHEMA, build=lambda x: [{"role": "user", "content": x}])
+        frames = [client.run(task, [f"{item} ({k})"]) for k in range(4)]
+        assert srv.chat_requests()[0]["messages"][0]["content"].startswith(item)  # the input was sent
+        for df in frames:
+            assert df["status"].item() == "failed", df
+            print(df["error"].item())
+            print(client.last_stats.summary())
+        errors = [df["error"].item() for df in frames]
+        print(client.total_stats.summary(), client.total_stats.as_dict(), client.describe(), repr(client))
+        # a cached failure read back, and a cached reply that no longer validates, say no more
+        again = client.run(task, [f"{item} (2)"])
+        print(again["error"].item())
+    out = capsys.readouterr()
+    assert errors[0] == "request failed: HTTP 400 Bad Request (invalid_request_error)"
+    assert errors[1] == "request failed: HTTP 503 Service Unavailable (invalid_request_error) after 2 attempts"
+    assert errors[2].startswith("invalid reply: schema rule 'required' failed")
+    assert errors[3].startswith("invalid reply: schema rule 'type' failed at n")
+    for text in (*errors, out.out, out.err, caplog.text):
+        assert not _leaks(text), text
+
+
+def test_task_parse_errors_are_recorded_by_kind_only(server, tmp_path):
+    def parse(content):
+        raise ValueError(f"could not read {content}")  # a careless parser quoting the reply
+
+    class Careful(llm.ReplyError):
+        pass
+
+    server.script.extend([("content", BROWSECOMP_LIKE)] * 2)
+    client = _client(server, tmp_path, max_parse_retries=0, max_concurrency=1)
+    df = client.run(Task("p", {"type": "object"}, lambda x: [{"role": "user", "content": x}], parse=parse), ["a"])
+    assert df["error"].item() == "invalid reply: ValueError"
+
+    def careful(content):
+        raise Careful("expected one number")
+
+    df = client.run(Task("q", {"type": "object"}, lambda x: [{"role": "user", "content": x}], parse=careful), ["a"])
+    assert df["error"].item() == "invalid reply: expected one number"

@@ -53,6 +53,9 @@ def test_fit_topics_recovers_clusters_with_keyword_labels(tmp_path):
         assert label == " / ".join(kws.to_list()[:3])
     ex = topics.topic_examples(tp, asg, k=2)
     assert ex.height == 4 and ex["examples"].str.contains(" · ").all()
+    assert ex.columns == ["topic", "label", "share", "share_clustered", "examples"]
+    assert ex["share_clustered"].to_list() == clustered["share_clustered"].to_list()
+    assert ex["share"].to_list() == clustered["share"].to_list()
     s = topics.topic_summary(tp)
     assert s["n_topics"] == 4 and s["largest_share"] <= 0.3
     # reproducible, and the UMAP coordinates were cached
