@@ -43,6 +43,11 @@ Contextual Bradley–Terry (SA-32L, SA-32C, SA-F6L, SA-F6R, SA-E4)
     are truncated toward zero. ``convention="float"`` uses the exact values; :func:`convention_shift` reports
     how much the coefficients move.
 
+Ratings before and after control (SA-E4)
+    :func:`control_effect` fits one battle frame twice, with no features (plain BT under the same penalty) and
+    with the controls, on the same bootstrap draws, and compares the spread of the ratings (:func:`rating_spread`:
+    SD across models); "converge" = the controlled spread is smaller.
+
 Solvers
     Point fits and BT bootstrap rounds are Newton's method with backtracking on the exact Hessian, vectorised
     over rounds (one batched solve of ``B`` small ``p × p`` systems per iteration, ``p`` ≤ 25). Contextual
@@ -53,7 +58,6 @@ Solvers
 
 from __future__ import annotations
 
-import csv
 import logging
 import math
 import os
@@ -62,8 +66,6 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from typing import Literal
 
 import numpy as np
@@ -71,6 +73,7 @@ import polars as pl
 from scipy.optimize import minimize
 from scipy.special import expit
 
+from analysis_lib.data import model_table
 from analysis_lib.domains import DOMAIN_GROUPS
 
 log = logging.getLogger(__name__)
@@ -100,21 +103,11 @@ OUTCOME_OF_WINNER = {"model_a": 1.0, "model_b": 0.0, "tie": 0.5, "tie (bothbad)"
 # --------------------------------------------------------------------------------------------------------------
 
 
-@cache
-def model_table() -> tuple[dict[str, str], ...]:
-    """Rows of ``resources/model_names.csv`` (raw_model, model, provider, family, ..., in_leaderboard)."""
-    text = resources.files("analysis_lib").joinpath("resources/model_names.csv").read_text()
-    return tuple(csv.DictReader(text.splitlines()))
-
-
 def non_leaderboard_models() -> tuple[str, ...]:
-    """Models left out of every leaderboard (``in_leaderboard = false``: the non-search gemini-2.5-pro)."""
-    return tuple(sorted({r["model"] for r in model_table() if r["in_leaderboard"].lower() != "true"}))
-
-
-def provider_of() -> dict[str, str]:
-    """Paper model name -> provider (Perplexity, Google, OpenAI): the paper's model families."""
-    return {r["model"]: r["provider"] for r in model_table()}
+    """Models left out of every leaderboard (``in_leaderboard = false`` in ``resources/model_names.csv``, read
+    by :func:`analysis_lib.data.model_table`: the non-search gemini-2.5-pro)."""
+    table = model_table()
+    return tuple(sorted(set(table.filter(~pl.col("in_leaderboard"))["model"].to_list())))
 
 
 @dataclass(frozen=True)
@@ -161,8 +154,31 @@ def prepare_battles(
 
 
 def both_cite(battles: pl.DataFrame) -> pl.DataFrame:
-    """Battles where both sides cite (``citation_count_a > 0`` and ``citation_count_b > 0``), as in SA-32C."""
+    """Battles where both sides cite (``citation_count_a > 0`` and ``citation_count_b > 0``), as in SA-32C.
+
+    The test is on the exact (float) mean citations per turn, as the authors' filter. A side with
+    ``0 < citations per turn < 1`` (e.g. one citation over two turns) is kept, yet under
+    ``convention="paper"`` its feature value is ``int32``-truncated to 0 in the fit: the authors' behaviour,
+    kept on purpose (``convention="float"`` uses the exact value).
+    """
     return battles.filter((pl.col("citation_count_a") > 0) & (pl.col("citation_count_b") > 0))
+
+
+def attribution_battles(battles: pl.DataFrame) -> pl.DataFrame | None:
+    """The SA-F6R frame: decided battles where both sides cite, among those with attribution counts.
+
+    The counts (``support_count``, ``irrelevant_count``, ``contradict_count`` per side, :data:`ATTRIBUTION`)
+    exist only in the citation-attribution release (``citation_attribution_data.jsonl``); returns ``None``
+    when the columns are missing or all null. Rows with any count missing are dropped. Pass battles after
+    :func:`prepare_battles` (the authors remove the non-search model first, as that does).
+    """
+    cols = [f"{c}_{s}" for c in ATTRIBUTION for s in ("a", "b")]
+    if not all(c in battles.columns for c in cols):
+        return None
+    labelled = battles.filter(pl.all_horizontal([pl.col(c).is_not_null() for c in cols]))
+    if labelled.height == 0:
+        return None
+    return decided(both_cite(labelled))
 
 
 def decided(battles: pl.DataFrame) -> pl.DataFrame:
@@ -781,21 +797,30 @@ def style_by_subset(
     seed: int = 0,
     convention: Convention = "paper",
     min_battles: int = 30,
+    anchor: str | None = ANCHOR,
+    reg: float = REG,
+    exclude_models: Sequence[str] | None = None,
 ) -> pl.DataFrame:
     """Coefficients of ``features`` fitted separately on each value of ``by`` (SA-D7, SA-E1).
 
     Columns ``subset, feature, estimate, ci_lower, ci_upper, estimate_ml, n``. Subsets with fewer than
-    ``min_battles`` battles (after :func:`prepare_battles`) are left out. The authors' per-intent citation figure
-    (E.1) fits each intent on all voted battles, not only those where both sides cite; pass the frame you want.
+    ``min_battles`` battles (after :func:`prepare_battles` with ``exclude_models``) are left out. ``anchor``,
+    ``reg``, ``exclude_models``, ``convention`` go to every fit. The anchor only sets the offset of the ratings,
+    never the coefficients, so a subset in which ``anchor`` has no battles is fitted with ``anchor=None``
+    (same coefficients) instead of failing. The authors' per-intent citation figure (E.1) fits each intent on
+    all voted battles, not only those where both sides cite; pass the frame you want.
     """
     frames = []
     for value in sorted(v for v in battles[by].drop_nulls().unique().to_list() if v not in skip):
-        sub = battles.filter(pl.col(by) == value)
-        n = prepare_battles(sub).frame.height
-        if n < min_battles:
+        sub = prepare_battles(battles.filter(pl.col(by) == value), exclude_models=exclude_models).frame
+        if sub.height < min_battles:
             continue
-        _, coefs = style_control(sub, features, n_bootstrap, seed, convention)
-        frames.append(coefs.with_columns(pl.lit(value).alias("subset"), pl.lit(n).alias("n")))
+        present = set(sub["model_a"].to_list()) | set(sub["model_b"].to_list())
+        _, coefs = style_control(
+            sub, features, n_bootstrap, seed, convention,
+            anchor=anchor if anchor in present else None, reg=reg, exclude_models=[],
+        )
+        frames.append(coefs.with_columns(pl.lit(value).alias("subset"), pl.lit(sub.height).alias("n")))
     if not frames:
         return pl.DataFrame(
             schema={"subset": pl.String, "feature": pl.String, "estimate": pl.Float64, "ci_lower": pl.Float64,
@@ -803,6 +828,97 @@ def style_by_subset(
         )
     out = pl.concat(frames)
     return out.select("subset", "feature", "estimate", "ci_lower", "ci_upper", "estimate_ml", pl.col("n").cast(pl.Int64))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# SA-E4: do ratings converge once style is controlled?
+# --------------------------------------------------------------------------------------------------------------
+
+
+def rating_spread(ratings: np.ndarray | pl.Series | Sequence[float]) -> np.ndarray | float:
+    """Spread of a set of ratings: sample standard deviation across models (``ddof=1``), along the last axis.
+
+    Shift-invariant, so the anchor convention does not matter. A 1-d input gives a float; ``(rounds, models)``
+    gives one value per round.
+    """
+    arr = np.asarray(ratings, dtype=float)
+    sd = arr.std(axis=-1, ddof=1)
+    return float(sd) if arr.ndim == 1 else sd
+
+
+@dataclass(frozen=True)
+class ControlEffect:
+    """Ratings of the same battles without and with style controls (SA-E4), and the change of their spread.
+
+    ``ratings``: ``model, before, after, shift`` (full-data fits, Elo, anchor = 1000 when it has battles).
+    ``sd_before``, ``sd_after``: :func:`rating_spread` of the two columns. ``change_ci``: 2.5 / 97.5 percentiles of
+    ``sd_after − sd_before`` over paired bootstrap rounds (both fits see the same resampled battles; NaN without
+    rounds). ``n_battles``: battles in both fits.
+    """
+
+    ratings: pl.DataFrame
+    sd_before: float
+    sd_after: float
+    change_ci: tuple[float, float]
+    n_battles: int
+
+    @property
+    def change(self) -> float:
+        """``sd_after − sd_before`` (negative: the ratings move closer together)."""
+        return self.sd_after - self.sd_before
+
+    @property
+    def converge(self) -> bool:
+        """The paper's reading of Fig E.4: the controlled ratings are less spread out (``sd_after < sd_before``)."""
+        return self.sd_after < self.sd_before
+
+    @property
+    def converge_significant(self) -> bool:
+        """The whole bootstrap interval of the change lies below 0."""
+        return bool(self.change_ci[1] < 0)
+
+
+def control_effect(
+    battles: pl.DataFrame,
+    features: Sequence[str] = ALL_CONTROLS,
+    n_bootstrap: int = 100,
+    seed: int = 0,
+    convention: Convention = "paper",
+    *,
+    anchor: str | None = ANCHOR,
+    reg: float = REG,
+    exclude_models: Sequence[str] | None = None,
+) -> ControlEffect:
+    """Fit the same battles without controls and with ``features``; compare the spread of the ratings (SA-E4).
+
+    "Before" is the contextual model with no features (plain BT with the same penalty ``reg``), "after" the
+    contextual model with ``features``, both by :func:`fit_style` on the identical battle frame and the same
+    bootstrap draws (same ``seed``), so the only difference is the controls. (The authors' Fig E.4 put the
+    plain fit on all voted battles beside the controlled fit on decided battles where both sides cite; dropping
+    ties alone moves the spread, so that comparison mixes two effects.)
+    """
+    prep = prepare_battles(battles, exclude_models=exclude_models).frame
+    kw = dict(anchor=anchor, reg=reg, exclude_models=[])
+    plain = fit_style(prep, (), n_bootstrap, seed, convention, **kw)
+    ctrl = fit_style(prep, features, n_bootstrap, seed, convention, **kw)
+    m = len(plain.models)
+    before = to_elo(plain.theta[:m], plain.offset)
+    after = to_elo(ctrl.theta[:m], ctrl.offset)
+    if n_bootstrap > 0:
+        change = rating_spread(to_elo(ctrl.rounds[:, :m])) - rating_spread(to_elo(plain.rounds[:, :m]))
+        ci = (float(np.percentile(change, 2.5)), float(np.percentile(change, 97.5)))
+    else:
+        ci = (math.nan, math.nan)
+    frame = pl.DataFrame({"model": list(plain.models), "before": before, "after": after}).with_columns(
+        (pl.col("after") - pl.col("before")).alias("shift")
+    )
+    return ControlEffect(
+        ratings=frame.sort("before", descending=True),
+        sd_before=rating_spread(before),
+        sd_after=rating_spread(after),
+        change_ci=ci,
+        n_battles=prep.height,
+    )
 
 
 def convention_shift(battles: pl.DataFrame, features: Sequence[str], **kwargs) -> pl.DataFrame:
@@ -854,6 +970,25 @@ def interval_coverage(
             if c["feature"] in betas:
                 rows.append(_coverage_row(k, "coefficient", c["feature"], betas[c["feature"]], c["estimate"], c["ci_lower"], c["ci_upper"]))
     return pl.DataFrame(rows)
+
+
+def coverage_summary(coverage: pl.DataFrame, level: float = 0.95) -> pl.DataFrame:
+    """Share of covering intervals per ``kind`` of :func:`interval_coverage`, with a Wilson interval.
+
+    Columns ``kind, coverage, intervals, ci_lower, ci_upper`` (fractions). The Wilson interval treats the
+    intervals as independent; ratings of one replicate share a fit, so it is somewhat too narrow for them.
+    """
+    from statsmodels.stats.proportion import proportion_confint
+
+    out = coverage.group_by("kind").agg(pl.col("covered").sum().alias("_k"), pl.len().alias("intervals")).sort("kind")
+    lo, hi = proportion_confint(out["_k"].to_numpy(), out["intervals"].to_numpy(), alpha=1 - level, method="wilson")
+    return out.select(
+        "kind",
+        (pl.col("_k") / pl.col("intervals")).alias("coverage"),
+        pl.col("intervals").cast(pl.Int64),
+        pl.Series("ci_lower", np.atleast_1d(lo), dtype=pl.Float64),
+        pl.Series("ci_upper", np.atleast_1d(hi), dtype=pl.Float64),
+    )
 
 
 def _coverage_row(k: int, kind: str, name: str, truth: float, est: float, lo: float, hi: float) -> dict[str, object]:

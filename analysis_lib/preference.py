@@ -9,14 +9,21 @@ Companion to :mod:`analysis_lib.bt` (the rating models). Conventions follow the 
   build this matrix from the decided battles *before* removing ``gemini-2.5-pro`` (so it appears as a row and
   an opponent); :func:`pairwise_win_fraction` takes whatever battles it is given.
 - SA-31 search context: one-sided two-sample t-test (equal variances, ``scipy.stats.ttest_ind``) on the 0/1
-  outcomes of each model's decided battles against every other model (self-battles dropped).
+  outcomes of each model's decided battles against every other model (self-battles dropped). Caveat (the
+  authors' method, kept): battles between the two compared models appear in both samples (a win for one is a
+  loss for the other), so the samples are not independent as the test assumes.
 - SA-D5s subsets: English / non-English by the first language of the conversation (``language``; conversations
   without one are in neither), Factual = primary intent ``Factual Lookup`` or ``Info Synthesis``.
 - SA-F4 / SA-D6 / SA-F5 summaries: one row per response (both sides of every voted battle), mean ± 95%
   t-interval; the citation panel of Fig 4 averages over responses that cite (``citation_count != 0``);
-  ``gpt-4o-search-high-loc`` is left out of Fig 4 and of the source-share figures.
+  ``gpt-4o-search-high-loc`` is left out of Fig 4 and of the source-share figures. In Fig 4 the per-model
+  means come from the same battles as the BT fit (those without ``gpt-4o-search-high-loc``); the authors
+  averaged over all voted battles, dropping only that model's own responses.
 - SA-E2 / SA-E3 source shares: share of responses citing each group (``cites_<group>``), among responses
-  citing at least one non-``other`` group, ± t-interval of a proportion; ``other`` is not shown.
+  citing at least one non-``other`` group, with a Wilson interval (the authors drew a t-interval of a
+  proportion, which has zero width at 0 and 1); ``other`` is not shown.
+
+Units: every ``share`` / ``win_rate`` column is a fraction in [0, 1]; notebooks format percentages.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from analysis_lib import bt
+from analysis_lib import bt, data
 from analysis_lib.domains import DOMAIN_GROUPS
 
 FACTUAL_INTENTS: tuple[str, ...] = ("Factual Lookup", "Info Synthesis")
@@ -41,7 +48,13 @@ FIG4_EXCLUDED: tuple[str, ...] = ("gpt-4o-search-high-loc",)
 
 
 def leaderboard_subsets(battles: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """The five frames of Table D.1: ``all``, ``english``, ``non_english``, ``factual``, ``non_factual``."""
+    """The five frames of Table D.1: ``all``, ``english``, ``non_english``, ``factual``, ``non_factual``.
+
+    As the authors' notebook: English / non-English by the first language of the conversation (``language``;
+    a conversation without one is in neither); Factual = ``primary_intent`` in :data:`FACTUAL_INTENTS`
+    (Factual Lookup, Info Synthesis), non-Factual = everything else, a null intent included (pandas
+    ``~isin``).
+    """
     lang = pl.col("language")
     factual = pl.col("primary_intent").is_in(list(FACTUAL_INTENTS))
     return {
@@ -148,6 +161,8 @@ def compare_win_rates(battles: pl.DataFrame, model_1: str, model_2: str) -> WinR
     (equal variances) of ``win rate 1 > win rate 2``, as the authors' ``compare_models``.
 
     Pass the voted battles with the non-search model removed (``bt.prepare_battles(...).frame``), as they did.
+    Caveat (the authors' method, kept): battles between ``model_1`` and ``model_2`` enter both samples, with
+    opposite outcomes, so the two samples are dependent and the p-value is only approximate.
     """
     dec = bt.decided(battles).filter(pl.col("model_a") != pl.col("model_b"))
 
@@ -256,17 +271,19 @@ def score_vs_feature(
     seed: int = 0,
     exclude: Sequence[str] = FIG4_EXCLUDED,
 ) -> tuple[pl.DataFrame, LineFit]:
-    """Fig 4: per-model BT score (bootstrap mean, fitted without ``exclude``) against the mean of ``column``.
+    """Fig 4: per-model BT score (bootstrap mean) against the per-model mean of ``column``, and their OLS line.
 
-    ``citation_count`` is averaged over responses that cite, as in the paper. Returns the merged frame
-    (``model, score, ci_lower, ci_upper, mean, ci``) and the OLS fit.
+    Battles pass :func:`bt.prepare_battles`, then every battle involving a model in ``exclude`` is dropped
+    (the authors fit Fig 4 without ``gpt-4o-search-high-loc``); the BT fit and the per-model means both use
+    these battles. ``citation_count`` is averaged over responses that cite, as in the paper. Returns the merged
+    frame (``model, score, ci_lower, ci_upper, mean, ci``) and the OLS fit of score on mean (:func:`ols_band`).
     """
-    kept = battles.filter(~pl.col("model_a").is_in(list(exclude)) & ~pl.col("model_b").is_in(list(exclude)))
-    lb = bt.leaderboard(kept, n_bootstrap=n_bootstrap, seed=seed).select(
+    excluded = [*bt.non_leaderboard_models(), *exclude]
+    kept = bt.prepare_battles(battles, exclude_models=excluded).frame
+    lb = bt.leaderboard(kept, n_bootstrap=n_bootstrap, seed=seed, exclude_models=[]).select(
         "model", pl.col("rating").alias("score"), "ci_lower", "ci_upper"
     )
-    prep = bt.prepare_battles(battles).frame
-    summary = mean_ci(prep, column, nonzero=column == "citation_count").filter(~pl.col("model").is_in(list(exclude)))
+    summary = mean_ci(kept, column, nonzero=column == "citation_count")
     merged = lb.join(summary.select("model", "mean", "ci"), on="model", how="inner").sort("mean")
     return merged, ols_band(merged["mean"].to_numpy(), merged["score"].to_numpy())
 
@@ -274,6 +291,14 @@ def score_vs_feature(
 # --------------------------------------------------------------------------------------------------------------
 # citation sources (SA-E2, SA-E3)
 # --------------------------------------------------------------------------------------------------------------
+
+
+def _citing_responses(battles: pl.DataFrame, exclude: Sequence[str], models: Sequence[str] | None) -> pl.DataFrame:
+    groups = [g for g in DOMAIN_GROUPS if g != "other"]
+    resp = responses(battles, [f"cites_{g}" for g in groups]).filter(~pl.col("model").is_in(list(exclude)))
+    if models is not None:
+        resp = resp.filter(pl.col("model").is_in(list(models)))
+    return resp.filter(pl.sum_horizontal([pl.col(f"cites_{g}").fill_null(0) for g in groups]) > 0)
 
 
 def source_shares(
@@ -286,29 +311,71 @@ def source_shares(
 ) -> pl.DataFrame:
     """Share of responses citing each source group, per model family (``by="family"``) or ``by="model"``.
 
-    Long frame ``<by>, group, share, n, ci``: among responses (both sides of the given battles) that cite at
-    least one group other than ``other``, the share with ``cites_<group> = 1``; half-width
-    ``t_{0.975, n−1} · √(p(1−p)/n)``. ``other`` is not reported (as in Fig E.2). ``models`` restricts the
-    responses (Fig E.3: ``["sonar-pro-high", "sonar-reasoning-pro-high"]``).
+    Long frame ``<by>, group, share, n, ci_lower, ci_upper`` (fractions): among responses (both sides of the
+    given battles) that cite at least one group other than ``other``, the share with ``cites_<group> = 1``, and
+    its Wilson interval (``statsmodels`` ``proportion_confint(method="wilson")``; sensible at 0 and 1, where a
+    Wald interval has zero width). ``other`` is not reported (as in Fig E.2). Family = provider of
+    ``resources/model_names.csv`` (:func:`analysis_lib.data.provider_of`). ``models`` restricts the responses
+    (Fig E.3: ``["sonar-pro-high", "sonar-reasoning-pro-high"]``).
     """
+    from statsmodels.stats.proportion import proportion_confint
+
     groups = [g for g in DOMAIN_GROUPS if g != "other"]
-    resp = responses(battles, [f"cites_{g}" for g in groups]).filter(~pl.col("model").is_in(list(exclude)))
-    if models is not None:
-        resp = resp.filter(pl.col("model").is_in(list(models)))
-    resp = resp.filter(pl.sum_horizontal([pl.col(f"cites_{g}").fill_null(0) for g in groups]) > 0)
+    resp = _citing_responses(battles, exclude, models)
     if by == "family":
-        resp = resp.with_columns(pl.col("model").replace_strict(bt.provider_of(), default="other").alias("family"))
+        resp = resp.with_columns(data.provider_of(pl.col("model")).alias("family"))
     long = resp.unpivot(index=[by], on=[f"cites_{g}" for g in groups], variable_name="group", value_name="cited")
     out = (
         long.with_columns(pl.col("group").str.strip_prefix("cites_"))
         .group_by(by, "group")
-        .agg(pl.col("cited").cast(pl.Float64).mean().alias("share"), pl.len().alias("n"))
+        .agg(pl.col("cited").fill_null(0).cast(pl.Float64).sum().alias("_k"), pl.len().alias("n"))
     )
-    p, n = out["share"].to_numpy(), out["n"].to_numpy()
-    half = stats.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1)) * np.sqrt(p * (1 - p) / n)
+    lo, hi = proportion_confint(out["_k"].to_numpy(), out["n"].to_numpy(), alpha=1 - level, method="wilson")
     order = {g: i for i, g in enumerate(groups)}
     return (
-        out.with_columns(pl.Series("ci", half), pl.col("group").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
+        out.with_columns(
+            (pl.col("_k") / pl.col("n")).alias("share"),
+            pl.Series("ci_lower", np.atleast_1d(lo), dtype=pl.Float64),
+            pl.Series("ci_upper", np.atleast_1d(hi), dtype=pl.Float64),
+            pl.col("group").replace_strict(order, return_dtype=pl.Int64).alias("_o"),
+        )
         .sort("_o", by)
-        .drop("_o")
+        .select(by, "group", "share", pl.col("n").cast(pl.Int64), "ci_lower", "ci_upper")
+    )
+
+
+def source_share_difference(
+    battles: pl.DataFrame,
+    model: str,
+    baseline: str,
+    *,
+    level: float = 0.95,
+) -> pl.DataFrame:
+    """Fig E.3 in one number per group: share of ``model``'s citing responses that cite the group minus
+    ``baseline``'s (fractions; e.g. reasoning ``sonar-reasoning-pro-high`` vs ``sonar-pro-high``).
+
+    Columns ``group, share, share_baseline, difference, ci_lower, ci_upper, n, n_baseline``; the interval is
+    Newcombe's hybrid score interval for a difference of independent proportions (``statsmodels``
+    ``confint_proportions_2indep(method="newcomb")``). Responses as in :func:`source_shares`.
+    """
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    shares = source_shares(battles, by="model", models=[model, baseline], exclude=[], level=level)
+    one = shares.filter(pl.col("model") == model).select("group", "share", "n")
+    base = shares.filter(pl.col("model") == baseline).select(
+        "group", pl.col("share").alias("share_baseline"), pl.col("n").alias("n_baseline")
+    )
+    both = one.join(base, on="group", how="inner", maintain_order="left")
+    rows = []
+    for r in both.iter_rows(named=True):
+        lo, hi = confint_proportions_2indep(
+            round(r["share"] * r["n"]), r["n"], round(r["share_baseline"] * r["n_baseline"]), r["n_baseline"],
+            method="newcomb", compare="diff", alpha=1 - level,
+        )
+        rows.append((float(lo), float(hi)))
+    ci = np.array(rows, dtype=float).reshape(-1, 2)
+    return both.select(
+        "group", "share", "share_baseline", (pl.col("share") - pl.col("share_baseline")).alias("difference"),
+        pl.Series("ci_lower", ci[:, 0], dtype=pl.Float64), pl.Series("ci_upper", ci[:, 1], dtype=pl.Float64),
+        "n", "n_baseline",
     )

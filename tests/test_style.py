@@ -175,3 +175,162 @@ def test_anchor_each_round_and_interval_coverage(battles):
     assert set(cov["kind"]) == {"rating", "rating, anchored per round", "coefficient"}
     assert cov.filter(pl.col("kind") == "rating").height == len(MODELS) - 1
     assert cov.filter(pl.col("kind") == "coefficient")["name"].to_list() == ["response_length"]
+
+
+# ---- interval coverage with a known answer ------------------------------------------------------------------
+
+
+def _logistic_replicate(n: int, seed: int, beta: float = 0.3, tie_scale: float = 0.3):
+    """Battles from a contextual BT model with known ratings and beta; ties drawn so that E[half-win score] = p.
+
+    The truth is planted on the z-scored feature of this very frame (what the fit estimates), so the only error
+    is sampling error.
+    """
+    rng = np.random.default_rng(seed)
+    models, strength = MODELS[:4], STRENGTH[:4]
+    a = rng.integers(0, 4, n)
+    b = (a + rng.integers(1, 4, n)) % 4
+    frame = pl.DataFrame(
+        {
+            "model_a": [models[i] for i in a],
+            "model_b": [models[i] for i in b],
+            "response_length_a": rng.gamma(4.0, 60.0, n).round(),
+            "response_length_b": rng.gamma(4.0, 60.0, n).round(),
+        }
+    )
+    z, _ = bt.style_features(frame, ["response_length"], "paper")
+    p = 1.0 / (1.0 + np.exp(-(math.log(10.0) * (strength[a] - strength[b]) + beta * z[:, 0])))
+    tie = tie_scale * 4.0 * p * (1.0 - p)
+    u = rng.random(n)
+    winner = np.where(u < tie, "tie", np.where(u < tie + p - tie / 2, "model_a", "model_b"))
+    ratings = {m: 1000.0 + 400.0 * (s - strength[0]) for m, s in zip(models, strength, strict=True)}
+    return frame.with_columns(pl.Series("winner", winner)), ratings, {"response_length": beta}
+
+
+def test_interval_coverage_known_answer():
+    """95% bootstrap intervals on data from a known logistic model: coverage within a binomial band of 0.95."""
+    from scipy import stats
+
+    n_rep = 60
+    cov = bt.interval_coverage(
+        (_logistic_replicate(1500, 500 + k) for k in range(n_rep)), ["response_length"], n_bootstrap=60, seed=0
+    )
+    summary = {r["kind"]: r for r in bt.coverage_summary(cov).iter_rows(named=True)}
+    coef = summary["coefficient"]
+    assert coef["intervals"] == n_rep
+    # one coefficient per replicate: independent; P(k or fewer covered | p = 0.95) must not be tiny
+    assert stats.binom.cdf(round(coef["coverage"] * n_rep), n_rep, 0.95) > 0.001, coef
+    anchored = summary["rating, anchored per round"]
+    assert anchored["intervals"] == 3 * n_rep
+    assert stats.binom.cdf(round(anchored["coverage"] * 3 * n_rep), 3 * n_rep, 0.95) > 0.001, anchored
+    # the paper's convention (one full-data anchor offset) leaves the anchor's uncertainty out: narrower
+    assert summary["rating"]["coverage"] < anchored["coverage"]
+    # estimates are unbiased up to noise: the mean error of beta is within 3 standard errors of 0
+    err = cov.filter(pl.col("kind") == "coefficient").select(pl.col("estimate") - pl.col("truth"))[:, 0].to_numpy()
+    assert abs(err.mean()) < 3 * err.std(ddof=1) / math.sqrt(n_rep)
+
+
+def test_coverage_summary_hand_made():
+    cov = pl.DataFrame(
+        {
+            "kind": ["coefficient"] * 4 + ["rating"] * 2,
+            "covered": [True, True, False, True, False, False],
+        }
+    )
+    out = bt.coverage_summary(cov)
+    assert out["kind"].to_list() == ["coefficient", "rating"]
+    assert out["coverage"].to_list() == [0.75, 0.0]
+    assert out["intervals"].to_list() == [4, 2]
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(3, 4, method="wilson")
+    assert out["ci_lower"][0] == pytest.approx(lo) and out["ci_upper"][0] == pytest.approx(hi)
+    # the coverage rule itself: closed intervals
+    assert bt._coverage_row(0, "k", "x", 1.0, 1.0, 1.0, 2.0)["covered"]
+    assert not bt._coverage_row(0, "k", "x", 2.5, 1.0, 1.0, 2.0)["covered"]
+
+
+# ---- SA-E4: ratings before and after control on the same battles ---------------------------------------------
+
+
+def _style_confounded(n: int = 6000, seed: int = 0) -> pl.DataFrame:
+    """Equal true ratings; the models differ only in verbosity, and length wins votes: plain BT spreads them."""
+    rng = np.random.default_rng(seed)
+    m = len(MODELS)
+    verbosity = np.linspace(100.0, 400.0, m)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    frame = pl.DataFrame(
+        {
+            "model_a": [MODELS[i] for i in a],
+            "model_b": [MODELS[i] for i in b],
+            "response_length_a": rng.gamma(8.0, verbosity[a] / 8.0),
+            "response_length_b": rng.gamma(8.0, verbosity[b] / 8.0),
+        }
+    )
+    z, _ = bt.style_features(frame, ["response_length"], "float")
+    p = 1.0 / (1.0 + np.exp(-0.5 * z[:, 0]))
+    return frame.with_columns(pl.Series("winner", np.where(rng.random(n) < p, "model_a", "model_b")))
+
+
+def test_rating_spread():
+    x = np.array([1000.0, 1050.0, 980.0, 1010.0])
+    assert bt.rating_spread(x) == pytest.approx(np.std(x, ddof=1))
+    assert bt.rating_spread(x + 123.0) == pytest.approx(bt.rating_spread(x))  # anchor-free
+    np.testing.assert_allclose(bt.rating_spread(np.vstack([x, 2 * x])), [np.std(x, ddof=1), 2 * np.std(x, ddof=1)])
+
+
+def test_control_effect_same_battles_and_convergence():
+    frame = _style_confounded()
+    eff = bt.control_effect(frame, ["response_length"], n_bootstrap=30, seed=1, convention="float")
+    assert eff.n_battles == bt.prepare_battles(frame).frame.height
+    # "before" is the no-feature contextual fit of the same frame
+    plain = bt.fit_style(frame, (), n_bootstrap=0).ratings()
+    assert dict(eff.ratings.select("model", "before").iter_rows()) == pytest.approx(dict(plain.select("model", "rating_ml").iter_rows()))
+    assert eff.sd_before == pytest.approx(bt.rating_spread(eff.ratings["before"].to_numpy()))
+    assert eff.sd_before > 20 and eff.sd_after < 10  # truth: all ratings equal
+    assert eff.converge and eff.converge_significant and eff.change_ci[0] <= eff.change <= eff.change_ci[1]
+    # without features nothing changes
+    none = bt.control_effect(frame, (), n_bootstrap=5)
+    assert none.change == pytest.approx(0.0, abs=1e-9) and not none.converge
+
+
+# ---- battle filters and subset fits -------------------------------------------------------------------------
+
+
+def test_attribution_battles():
+    frame = pl.DataFrame(
+        {
+            "model_a": ["sonar"] * 4,
+            "model_b": ["gpt-4o-search"] * 4,
+            "winner": ["model_a", "tie", "model_b", "model_a"],
+            "citation_count_a": [2.0, 3.0, 1.0, 0.0],
+            "citation_count_b": [1.0, 1.0, 0.5, 2.0],
+        }
+    )
+    assert bt.attribution_battles(frame) is None  # no attribution columns
+    nulls = frame.with_columns(pl.lit(None, dtype=pl.Float64).alias(f"{c}_{s}") for c in bt.ATTRIBUTION for s in "ab")
+    assert bt.attribution_battles(nulls) is None
+    labelled = frame.with_columns(
+        pl.Series(f"{c}_{s}", [1.0, 1.0, 1.0, 1.0] if c != "support_count" or s != "b" else [1.0, 1.0, None, 1.0])
+        for c in bt.ATTRIBUTION for s in "ab"
+    )
+    out = bt.attribution_battles(labelled)
+    # row 1 is a tie, row 2 lacks a count, row 3: side A does not cite
+    assert out is not None and out.height == 1 and out["winner"].to_list() == ["model_a"]
+
+
+def test_style_by_subset_passes_options_and_survives_missing_anchor(battles):
+    no_anchor = battles.filter(
+        (pl.col("primary_intent") != "Analysis") | ((pl.col("model_a") != "gpt-4o-search") & (pl.col("model_b") != "gpt-4o-search"))
+    )
+    sub = bt.style_by_subset(no_anchor, ["response_length"], n_bootstrap=0, reg=0.0, convention="float")
+    analysis = no_anchor.filter(pl.col("primary_intent") == "Analysis")
+    _, ref = bt.style_control(analysis, ["response_length"], n_bootstrap=0, reg=0.0, convention="float", anchor=None)
+    got = sub.filter(pl.col("subset") == "Analysis")["estimate_ml"][0]
+    assert got == pytest.approx(ref["estimate_ml"][0], abs=1e-9)
+    _, penalised = bt.style_control(analysis, ["response_length"], n_bootstrap=0, convention="float", anchor=None)
+    assert got != pytest.approx(penalised["estimate_ml"][0], abs=1e-9)  # reg reached the fit
+    dropped = bt.style_by_subset(battles, ["response_length"], n_bootstrap=0, exclude_models=["gpt-4o-search", "sonar"])
+    n_ref = bt.prepare_battles(battles.filter(pl.col("primary_intent") == "Analysis"), exclude_models=["gpt-4o-search", "sonar"]).frame.height
+    assert dropped.filter(pl.col("subset") == "Analysis")["n"][0] == n_ref
