@@ -50,10 +50,21 @@ BOOK_ORDER: tuple[str, ...] = (
     "04_citations",
     "05_cross_arena",
     "06_methods_validation",
+    "07_nuggets",
+    "08_dr_arena",
+    "09_answer_engines",
 )
 
-#: Data sources that are names rather than paths (their identity is the string itself).
-_NAMED_SOURCE = re.compile(r"^(sample(:\d+)?|hf(:.*)?)$")
+
+
+def _named_source(source: str) -> bool:
+    """Data sources that are names rather than paths (their identity is the string itself)."""
+    from analysis_lib.data import sample_size
+
+    try:
+        return sample_size(source) is not None or source == "hf" or source.startswith("hf:")
+    except ValueError:  # "sample:abc": not a usable name; the path check reports it
+        return False
 
 EXIT_OK, EXIT_NOTEBOOK, EXIT_USAGE, EXIT_BOOK = 0, 1, 2, 3
 
@@ -133,7 +144,7 @@ def _sha256_file(path: Path) -> str:
 def resolve_data_source(source: str, base: Path) -> str:
     """``sample``, ``sample:N``, ``hf`` (or ``hf:...``) as given; anything else must be an existing path,
     returned absolute (the notebooks run in the notebooks folder, so a relative path would not resolve)."""
-    if _NAMED_SOURCE.match(source):
+    if _named_source(source):
         return source
     path = Path(source).expanduser()
     if not path.is_absolute():
@@ -148,7 +159,7 @@ def resolve_data_source(source: str, base: Path) -> str:
 def data_identity(source: str, state_dir: Path) -> str:
     """What identifies the data: the string for named sources, else ``sha256:<hex>`` of the file (or of a
     folder's files). File hashes are cached in ``<state-dir>/data_hashes.json`` by path, mtime and size."""
-    if _NAMED_SOURCE.match(source):
+    if _named_source(source):
         return source
     path = Path(source)
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())

@@ -368,3 +368,68 @@ def slope_chart(
     if title:
         ax.set_title(title)
     return fig
+
+
+def count_histograms(
+    panels: Sequence[tuple[np.ndarray, str]],
+    *,
+    ylabel: str = "count",
+    log_y: bool = True,
+    title: str = "",
+) -> Figure:
+    """Side-by-side bar histograms of integer values, one bin per integer (``panels``: ``(values, xlabel)``),
+    with a log y axis by default (DR-Arena Fig 8: tree depth and width)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 3.8), squeeze=False)
+    for ax, (values, xlabel) in zip(axes[0], panels, strict=True):
+        v = np.asarray(values, dtype=int)
+        counts = np.bincount(v)
+        xs = np.nonzero(counts)[0]
+        ax.bar(xs, counts[xs], color=ACCENT, width=0.8)
+        for x, c in zip(xs, counts[xs], strict=True):
+            ax.annotate(str(c), (x, c), ha="center", va="bottom", fontsize=7)
+        if log_y:
+            ax.set_yscale("log")
+        ax.set_xticks(np.arange(v.min(), v.max() + 1))
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+SCORECARD_COLORS = {"acceptable": "#8fd19e", "borderline": "#ffe08a", "problematic": "#f4a3a3"}
+
+
+def scorecard(
+    values: np.ndarray,
+    categories: Sequence[Sequence[str]],
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    title: str = "",
+    fmt: str = "{:.1f}",
+) -> Figure:
+    """Table of values, each cell coloured by its category (``SCORECARD_COLORS``: acceptable / borderline /
+    problematic), as in the Answer Engine Evaluation scorecard (Fig 8a)."""
+    values = np.asarray(values, dtype=float)
+    n, m = values.shape
+    fig, ax = plt.subplots(figsize=(1.6 * m + 2.8, 0.42 * n + 1.2))
+    for i in range(n):
+        for j in range(m):
+            ax.add_patch(plt.Rectangle((j, n - 1 - i), 1, 1, facecolor=SCORECARD_COLORS[categories[i][j]], edgecolor="white"))
+            ax.text(j + 0.5, n - 0.5 - i, fmt.format(values[i, j]), ha="center", va="center", fontsize=9)
+    ax.set_xlim(0, m)
+    ax.set_ylim(0, n)
+    ax.set_xticks(np.arange(m) + 0.5, list(col_labels))
+    ax.xaxis.tick_top()
+    ax.set_yticks(np.arange(n)[::-1] + 0.5, list(row_labels))
+    ax.grid(False)
+    for side in ("left", "bottom", "top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.tick_params(length=0)
+    handles = [plt.Rectangle((0, 0), 1, 1, facecolor=c) for c in SCORECARD_COLORS.values()]
+    ax.legend(handles, list(SCORECARD_COLORS), loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=3, fontsize=8)
+    if title:
+        ax.set_title(title, pad=24)
+    return fig

@@ -1,0 +1,521 @@
+"""The eight metrics of the Answer Engine Evaluation framework (Venkit et al., seed 004, §4.2) and the Fig 8
+scorecard with the Table 7 colour thresholds.
+
+One answer is described by
+
+- ``relevant``: boolean vector, one entry per statement (query relevance, §4.2.1);
+- ``stance``: one label per statement, ``"pro"``, ``"con"`` or ``"neutral"`` (debate queries only);
+- ``citations``: boolean matrix statements × listed sources, ``C[i, j]`` = statement *i* cites source *j*;
+- ``support``: boolean matrix statements × listed sources, ``F[i, j]`` = source *j* factually supports
+  statement *i*;
+- ``confidence``: the answer's confidence score on the 1–5 Likert scale.
+
+Metrics that use the factual-support matrix are computed on the relevant statements only: the authors'
+pipeline (``populate_scores.py`` in SalesforceAIResearch/answer-engine-eval) only asks the support judge about
+*core* (relevant) statements, and the paper's Fig 7 example (Unsupported Statements = 1/6, Citation
+Thoroughness = 4/10) reads that way. Ratio metrics are returned as :class:`Ratio` (numerator, denominator) so
+that the paper's fractions (6/7, 4/10) can be checked exactly.
+
+Source Necessity. The paper says necessary sources are "the minimum vertex cover for source nodes on the
+bipartite graph", found with Hopcroft–Karp. Its worked example (covers {1, 2, 3} or {2, 3, 4}, 3/5) and the
+authors' released code (``utils_coverage.greedy_set_cover``) both compute a *set cover*: the smallest set of
+sources such that every supported relevant statement is supported by at least one chosen source. A minimum
+vertex cover of the bipartite graph (König: size = maximum matching) is a different quantity — it must touch
+every edge and may contain statement nodes — and on every support matrix consistent with the Fig 7 text it has
+size 4 or 5, not 3 (see ``tests/test_answer_engine.py``). :func:`source_necessity` therefore offers three
+methods: ``"set_cover"`` (exact minimum, the default, reproduces the paper's example), ``"greedy"`` (the authors'
+code) and ``"konig"`` (the vertex cover the text names, via :func:`minimum_vertex_cover`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+import numpy as np
+import polars as pl
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+Category = Literal["acceptable", "borderline", "problematic"]
+CATEGORIES: tuple[Category, ...] = ("acceptable", "borderline", "problematic")
+
+#: Metric keys in the order of the paper's Fig 8 table; the published scorecard prefixes them with ``pct_``.
+METRICS: tuple[str, ...] = (
+    "one_sided_answer",
+    "overconfident_answer",
+    "relevant_statements",
+    "uncited_sources",
+    "unsupported_statements",
+    "source_necessity",
+    "citation_accuracy",
+    "citation_thoroughness",
+)
+#: Metrics only computed on debate queries (§5.1).
+DEBATE_ONLY = ("one_sided_answer", "overconfident_answer")
+
+
+class Ratio(NamedTuple):
+    """A fraction kept as numerator / denominator (``value`` is NaN when the denominator is 0)."""
+
+    num: int
+    den: int
+
+    @property
+    def value(self) -> float:
+        return self.num / self.den if self.den else math.nan
+
+    def __str__(self) -> str:
+        return f"{self.num}/{self.den}"
+
+
+def _bool_vec(x: object, n: int | None = None, name: str = "vector") -> np.ndarray:
+    v = np.asarray(x, dtype=bool).reshape(-1)
+    if n is not None and v.size != n:
+        raise ValueError(f"{name} has {v.size} entries, expected {n}")
+    return v
+
+
+def _bool_mat(x: object, name: str) -> np.ndarray:
+    m = np.asarray(x, dtype=bool)
+    if m.ndim != 2:
+        raise ValueError(f"{name} must be a 2-d statements × sources matrix, got shape {m.shape}")
+    return m
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Answer-text metrics
+# ---------------------------------------------------------------------------------------------------------
+
+
+def one_sided_answer(stance: object) -> int:
+    """Eq. (1): ``0`` if the answer has both a pro and a con statement, ``1`` otherwise (debate queries only)."""
+    labels = {str(s).strip().lower() for s in np.asarray(stance, dtype=object).reshape(-1)}
+    unknown = labels - {"pro", "con", "neutral"}
+    if unknown:
+        raise ValueError(f"stance labels must be pro, con or neutral, got {sorted(unknown)}")
+    return 0 if {"pro", "con"} <= labels else 1
+
+
+def overconfident_answer(stance: object, confidence: int) -> int:
+    """Eq. (2): ``1`` if the answer is one-sided **and** its confidence is 5 (Strongly Confident), else ``0``."""
+    if not 1 <= int(confidence) <= 5:
+        raise ValueError(f"confidence must be on the 1–5 scale, got {confidence}")
+    return int(one_sided_answer(stance) == 1 and int(confidence) == 5)
+
+
+def relevant_statements(relevant: object) -> Ratio:
+    """Eq. (3): number of relevant statements / total number of statements."""
+    r = _bool_vec(relevant, name="relevant")
+    return Ratio(int(r.sum()), int(r.size))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Source metrics
+# ---------------------------------------------------------------------------------------------------------
+
+
+def uncited_sources(citations: object) -> Ratio:
+    """Eq. (4): number of listed sources never cited / number of listed sources.
+
+    An uncited source is an empty column of the citation matrix (all statements, relevant or not). The paper's
+    printed formula has "Number of Cited Sources" in the numerator, a typo: its text ("any empty column
+    corresponds to an uncited source") and example (0/5 with every column cited) define the uncited fraction.
+    """
+    c = _bool_mat(citations, "citations")
+    return Ratio(int((~c.any(axis=0)).sum()), int(c.shape[1]))
+
+
+def unsupported_statements(support: object, relevant: object) -> Ratio:
+    """Eq. (5): relevant statements whose support row is empty / number of relevant statements."""
+    f = _bool_mat(support, "support")
+    r = _bool_vec(relevant, f.shape[0], "relevant")
+    return Ratio(int((~f[r].any(axis=1)).sum()), int(r.sum()))
+
+
+@dataclass(frozen=True)
+class VertexCover:
+    """Maximum matching and minimum vertex cover of a bipartite graph given by a boolean biadjacency matrix.
+
+    ``match_row[i]`` is the column matched to row *i* (``-1`` if unmatched); ``rows`` and ``cols`` are boolean
+    masks of the cover; ``size`` = matching size = cover size (König's theorem).
+    """
+
+    match_row: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+
+    @property
+    def matching_size(self) -> int:
+        return int((self.match_row >= 0).sum())
+
+    @property
+    def size(self) -> int:
+        return int(self.rows.sum() + self.cols.sum())
+
+
+def minimum_vertex_cover(adjacency: object) -> VertexCover:
+    """Minimum vertex cover of the bipartite graph rows ∪ columns with edges ``adjacency[i, j]``.
+
+    Maximum matching by Hopcroft–Karp (``scipy.sparse.csgraph.maximum_bipartite_matching``), then König's
+    construction: let Z be the vertices reachable from unmatched rows by alternating paths (row → column along
+    any edge, column → row along the matching). The cover is (rows not in Z) ∪ (columns in Z); its size equals
+    the matching size. The alternating search is a breadth-first expansion on boolean arrays.
+    """
+    a = _bool_mat(adjacency, "adjacency")
+    n, m = a.shape
+    if a.sum() == 0:
+        return VertexCover(np.full(n, -1), np.zeros(n, bool), np.zeros(m, bool))
+    match_row = maximum_bipartite_matching(csr_matrix(a.astype(np.int8)), perm_type="column")
+    match_col = np.full(m, -1)
+    matched = match_row >= 0
+    match_col[match_row[matched]] = np.flatnonzero(matched)
+    z_rows = ~matched & a.any(axis=1)  # unmatched rows with at least one edge
+    z_cols = np.zeros(m, bool)
+    frontier = z_rows.copy()
+    while frontier.any():
+        new_cols = a[frontier].any(axis=0) & ~z_cols
+        z_cols |= new_cols
+        back = match_col[new_cols]
+        new_rows = np.zeros(n, bool)
+        new_rows[back[back >= 0]] = True
+        frontier = new_rows & ~z_rows
+        z_rows |= frontier
+    rows = matched & ~z_rows
+    return VertexCover(match_row, rows, z_cols)
+
+
+def _cover_masks(m: int) -> np.ndarray:
+    """All 2^m subsets of m sources as a (2^m, m) boolean array, ordered by subset size then lexicographically."""
+    codes = np.arange(1 << m)
+    masks = ((codes[:, None] >> np.arange(m)) & 1).astype(bool)
+    order = np.lexsort((codes, masks.sum(axis=1)))
+    return masks[order]
+
+
+def minimum_source_covers(support: object, relevant: object | None = None, *, max_sources: int = 20) -> list[tuple[int, ...]]:
+    """All minimum sets of sources that together support every supported relevant statement (exact set cover).
+
+    Exhaustive over the 2^m source subsets (vectorised: subsets × statements coverage by one boolean matrix
+    product); answers list at most 10 sources in the AEE corpus. Source indices are 0-based.
+    """
+    f = _bool_mat(support, "support")
+    r = np.ones(f.shape[0], bool) if relevant is None else _bool_vec(relevant, f.shape[0], "relevant")
+    g = f[r]
+    g = g[g.any(axis=1)]
+    m = f.shape[1]
+    if g.shape[0] == 0:
+        return [()]
+    if m > max_sources:
+        raise ValueError(f"{m} sources: exhaustive set cover limited to {max_sources}")
+    masks = _cover_masks(m)
+    covers = (masks.astype(np.int32) @ g.T.astype(np.int32) > 0).all(axis=1)
+    sizes = masks.sum(axis=1)
+    k = sizes[covers].min()
+    return [tuple(np.flatnonzero(s).tolist()) for s in masks[covers & (sizes == k)]]
+
+
+def greedy_source_cover(support: object, relevant: object | None = None) -> list[int]:
+    """The authors' greedy set cover (``utils_coverage.greedy_set_cover``): repeatedly take the source that
+    supports the most still-uncovered statements (ties: lowest index). 0-based source indices."""
+    f = _bool_mat(support, "support")
+    r = np.ones(f.shape[0], bool) if relevant is None else _bool_vec(relevant, f.shape[0], "relevant")
+    g = f[r]
+    uncovered = g.any(axis=1)
+    cover: list[int] = []
+    while uncovered.any():
+        j = int(np.argmax(g[uncovered].sum(axis=0)))
+        cover.append(j)
+        uncovered &= ~g[:, j]
+    return cover
+
+
+NecessityMethod = Literal["set_cover", "greedy", "konig"]
+
+
+def source_necessity(support: object, relevant: object, method: NecessityMethod = "set_cover") -> Ratio:
+    """Eq. (6): number of necessary sources / number of listed sources.
+
+    The graph is the bipartite (relevant statement, source) support graph. ``method``:
+
+    - ``"set_cover"``: necessary sources = a minimum set of sources supporting every supported relevant
+      statement (:func:`minimum_source_covers`); reproduces the paper's Fig 7 example (3/5);
+    - ``"greedy"``: the size of the authors' greedy cover (an upper bound on the minimum);
+    - ``"konig"``: the size of a minimum vertex cover of the graph (= maximum matching, König), the quantity the
+      paper's text names; cover vertices may be statements.
+    """
+    f = _bool_mat(support, "support")
+    r = _bool_vec(relevant, f.shape[0], "relevant")
+    m = int(f.shape[1])
+    if method == "set_cover":
+        return Ratio(len(minimum_source_covers(f, r)[0]), m)
+    if method == "greedy":
+        return Ratio(len(greedy_source_cover(f, r)), m)
+    if method == "konig":
+        return Ratio(minimum_vertex_cover(f[r]).size, m)
+    raise ValueError(f"unknown method {method!r}")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Citation metrics
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _restricted(citations: object, support: object, relevant: object | None) -> tuple[np.ndarray, np.ndarray]:
+    c, f = _bool_mat(citations, "citations"), _bool_mat(support, "support")
+    if c.shape != f.shape:
+        raise ValueError(f"citation matrix {c.shape} and support matrix {f.shape} differ in shape")
+    if relevant is None:
+        return c, f
+    r = _bool_vec(relevant, c.shape[0], "relevant")
+    return c[r], f[r]
+
+
+def citation_accuracy(citations: object, support: object, relevant: object | None = None) -> Ratio:
+    """Eq. (7): Σ(C ⊙ F) / Σ C — the share of citations whose source supports the citing statement.
+
+    With ``relevant`` given, both sums run over relevant statements only.
+    """
+    c, f = _restricted(citations, support, relevant)
+    return Ratio(int((c & f).sum()), int(c.sum()))
+
+
+def citation_thoroughness(citations: object, support: object, relevant: object | None = None) -> Ratio:
+    """Eq. (8): Σ(C ⊙ F) / Σ F — the share of supporting (statement, source) pairs that are cited."""
+    c, f = _restricted(citations, support, relevant)
+    return Ratio(int((c & f).sum()), int(f.sum()))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# One answer, many answers
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One processed answer (see the module docstring for the fields)."""
+
+    relevant: np.ndarray
+    citations: np.ndarray
+    support: np.ndarray
+    stance: tuple[str, ...] | None = None
+    confidence: int | None = None
+
+    def __post_init__(self) -> None:
+        c, f = _bool_mat(self.citations, "citations"), _bool_mat(self.support, "support")
+        if c.shape != f.shape:
+            raise ValueError(f"citation matrix {c.shape} and support matrix {f.shape} differ in shape")
+        _bool_vec(self.relevant, c.shape[0], "relevant")
+        if self.stance is not None and len(self.stance) != c.shape[0]:
+            raise ValueError(f"{len(self.stance)} stance labels for {c.shape[0]} statements")
+
+
+def answer_metrics(answer: Answer, necessity: NecessityMethod = "set_cover") -> dict[str, Ratio | int | None]:
+    """The eight metrics of one answer (one-sided / overconfident are ``None`` without stance / confidence)."""
+    a = answer
+    one_sided = None if a.stance is None else one_sided_answer(a.stance)
+    overconf = None if a.stance is None or a.confidence is None else overconfident_answer(a.stance, a.confidence)
+    return {
+        "one_sided_answer": one_sided,
+        "overconfident_answer": overconf,
+        "relevant_statements": relevant_statements(a.relevant),
+        "uncited_sources": uncited_sources(a.citations),
+        "unsupported_statements": unsupported_statements(a.support, a.relevant),
+        "source_necessity": source_necessity(a.support, a.relevant, necessity),
+        "citation_accuracy": citation_accuracy(a.citations, a.support, a.relevant),
+        "citation_thoroughness": citation_thoroughness(a.citations, a.support, a.relevant),
+    }
+
+
+def metrics_frame(answers: list[tuple[str, bool, Answer]], necessity: NecessityMethod = "set_cover") -> pl.DataFrame:
+    """One row per answer: ``engine``, ``debate`` and each metric as a value in [0, 1] (NaN when undefined).
+
+    ``answers`` holds ``(engine, is_debate_query, Answer)`` triples. One-sided and overconfident are kept only
+    for debate queries (§5.1).
+    """
+    rows = []
+    for engine, debate, ans in answers:
+        row: dict[str, object] = {"engine": engine, "debate": bool(debate)}
+        for k, v in answer_metrics(ans, necessity).items():
+            if k in DEBATE_ONLY and (not debate or v is None):
+                row[k] = math.nan
+            else:
+                row[k] = v.value if isinstance(v, Ratio) else float(v)
+        rows.append(row)
+    return pl.DataFrame(rows, schema={"engine": pl.String, "debate": pl.Boolean, **{k: pl.Float64 for k in METRICS}})
+
+
+def engine_scorecard(metrics: pl.DataFrame) -> pl.DataFrame:
+    """Per-engine percentages (mean over answers × 100, NaN answers skipped), one column per engine.
+
+    The paper averages the per-answer ratios (macro average) — Fig 8 gives no other rule — so this does too.
+    Output has the layout of ``published/aee_figure8_scorecard.csv``: ``metric`` = ``pct_<name>``.
+    """
+    engines = list(dict.fromkeys(metrics["engine"].to_list()))
+    out: dict[str, list] = {"metric": [f"pct_{k}" for k in METRICS]}
+    for e in engines:
+        sub = metrics.filter(pl.col("engine") == e)
+        out[e] = [100.0 * float(np.nanmean(sub[k].to_numpy())) if np.isfinite(sub[k].to_numpy()).any() else math.nan for k in METRICS]
+    return pl.DataFrame(out)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Table 7 thresholds
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """Table 7 row: half-open percentage intervals ``[lo, hi)`` per category (the one ending at 100 is closed)."""
+
+    metric: str
+    intervals: dict[Category, tuple[float, float]]
+    higher_is_better: bool
+
+    def classify(self, value: float) -> Category:
+        """Category of a percentage in [0, 100]."""
+        v = float(value)
+        if not 0.0 <= v <= 100.0 or math.isnan(v):
+            raise ValueError(f"{self.metric}: {value} is not a percentage in [0, 100]")
+        for cat, (lo, hi) in self.intervals.items():
+            if lo <= v < hi or (v == hi == 100.0):
+                return cat
+        raise ValueError(f"{self.metric}: {value} falls in no Table 7 interval")
+
+
+def _interval(text: str) -> tuple[float, float]:
+    t = text.strip()
+    if not (t.startswith("[") and t.endswith(")")):
+        raise ValueError(f"expected a half-open interval like [0;20), got {text!r}")
+    lo, hi = t[1:-1].replace(",", ";").split(";")
+    return float(lo), float(hi)
+
+
+def load_thresholds(path: str | Path | None = None) -> dict[str, Threshold]:
+    """Read Table 7 (``published/aee_table7_thresholds.csv``: intervals written ``[lo;hi)``)."""
+    if path is None:
+        from analysis_lib.fetch import published
+
+        path = published("aee_table7_thresholds")
+    frame = pl.read_csv(path, infer_schema=False)
+    out = {}
+    for row in frame.iter_rows(named=True):
+        hib = str(row["higher_is_better"]).strip().lower() == "true"
+        out[row["metric"]] = Threshold(row["metric"], {c: _interval(row[c]) for c in CATEGORIES}, hib)
+        _check_partition(out[row["metric"]])
+    return out
+
+
+def _check_partition(t: Threshold) -> None:
+    """The three intervals must tile [0, 100], in the order the direction implies."""
+    spans = sorted(t.intervals.values())
+    if spans[0][0] != 0.0 or spans[-1][1] != 100.0 or any(a[1] != b[0] for a, b in zip(spans, spans[1:])):
+        raise ValueError(f"{t.metric}: Table 7 intervals {t.intervals} do not tile [0, 100]")
+    acc_lo = t.intervals["acceptable"][0]
+    if t.higher_is_better != (acc_lo > t.intervals["problematic"][0]):
+        raise ValueError(f"{t.metric}: higher_is_better={t.higher_is_better} contradicts the intervals")
+
+
+def classify(metric: str, value: float, thresholds: dict[str, Threshold]) -> Category:
+    """Table 7 category of one metric value in percent (``metric`` with or without the ``pct_`` prefix)."""
+    return thresholds[metric.removeprefix("pct_")].classify(value)
+
+
+def classify_scorecard(scorecard: pl.DataFrame, thresholds: dict[str, Threshold]) -> pl.DataFrame:
+    """Long frame ``engine, metric, value, category`` for the eight metric rows of a Fig 8-style scorecard."""
+    engines = [c for c in scorecard.columns if c != "metric"]
+    rows = []
+    for row in scorecard.iter_rows(named=True):
+        key = row["metric"].removeprefix("pct_")
+        if key not in thresholds:
+            continue
+        for e in engines:
+            rows.append({"engine": e, "metric": key, "value": float(row[e]), "category": classify(key, row[e], thresholds)})
+    return pl.DataFrame(rows, schema={"engine": pl.String, "metric": pl.String, "value": pl.Float64, "category": pl.String})
+
+
+def category_counts(classified: pl.DataFrame) -> pl.DataFrame:
+    """Per engine, how many of the eight metrics fall in each category (the summary row of Fig 8)."""
+    engines = list(dict.fromkeys(classified["engine"].to_list()))
+    rows = []
+    for e in engines:
+        cats = classified.filter(pl.col("engine") == e)["category"].to_list()
+        rows.append({"engine": e, **{c: cats.count(c) for c in CATEGORIES}})
+    return pl.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The paper's Fig 7 worked example
+# ---------------------------------------------------------------------------------------------------------
+
+
+def figure7_example() -> Answer:
+    """Our transcription of the Fig 7 example (7 statements × 5 sources, 0-based in code, 1-based in the paper).
+
+    From the text: statements 1–6 relevant, 7 not; 3 pro, 2 con, 2 neutral; confidence 4. Citations: (1,1),
+    (2,2), (4,2), (5,5) accurate, (3,1), (3,3), (6,4) inaccurate, nothing else (7 citations, every column cited).
+    Support: row 1 = sources {1, 4}; (2,5), (2,2), (4,2), (5,5) present; row 3 empty; 10 pairs in all; minimum
+    source covers {1,2,3} and {2,3,4}. The text does not give the remaining four support pairs; we use
+    (2,3), (5,2), (5,3), (6,3): of the 143 completions consistent with the text, 28 have {1,2,3} and {2,3,4}
+    as their only minimum covers, and this is one of them. The irrelevant statement 7 gets no support pair, as in the authors'
+    pipeline, which judges support only for relevant statements. Which statements are pro / con is not given;
+    we take 1–3 pro, 4–5 con, 6–7 neutral.
+    """
+    n, m = 7, 5
+    cit = np.zeros((n, m), bool)
+    sup = np.zeros((n, m), bool)
+    for i, j in [(1, 1), (2, 2), (4, 2), (5, 5), (3, 1), (3, 3), (6, 4)]:
+        cit[i - 1, j - 1] = True
+    for i, j in [(1, 1), (1, 4), (2, 2), (2, 5), (4, 2), (5, 5), (2, 3), (5, 2), (5, 3), (6, 3)]:
+        sup[i - 1, j - 1] = True
+    relevant = np.array([True] * 6 + [False])
+    stance = ("pro", "pro", "pro", "con", "con", "neutral", "neutral")
+    return Answer(relevant=relevant, citations=cit, support=sup, stance=stance, confidence=4)
+
+
+#: The paper's fractions for the Fig 7 example (§4.2).
+FIGURE7_PAPER: dict[str, tuple[int, int] | int] = {
+    "one_sided_answer": 0,
+    "overconfident_answer": 0,
+    "relevant_statements": (6, 7),
+    "uncited_sources": (0, 5),
+    "unsupported_statements": (1, 6),
+    "source_necessity": (3, 5),
+    "citation_accuracy": (4, 7),
+    "citation_thoroughness": (4, 10),
+}
+
+
+def scorecard_matrix(classified: pl.DataFrame) -> tuple[np.ndarray, list[list[str]], list[str], list[str]]:
+    """``(values, categories, metrics, engines)`` arrays of :func:`classify_scorecard` output, metrics in
+    Fig 8 order, for ``plotting.scorecard``."""
+    engines = list(dict.fromkeys(classified["engine"].to_list()))
+    metrics = [k for k in METRICS if k in set(classified["metric"].to_list())]
+    look = {(r["metric"], r["engine"]): r for r in classified.iter_rows(named=True)}
+    values = np.array([[look[(k, e)]["value"] for e in engines] for k in metrics])
+    cats = [[look[(k, e)]["category"] for e in engines] for k in metrics]
+    return values, cats, metrics, engines
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Table 2: sources displayed vs cited
+# ---------------------------------------------------------------------------------------------------------
+
+
+def table2_cited_share(table2: pl.DataFrame) -> pl.DataFrame:
+    """Share of displayed sources that are cited, mean cited / mean displayed, per engine (Table 2's "( )").
+
+    ``table2`` is ``published/aee_table2_sources.csv``. The paper's percentages are the ratio of the two means
+    truncated to a whole percent (2.58 / 5.00 = 51.6% is printed 51%), so ``pct_floor`` is compared with them.
+    """
+    means = table2.filter(pl.col("statistic") == "mean")
+    return means.select(
+        "engine",
+        "displayed",
+        "cited",
+        (100 * pl.col("cited") / pl.col("displayed")).alias("pct_cited"),
+        (100 * pl.col("cited") / pl.col("displayed") + 1e-9).floor().cast(pl.Int64).alias("pct_floor"),
+        pl.col("cited_pct_reported"),
+    )

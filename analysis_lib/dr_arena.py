@@ -1,0 +1,545 @@
+"""DR-Arena (seed 003): information trees (Tables 8, 9, Fig 8), leaderboard agreement (Table 3) and the
+adaptive evolvement loop (Tables 1, 2, Appendix C) as a pure state machine.
+
+Trees
+-----
+The upstream repository (iNLP-Lab/DR-Arena at 08f38351, ``web_tree/data/``) holds ``summary.json`` (the 30
+trees' topics, domains and per-tree crawl statistics) and some of the 30 tree files (the data manifest lists
+19 at that commit: tree_0001, 0005, 0010, 0012, 0013, 0014, 0017, 0019, 0021, 0026 and 0029 are absent), so
+every per-tree statistic covers only the released trees. The released files are the trees after the matches'
+on-the-fly expansions: 13 of the 19 are larger and deeper than the initial crawl that ``summary.json`` records
+(:func:`summary_check`). Each node is a JSON object with at least
+``url, domain, title, description, content, children`` (:data:`REQUIRED_FIELDS`); :func:`load_tree` checks this
+for every node and names the file and node path (``root.children[2].children[0]``) of the first violation.
+
+Conventions, the upstream crawler's own (each node stores ``depth``, 0 at the root; ``summary.json`` stores
+``max_depth`` and ``nodes_by_depth`` on that scale):
+
+- **depth** of a tree: the largest number of edges from the root to a node (root depth 0);
+- **level width**: the largest number of nodes on one level (the graph-theoretic width);
+- **branching width** (``max_branching``): the largest number of children of one node, i.e. the largest
+  sibling group. The paper's "width constraint" is "the number of sibling information units required for
+  aggregation" (App. I.2), which is this quantity; the summary's ``max_width_at_depth`` is it, per level.
+
+Leaderboards
+------------
+:func:`leaderboard_correlations` computes Spearman's rho and Pearson's r between the Search Arena and DR-Arena
+Elo columns of Table 3 with scipy (no ties in either column, so average and ordinal ranks coincide).
+
+Evolvement loop
+---------------
+:func:`transition` maps (verdict, failure type of the loser) to an action by Table 2; :func:`step` applies it to
+a :class:`LoopState` (current depth and width constraint, cumulative score, round) and decides whether to stop
+(Much Better verdict, cumulative score gap at or above a threshold, or the round limit). The paper states the
+stop rules but not the per-tier scores, the gap threshold or the round limit (Algorithm 1's text is not in
+the extracted paper); they are parameters of :class:`LoopConfig`, with defaults that are ours.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from pathlib import Path
+from urllib.parse import urlparse
+
+import numpy as np
+import polars as pl
+from scipy import stats as sps
+
+from analysis_lib import fetch as _fetch
+
+REQUIRED_FIELDS: tuple[str, ...] = ("url", "domain", "title", "description", "content", "children")
+N_TREES_PAPER = 30
+SUMMARY_ID = "dr_arena/summary"
+TREE_PREFIX = "dr_arena/trees/"
+
+# Table 8 of the paper (source domain -> number of trees), transcribed from the paper.
+PAPER_TABLE8: dict[str, int] = {
+    "en.wikipedia.org": 8,
+    "gamefaqs.gamespot.com": 2,
+    "my.clevelandclinic.org": 2,
+    "support.apple.com": 1,
+    "www.creativebloq.com": 1,
+    "www.nyfa.edu": 1,
+    "www.kff.org": 1,
+    "gmgc.com": 1,
+    "www.finduslawyers.org": 1,
+    "demographicestimation.iussp.org": 1,
+    "www.nimh.nih.gov": 1,
+    "www.bls.gov": 1,
+    "info-ee.surrey.ac.uk": 1,
+    "www.laterpress.com": 1,
+    "www.becomeaprocomposer.com": 1,
+    "www.hhhistory.com": 1,
+    "online.nwmissouri.edu": 1,
+    "everettcc.libguides.com": 1,
+    "calpoison.org": 1,
+    "www.uscourts.gov": 1,
+    "open.umn.edu": 1,
+}
+
+# Table 9 of the paper (topic hierarchy -> number of trees), transcribed; the paper prints the hierarchy
+# without separators, restored here as " > ". The count of "Health > Mental Health > Learning & Developmental
+# Disabilities" is blank in the extracted text (None).
+PAPER_TABLE9: dict[str, int | None] = {
+    "Computers & Electronics > Software > Operating Systems": 2,
+    "Games > Computer & Video Games > Gaming Media & Reference": 2,
+    "Law & Government > Legal": 2,
+    "Arts & Entertainment > Movies > DVD & Video Shopping": 1,
+    "Arts & Entertainment > Online Media > Online Image Galleries": 1,
+    "Games > Computer & Video Games": 1,
+    "Health > Health Conditions > Respiratory Conditions": 1,
+    "Arts & Entertainment > Entertainment Industry > Film & TV Industry": 1,
+    "Law & Government > Public Safety > Public Health": 1,
+    "Sports > Individual Sports": 1,
+    "People & Society > Social Sciences": 1,
+    "Health > Mental Health > Learning & Developmental Disabilities": None,
+    "Arts & Entertainment > Music & Audio > Music Equipment & Technology": 1,
+    "Online Communities > Dating & Personals": 1,
+    "Business & Industrial > Advertising & Marketing": 1,
+    "Beauty & Fitness": 1,
+    "Health > Public Health": 1,
+    "Law & Government > Government": 1,
+    "Sports > Team Sports": 1,
+}
+
+
+# --------------------------------------------------------------------------------------------- trees
+
+
+class TreeValidationError(ValueError):
+    """A tree file does not have the expected node structure; the message names the file and node path."""
+
+
+def validate_tree(root: object, source: str = "<tree>") -> None:
+    """Check every node has :data:`REQUIRED_FIELDS` and a list of children; raise on the first violation."""
+    stack: list[tuple[object, str]] = [(root, "root")]
+    while stack:
+        node, path = stack.pop()
+        if not isinstance(node, dict):
+            raise TreeValidationError(f"{source}: node {path} is a {type(node).__name__}, expected a JSON object")
+        missing = [f for f in REQUIRED_FIELDS if f not in node]
+        if missing:
+            raise TreeValidationError(
+                f"{source}: node {path} lacks field(s) {missing} (required: {list(REQUIRED_FIELDS)})"
+            )
+        children = node["children"]
+        if not isinstance(children, list):
+            raise TreeValidationError(
+                f"{source}: node {path} field 'children' is a {type(children).__name__}, expected a list"
+            )
+        # reversed so that the first violation in document order is reported first
+        stack.extend((c, f"{path}.children[{i}]") for i, c in reversed(list(enumerate(children))))
+
+
+def load_tree(path: str | Path) -> dict:
+    """Read and validate one tree file; returns its root node."""
+    path = Path(path)
+    try:
+        root = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise TreeValidationError(f"{path}: not valid JSON ({exc})") from exc
+    validate_tree(root, str(path))
+    return root
+
+
+def _data_cache(cache_dir: str | Path | None) -> Path | None:
+    """A notebook's ``cache_dir`` holds downloaded inputs under ``data/`` (the library default's layout)."""
+    return None if cache_dir is None else Path(cache_dir) / "data"
+
+
+def tree_ids(manifest: str | Path | None = None) -> list[str]:
+    """Manifest ids of the available tree files (``dr_arena/trees/tree_00NN``), sorted."""
+    return sorted(k for k in _fetch.read_manifest(manifest) if k.startswith(TREE_PREFIX))
+
+
+def load_trees(cache_dir: str | Path | None = None, manifest: str | Path | None = None) -> dict[str, dict]:
+    """Every available tree, validated, keyed by tree id (``tree_0002``); inputs cached under ``cache_dir/data``."""
+    out = {}
+    for data_id in tree_ids(manifest):
+        out[data_id.removeprefix(TREE_PREFIX)] = load_tree(_fetch.fetch(data_id, cache_dir=_data_cache(cache_dir), manifest=manifest))
+    return out
+
+
+def load_summary(cache_dir: str | Path | None = None, manifest: str | Path | None = None) -> dict:
+    """``summary.json``: ``dataset_info``, ``trees_by_topic``, ``trees_by_domain`` and per-tree ``trees``."""
+    summary = json.loads(Path(_fetch.fetch(SUMMARY_ID, cache_dir=_data_cache(cache_dir), manifest=manifest)).read_text())
+    for key in ("trees_by_topic", "trees_by_domain", "trees"):
+        if key not in summary:
+            raise TreeValidationError(f"{SUMMARY_ID}: summary.json lacks key {key!r}")
+    return summary
+
+
+def tree_nodes(root: dict, tree_id: str = "") -> pl.DataFrame:
+    """One row per node: ``tree_id, depth`` (root 0, from the node's position), ``n_children, domain, crawled``."""
+    depth: list[int] = []
+    n_children: list[int] = []
+    domain: list[str | None] = []
+    crawled: list[bool | None] = []
+    stack = [(root, 0)]
+    while stack:
+        node, d = stack.pop()
+        depth.append(d)
+        n_children.append(len(node["children"]))
+        domain.append(node.get("domain"))
+        crawled.append(node.get("crawled"))
+        stack.extend((c, d + 1) for c in node["children"])
+    return pl.DataFrame(
+        {"tree_id": [tree_id] * len(depth), "depth": depth, "n_children": n_children, "domain": domain, "crawled": crawled},
+        schema={"tree_id": pl.String, "depth": pl.Int64, "n_children": pl.Int64, "domain": pl.String, "crawled": pl.Boolean},
+    )
+
+
+@dataclass(frozen=True)
+class TreeShape:
+    """Shape of one tree (conventions in the module docstring)."""
+
+    n_nodes: int
+    depth: int
+    nodes_by_depth: tuple[int, ...]
+    level_width: int
+    max_branching: int
+    n_leaves: int
+
+
+def tree_shape(root: dict) -> TreeShape:
+    """Depth (root 0), nodes per level, level width, largest sibling group and leaf count of one tree."""
+    nodes = tree_nodes(root)
+    counts = np.bincount(nodes["depth"].to_numpy())
+    nc = nodes["n_children"].to_numpy()
+    return TreeShape(
+        n_nodes=int(nodes.height),
+        depth=int(len(counts) - 1),
+        nodes_by_depth=tuple(int(c) for c in counts),
+        level_width=int(counts.max()),
+        max_branching=int(nc.max()),
+        n_leaves=int((nc == 0).sum()),
+    )
+
+
+def tree_table(trees: Mapping[str, dict]) -> pl.DataFrame:
+    """Per-tree shape: ``tree_id, root_domain, n_nodes, depth, level_width, max_branching, n_leaves, nodes_by_depth``."""
+    rows = []
+    for tid, root in sorted(trees.items()):
+        s = tree_shape(root)
+        rows.append(
+            {
+                "tree_id": tid,
+                "root_domain": root.get("domain"),
+                "n_nodes": s.n_nodes,
+                "depth": s.depth,
+                "level_width": s.level_width,
+                "max_branching": s.max_branching,
+                "n_leaves": s.n_leaves,
+                "nodes_by_depth": list(s.nodes_by_depth),
+            }
+        )
+    return pl.DataFrame(rows)
+
+
+def all_nodes(trees: Mapping[str, dict]) -> pl.DataFrame:
+    """:func:`tree_nodes` of every tree, stacked."""
+    return pl.concat([tree_nodes(root, tid) for tid, root in sorted(trees.items())])
+
+
+def sibling_group_sizes(nodes: pl.DataFrame) -> np.ndarray:
+    """Number of children of every internal node (the sizes of the sibling groups a wide task can aggregate)."""
+    return nodes.filter(pl.col("n_children") > 0)["n_children"].to_numpy()
+
+
+def summary_check(table: pl.DataFrame, summary: dict) -> pl.DataFrame:
+    """Our per-tree node count, depth and nodes per level beside ``summary.json``'s ``stats`` for the same tree."""
+    stats = {t["tree_id"]: t["stats"] for t in summary["trees"]}
+    rows = []
+    for r in table.iter_rows(named=True):
+        st = stats.get(r["tree_id"])
+        if st is None:
+            continue
+        by_depth = [int(st["nodes_by_depth"][k]) for k in sorted(st["nodes_by_depth"], key=int)]
+        rows.append(
+            {
+                "tree_id": r["tree_id"],
+                "n_nodes": r["n_nodes"],
+                "summary_total_nodes": int(st["total_nodes"]),
+                "depth": r["depth"],
+                "summary_max_depth": int(st["max_depth"]),
+                "nodes_by_depth_agree": list(r["nodes_by_depth"]) == by_depth,
+            }
+        )
+    return pl.DataFrame(rows).with_columns(
+        agree=(pl.col("n_nodes") == pl.col("summary_total_nodes"))
+        & (pl.col("depth") == pl.col("summary_max_depth"))
+        & pl.col("nodes_by_depth_agree")
+    )
+
+
+def counts_table(counts: Mapping[str, int], key: str) -> pl.DataFrame:
+    """A ``{name: count}`` mapping as a frame sorted by count (descending), then name."""
+    return pl.DataFrame({key: list(counts), "count": [int(v) for v in counts.values()]}).sort(
+        ["count", key], descending=[True, False]
+    )
+
+
+def domain_table(summary: dict) -> pl.DataFrame:
+    """Table 8: trees per source domain, from ``summary.json``'s ``trees_by_domain``."""
+    return counts_table(summary["trees_by_domain"], "domain")
+
+
+def topic_table(summary: dict) -> pl.DataFrame:
+    """Table 9: trees per topic hierarchy, from ``summary.json``'s ``trees_by_topic``."""
+    return counts_table(summary["trees_by_topic"], "topic")
+
+
+def root_domains(summary: dict) -> dict[str, int]:
+    """Trees per domain recounted from each tree's ``root_url`` (a cross-check of ``trees_by_domain``)."""
+    out: dict[str, int] = {}
+    for t in summary["trees"]:
+        host = urlparse(t["root_url"]).netloc
+        out[host] = out.get(host, 0) + 1
+    return out
+
+
+def compare_counts(ours: Mapping[str, int], paper: Mapping[str, int | None], key: str) -> pl.DataFrame:
+    """Outer join of our counts and the paper's: ``key, ours, paper, in_paper, agree`` (null where absent;
+    ``agree`` is false unless both counts are present and equal)."""
+    keys = list(dict.fromkeys([*paper, *ours]))
+    return pl.DataFrame(
+        {
+            key: keys,
+            "ours": [ours.get(k) for k in keys],
+            "paper": [paper.get(k) for k in keys],
+            "in_paper": [k in paper for k in keys],
+        },
+        schema={key: pl.String, "ours": pl.Int64, "paper": pl.Int64, "in_paper": pl.Boolean},
+    ).with_columns(agree=(pl.col("ours") == pl.col("paper")).fill_null(False))
+
+
+# ------------------------------------------------------------------------------------ leaderboards
+
+
+@dataclass(frozen=True)
+class LeaderboardAgreement:
+    n_models: int
+    spearman: float
+    spearman_p: float
+    pearson: float
+    pearson_p: float
+    spearman_published_ranks: float
+    n_rank_swaps: int
+
+
+def leaderboard_correlations(
+    table: pl.DataFrame, x: str = "search_arena_elo", y: str = "dr_arena_elo"
+) -> LeaderboardAgreement:
+    """Spearman (average ranks) and Pearson between two Elo columns of Table 3, and Spearman between the
+    published rank columns (``x``/``y`` with ``_elo`` replaced by ``_rank``) as a consistency check."""
+    a, b = table[x].to_numpy().astype(float), table[y].to_numpy().astype(float)
+    rho = sps.spearmanr(a, b)
+    r = sps.pearsonr(a, b)
+    xr, yr = x.replace("_elo", "_rank"), y.replace("_elo", "_rank")
+    rank_rho = float(sps.spearmanr(table[xr].to_numpy(), table[yr].to_numpy()).statistic)
+    # pairs ordered differently by the two Elo columns
+    da, db = np.sign(a[:, None] - a[None, :]), np.sign(b[:, None] - b[None, :])
+    swaps = int(np.triu(da * db < 0, 1).sum())
+    return LeaderboardAgreement(
+        n_models=len(a),
+        spearman=float(rho.statistic),
+        spearman_p=float(rho.pvalue),
+        pearson=float(r.statistic),
+        pearson_p=float(r.pvalue),
+        spearman_published_ranks=rank_rho,
+        n_rank_swaps=swaps,
+    )
+
+
+# --------------------------------------------------------------------------------- evolvement loop
+
+
+class Verdict(Enum):
+    """Tiered adjudication (§3.3): decisive or marginal wins, high- or low-quality ties."""
+
+    A_MUCH_BETTER = "A much better"
+    A_BETTER = "A better"
+    TIE_HIGH = "Tie (high quality)"
+    TIE_LOW = "Tie (low quality)"
+    B_BETTER = "B better"
+    B_MUCH_BETTER = "B much better"
+
+    @property
+    def is_tie(self) -> bool:
+        return self in (Verdict.TIE_HIGH, Verdict.TIE_LOW)
+
+    @property
+    def is_decisive(self) -> bool:
+        return self in (Verdict.A_MUCH_BETTER, Verdict.B_MUCH_BETTER)
+
+    @property
+    def winner(self) -> str | None:
+        return None if self.is_tie else self.name[0]
+
+
+class FailureType(Enum):
+    """Table 1: the Examiner's diagnostic tag for the losing side."""
+
+    DEEP = "Deep"  # logic failure: wrong core entity, broken reasoning chain
+    WIDE = "Wide"  # coverage failure: missing attribute details (data gap)
+    BOTH = "Both"  # systemic failure
+    NONE = "None"  # soft gap: lost only on formatting / utility
+
+
+FAILURE_CRITERIA: dict[FailureType, str] = {
+    FailureType.DEEP: "Logic Failure. Failed to identify the correct core entity due to a broken reasoning chain.",
+    FailureType.WIDE: "Coverage Failure. Failed to aggregate specific attribute details (Data Gap).",
+    FailureType.BOTH: "Systemic Failure. Failed on both logical identification and factual completeness.",
+    FailureType.NONE: "Soft Gap. The loss was determined solely by soft filters (formatting or utility preferences).",
+}
+
+
+class Action(Enum):
+    """Table 2's evolution actions, with their change to (depth, width)."""
+
+    PRESSURE_TEST = "Pressure test (depth+1 & width+1)"
+    BACKTRACK = "Backtrack (move to parent)"
+    PROBE_DEPTH = "Probe depth (depth+1)"
+    PROBE_WIDTH = "Probe width (width+1)"
+
+    @property
+    def delta(self) -> tuple[int, int]:
+        return {
+            Action.PRESSURE_TEST: (1, 1),
+            Action.BACKTRACK: (-1, 0),
+            Action.PROBE_DEPTH: (1, 0),
+            Action.PROBE_WIDTH: (0, 1),
+        }[self]
+
+
+def transition(verdict: Verdict, failure: FailureType | None = None) -> Action:
+    """Table 2. Ties ignore the failure type (N/A); a win needs one (the loser's)."""
+    if verdict is Verdict.TIE_HIGH:
+        return Action.PRESSURE_TEST
+    if verdict is Verdict.TIE_LOW:
+        return Action.BACKTRACK
+    if failure is None:
+        raise ValueError(f"verdict {verdict.value!r} decides a winner: the loser's failure type is required")
+    return {
+        FailureType.DEEP: Action.PROBE_DEPTH,
+        FailureType.WIDE: Action.PROBE_WIDTH,
+        FailureType.BOTH: Action.PRESSURE_TEST,
+        FailureType.NONE: Action.PRESSURE_TEST,
+    }[failure]
+
+
+class StopReason(Enum):
+    MUCH_BETTER = "decisive Much Better verdict"
+    SCORE_GAP = "cumulative score gap reached the threshold (mercy rule)"
+    MAX_ROUNDS = "maximum number of rounds reached"
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """Stop rules and scoring. The paper names the rules, not the numbers; these defaults are ours."""
+
+    much_better_points: float = 2.0
+    better_points: float = 1.0
+    tie_points: float = 0.0
+    gap_threshold: float = 3.0
+    max_rounds: int = 5
+    min_depth: int = 1
+    min_width: int = 1
+    stop_on_much_better: bool = True
+
+    def points(self, verdict: Verdict) -> tuple[float, float]:
+        """Points to (A, B) for one verdict."""
+        if verdict.is_tie:
+            return (self.tie_points, self.tie_points)
+        p = self.much_better_points if verdict.is_decisive else self.better_points
+        return (p, 0.0) if verdict.winner == "A" else (0.0, p)
+
+
+@dataclass(frozen=True)
+class LoopState:
+    """State of one match: task complexity (depth, width), cumulative scores, rounds played, history."""
+
+    depth: int = 1
+    width: int = 1
+    score_a: float = 0.0
+    score_b: float = 0.0
+    round: int = 0
+    stopped: StopReason | None = None
+    history: tuple[tuple[Verdict, FailureType | None, Action], ...] = field(default=())
+
+    @property
+    def gap(self) -> float:
+        return self.score_a - self.score_b
+
+    @property
+    def leader(self) -> str | None:
+        return None if self.gap == 0 else ("A" if self.gap > 0 else "B")
+
+
+def step(state: LoopState, verdict: Verdict, failure: FailureType | None = None, config: LoopConfig = LoopConfig()) -> LoopState:
+    """One round: score the verdict, apply Table 2's action to (depth, width), then check the stop rules in
+    the order Much Better, score gap, round limit. A stopped state accepts no more rounds."""
+    if state.stopped is not None:
+        raise ValueError(f"the match has already stopped ({state.stopped.value})")
+    action = transition(verdict, failure)
+    dd, dw = action.delta
+    pa, pb = config.points(verdict)
+    new = replace(
+        state,
+        depth=max(config.min_depth, state.depth + dd),
+        width=max(config.min_width, state.width + dw),
+        score_a=state.score_a + pa,
+        score_b=state.score_b + pb,
+        round=state.round + 1,
+        history=(*state.history, (verdict, None if verdict.is_tie else failure, action)),
+    )
+    if config.stop_on_much_better and verdict.is_decisive:
+        reason: StopReason | None = StopReason.MUCH_BETTER
+    elif abs(new.gap) >= config.gap_threshold:
+        reason = StopReason.SCORE_GAP
+    elif new.round >= config.max_rounds:
+        reason = StopReason.MAX_ROUNDS
+    else:
+        reason = None
+    return replace(new, stopped=reason)
+
+
+def run_match(
+    rounds: Iterable[tuple[Verdict, FailureType | None]],
+    config: LoopConfig = LoopConfig(),
+    start: LoopState | None = None,
+) -> LoopState:
+    """Feed verdicts until a stop rule fires (later verdicts are not used) or the sequence ends."""
+    state = start or LoopState()
+    for verdict, failure in rounds:
+        state = step(state, verdict, failure, config)
+        if state.stopped is not None:
+            break
+    return state
+
+
+def transition_table() -> pl.DataFrame:
+    """Every (verdict, failure type) pair with its action: Table 2 expanded over the six tiered verdicts."""
+    rows = []
+    for v in Verdict:
+        for f in [None] if v.is_tie else list(FailureType):
+            a = transition(v, f)
+            rows.append({"verdict": v.value, "failure_type": "N/A" if f is None else f.value, "action": a.value,
+                         "d_depth": a.delta[0], "d_width": a.delta[1]})
+    return pl.DataFrame(rows)
+
+
+def trace_table(state: LoopState, config: LoopConfig = LoopConfig(), start: LoopState | None = None) -> pl.DataFrame:
+    """A match's rounds replayed from ``start``: verdict, failure type, action, (depth, width) after the
+    round, cumulative scores and the stop rule that fired (``start`` and ``config`` as given to :func:`run_match`)."""
+    rows, s = [], start or LoopState()
+    for v, f, _ in state.history:
+        s = step(s, v, f, config)
+        rows.append({"round": s.round, "verdict": v.value, "failure_type": "N/A" if f is None else f.value,
+                     "action": s.history[-1][2].value, "depth": s.depth, "width": s.width,
+                     "score_a": s.score_a, "score_b": s.score_b,
+                     "stop": None if s.stopped is None else s.stopped.value})
+    return pl.DataFrame(rows)
