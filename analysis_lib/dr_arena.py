@@ -249,6 +249,42 @@ def sibling_group_sizes(nodes: pl.DataFrame) -> np.ndarray:
     return nodes.filter(pl.col("n_children") > 0)["n_children"].to_numpy()
 
 
+@dataclass(frozen=True)
+class TopologySummary:
+    """What the released trees say about the quantities of Fig 8 (depth, width constraint)."""
+
+    max_tree_depth: int
+    modal_tree_depth: int
+    trees_at_modal_depth: int
+    modal_node_depth: int
+    modal_node_depth_share: float
+    modal_group_size: int
+    groups: int
+    groups_4_to_7: int
+
+    @property
+    def share_groups_4_to_7(self) -> float:
+        return self.groups_4_to_7 / self.groups if self.groups else float("nan")
+
+
+def topology_summary(shapes: pl.DataFrame, nodes: pl.DataFrame) -> TopologySummary:
+    """Modes and tails of tree depth, node depth and sibling-group size (``shapes``: :func:`tree_table`,
+    ``nodes``: :func:`all_nodes`). Modes are the smallest most frequent value."""
+    tree_depth = np.bincount(shapes["depth"].to_numpy())
+    node_depth = np.bincount(nodes["depth"].to_numpy())
+    groups = sibling_group_sizes(nodes)
+    return TopologySummary(
+        max_tree_depth=int(shapes["depth"].max()),
+        modal_tree_depth=int(tree_depth.argmax()),
+        trees_at_modal_depth=int(tree_depth.max()),
+        modal_node_depth=int(node_depth.argmax()),
+        modal_node_depth_share=float(node_depth.max() / node_depth.sum()),
+        modal_group_size=int(np.bincount(groups).argmax()),
+        groups=int(groups.size),
+        groups_4_to_7=int(((groups >= 4) & (groups <= 7)).sum()),
+    )
+
+
 def summary_check(table: pl.DataFrame, summary: dict) -> pl.DataFrame:
     """Our per-tree node count, depth and nodes per level beside ``summary.json``'s ``stats`` for the same tree."""
     stats = {t["tree_id"]: t["stats"] for t in summary["trees"]}

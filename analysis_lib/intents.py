@@ -157,12 +157,14 @@ def classify_intents(prompts: Sequence[str], client: LLMClient, *, model: str | 
 
 
 def intent_distribution(labels: Sequence[str | None], *, exclude_other: bool = True) -> pl.DataFrame:
-    """Share of each primary intent (Figure 1 excludes Other): columns intent, count, share (0–1), sorted."""
-    s = pl.Series("intent", [x for x in labels if x is not None], dtype=pl.String)
-    if exclude_other:
-        s = s.filter(s != "Other")
-    out = s.value_counts(sort=True, name="count")
-    return out.with_columns((pl.col("count") / pl.col("count").sum()).alias("share"))
+    """Share of each primary intent (Figure 1 excludes Other): columns intent, count, share (0–1), sorted.
+
+    Counted by :func:`analysis_lib.dataset.shares` (nulls left out of the base).
+    """
+    from analysis_lib.dataset import shares
+
+    frame = pl.DataFrame({"intent": list(labels)}, schema={"intent": pl.String})
+    return shares(frame, "intent", exclude=("Other",) if exclude_other else ())
 
 
 # ------------------------------------------------------------------------------------------ agreement

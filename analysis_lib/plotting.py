@@ -212,43 +212,6 @@ def scatter_fit(
     return fig
 
 
-def stacked_shares(
-    frame: pl.DataFrame,
-    category: str,
-    part: str,
-    share: str,
-    *,
-    xlabel: str = "% of votes",
-    title: str = "",
-    colors: dict[str, str] | None = None,
-) -> Figure:
-    """Horizontal 100% stacked bars: one bar per ``category``, segments per ``part`` with ``share`` in %."""
-    cats = frame[category].unique(maintain_order=True).to_list()
-    parts = frame[part].unique(maintain_order=True).to_list()
-    wide = {p: [0.0] * len(cats) for p in parts}
-    for row in frame.iter_rows(named=True):
-        wide[row[part]][cats.index(row[category])] = float(row[share])
-    fig, ax = plt.subplots(figsize=(7.0, max(2.5, 0.4 * len(cats) + 1.2)))
-    left = np.zeros(len(cats))
-    y = np.arange(len(cats))[::-1]
-    for p in parts:
-        vals = np.asarray(wide[p])
-        ax.barh(y, vals, left=left, label=str(p), color=(colors or OUTCOME_COLORS).get(str(p)))
-        left += vals
-    ax.set_yticks(y, cats)
-    ax.set_xlabel(xlabel)
-    ax.legend(loc="lower right", fontsize=8)
-    ax.grid(axis="y", visible=False)
-    if title:
-        ax.set_title(title)
-    return fig
-
-
-# --- cross-arena and cross-benchmark figures (Search Arena Figure 8, Figures F.1 and F.2) ---------------------
-
-VOTE_COLORS = {"search": "#1f77b4", "non-search": "#d62728", "tie": "#8c8c8c"}
-
-
 def vote_distribution(
     long: pl.DataFrame, *, by: str = "intent", order: Sequence[str] | None = None, title: str = "", ylabel: str = "battles"
 ) -> Figure:

@@ -206,3 +206,13 @@ def test_backtrack_floors_at_min_depth_and_trace():
     assert s.depth == 1 and s.stopped is d.StopReason.MAX_ROUNDS
     tr = d.trace_table(s, d.LoopConfig(max_rounds=3))
     assert tr["round"].to_list() == [1, 2, 3] and tr["stop"].to_list()[-1] == d.StopReason.MAX_ROUNDS.value
+
+
+def test_topology_summary_on_hand_made_frames():
+    shapes = pl.DataFrame({"depth": [2, 2, 4]})
+    nodes = pl.DataFrame({"depth": [0, 1, 1, 2, 2, 2], "n_children": [2, 3, 0, 5, 0, 0]})
+    topo = d.topology_summary(shapes, nodes)
+    assert (topo.max_tree_depth, topo.modal_tree_depth, topo.trees_at_modal_depth) == (4, 2, 2)
+    assert (topo.modal_node_depth, topo.modal_node_depth_share) == (2, 0.5)
+    assert (topo.modal_group_size, topo.groups, topo.groups_4_to_7) == (2, 3, 1)
+    assert topo.share_groups_4_to_7 == 1 / 3
