@@ -212,6 +212,11 @@ def scatter_fit(
     return fig
 
 
+# --- cross-arena and cross-benchmark figures (Search Arena Figure 8, Figures F.1 and F.2) ---------------------
+
+VOTE_COLORS = {"search": "#1f77b4", "non-search": "#d62728", "tie": "#8c8c8c"}
+
+
 def vote_distribution(
     long: pl.DataFrame, *, by: str = "intent", order: Sequence[str] | None = None, title: str = "", ylabel: str = "battles"
 ) -> Figure:

@@ -295,3 +295,17 @@ def test_fact_synth_transcription_reads_published_list():
     assert res.positions == (6, 7, 8, 9, 10)
     with pytest.raises(ValueError, match="same models"):
         fact_synth_transcription(f1, authors.head(9))
+
+
+def test_cross_arena_figures_draw():
+    """The chapter's figure functions run on the library's own tables (a smoke test of plotting's wiring)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from analysis_lib import plotting
+    from analysis_lib.simulate import text_arena as simulate_text_arena
+
+    rows, _ = simulate_text_arena(n=544, seed=0)
+    table = cross_arena.vote_table(cross_arena.load_text_arena(rows))
+    fig = plotting.vote_distribution(cross_arena.vote_shares_long(table), order=cross_arena.INTENT_ORDER)
+    assert fig.axes
