@@ -33,7 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+import statsmodels.api as sm
 from scipy import stats
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 from analysis_lib import bt
 from analysis_lib.domains import DOMAIN_GROUPS
@@ -243,8 +245,6 @@ class LineFit:
 
 def ols_band(x: np.ndarray, y: np.ndarray, level: float = 0.95, n_grid: int = 100) -> LineFit:
     """statsmodels OLS of ``y`` on ``x`` with intercept; confidence band of the mean (Fig 4)."""
-    import statsmodels.api as sm
-
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     res = sm.OLS(y, sm.add_constant(x)).fit()
     grid = np.linspace(x.min(), x.max(), n_grid)
@@ -316,8 +316,6 @@ def source_shares(
     ``resources/model_names.csv`` (:func:`analysis_lib.models.provider_of`). ``models`` restricts the responses
     (Fig E.3: ``["sonar-pro-high", "sonar-reasoning-pro-high"]``).
     """
-    from statsmodels.stats.proportion import proportion_confint
-
     groups = [g for g in DOMAIN_GROUPS if g != "other"]
     resp = _citing_responses(battles, exclude, models)
     if by == "family":
@@ -356,8 +354,6 @@ def source_share_difference(
     Newcombe's hybrid score interval for a difference of independent proportions (``statsmodels``
     ``confint_proportions_2indep(method="newcomb")``). Responses as in :func:`source_shares`.
     """
-    from statsmodels.stats.proportion import confint_proportions_2indep
-
     shares = source_shares(battles, by="model", models=[model, baseline], exclude=[], level=level)
     one = shares.filter(pl.col("model") == model).select("group", "share", "n")
     base = shares.filter(pl.col("model") == baseline).select(

@@ -15,8 +15,8 @@ import statsmodels.api as sm
 from scipy.optimize import check_grad
 
 from analysis_lib import bt
-from analysis_lib.ranking import validation
 from analysis_lib.domains import DOMAIN_GROUPS
+from analysis_lib.ranking import validation
 
 MODELS = ["gpt-4o-search", "sonar", "sonar-pro", "gemini-2.0-flash-grounding", "gpt-4o-mini-search", "sonar-pro-high"]
 STRENGTH = np.array([0.0, 0.10, 0.05, -0.03, -0.10, 0.15])
