@@ -419,9 +419,8 @@ def control_effect(
     ties alone moves the spread, so that comparison mixes two effects.)
     """
     prep = prepare_battles(battles, exclude_models=exclude_models).frame
-    kw = dict(anchor=anchor, reg=reg, exclude_models=[])
-    plain = fit_style(prep, (), n_bootstrap, seed, convention, **kw)
-    ctrl = fit_style(prep, features, n_bootstrap, seed, convention, **kw)
+    plain = fit_style(prep, (), n_bootstrap, seed, convention, anchor=anchor, reg=reg, exclude_models=[])
+    ctrl = fit_style(prep, features, n_bootstrap, seed, convention, anchor=anchor, reg=reg, exclude_models=[])
     m = len(plain.models)
     before = to_elo(plain.theta[:m], plain.offset)
     after = to_elo(ctrl.theta[:m], ctrl.offset)
@@ -435,8 +434,8 @@ def control_effect(
     )
     return ControlEffect(
         ratings=frame.sort("before", descending=True),
-        sd_before=rating_spread(before),
-        sd_after=rating_spread(after),
+        sd_before=float(rating_spread(before)),
+        sd_after=float(rating_spread(after)),
         change_ci=ci,
         n_battles=prep.height,
     )

@@ -234,7 +234,7 @@ def compare_tie_shares(
         return {r[by]: (int(r["n"]), float(r["share_tie"])) for r in table.iter_rows(named=True)}
 
     s1, s2 = shares(first), shares(second)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for g in groups:
         n1, t1 = s1.get(g, (0, float("nan")))
         n2, t2 = s2.get(g, (0, float("nan")))

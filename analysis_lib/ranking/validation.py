@@ -42,8 +42,8 @@ def interval_coverage(
                     rows.append(coverage_row(k, label, r["model"], truth, r["rating"], r["ci_lower"], r["ci_upper"]))
         for c in result.coefficients().drop_nans("estimate").iter_rows(named=True):
             if c["feature"] in betas:
-                truth = betas[c["feature"]]
-                rows.append(coverage_row(k, "coefficient", c["feature"], truth, c["estimate"], c["ci_lower"], c["ci_upper"]))
+                truth, est = betas[c["feature"]], c["estimate"]
+                rows.append(coverage_row(k, "coefficient", c["feature"], truth, est, c["ci_lower"], c["ci_upper"]))
     return pl.DataFrame(rows)
 
 

@@ -7,7 +7,8 @@ and physical types of ``search-arena-chat-24k.parquet`` (column paths in
 :class:`Planted` record: the ratings, style coefficients and per-battle features that generated the votes.
 
 Sources: SA = the Search Arena paper (seed 000, section given); FACTS = ``published/search_arena_24k_release_facts.md``;
-CSV = ``published/search_arena_24k_model_responses_citations.csv``; D.1 = ``published/search_arena_table_d1_leaderboard.csv``;
+CSV = ``published/search_arena_24k_model_responses_citations.csv``;
+D.1 = ``published/search_arena_table_d1_leaderboard.csv``;
 XA = ``published/search_arena_cross_arena_votes.csv``. Numbers without a source are choices of this simulator.
 The simulation runs in steps over one ``numpy.random.default_rng(seed)`` generator, each step a module, called
 in this order (the order of the draws is what a seed reproduces, byte for byte):
@@ -72,7 +73,8 @@ Generative model (one conversation at a time, all draws vectorised with ``numpy.
    substring rule maps to that group; checked at run time) with Zipf-like weights, and a random path. The
    ``other`` group is a head of real hosts plus a long tail of ~5n synthetic hosts (FACTS: 83,533 distinct
    domains). The rule's quirks are kept: microsoft.com (a real top-10 domain) would be us_news ("ft.com"),
-   so it is left out of the tech pool. 0.05% of URLs are malformed (empty host, ``https:///...``): both the authors' rule and
+   so it is left out of the tech pool. 0.05% of URLs are malformed (empty host, ``https:///...``): both the
+   authors' rule and
    :func:`analysis_lib.domains.host_expr` give them group ``other``.
 11. **Votes**: a conversation is voted with probability 0.5315 (0.365 for the ~860 battles of the non-search
    model), giving ~52.5% voted (SA: 12,652 of 24,069) and ~315 voted non-search battles at full size (XA).
@@ -106,7 +108,8 @@ Generative model (one conversation at a time, all draws vectorised with ``numpy.
    cites_wiki -0.071, other groups 0.
 
 **What an estimator recovers.** A contextual Bradley-Terry fit with all 13 features on all voted battles,
-ties counted as half wins (the paper's estimator), recovers R and beta up to sampling error. Fits that differ from the generative model need not:
+ties counted as half wins (the paper's estimator), recovers R and beta up to sampling error. Fits that differ
+from the generative model need not:
 (a) with fewer features (e.g. length only) the omitted features are correlated with the included ones
 (sonar models are long *and* cite a lot), so the fitted coefficient absorbs part of their effect and differs
 from the planted 0.334; (b) a fit on decisive battles only (ties dropped) overstates the coefficients, because ties are

@@ -130,7 +130,8 @@ def _urls(
     pools: list[np.ndarray],
     pool_w: list[np.ndarray],
 ) -> dict[str, Any]:
-    """Per citation: source group ``grp``, ``url``, ``marker_no`` (restarting at 1 each turn), ``cit_turn``, ``host``."""
+    """Per citation: source group ``grp``, ``url``, ``marker_no`` (restarting at 1 each turn), ``cit_turn``,
+    ``host``."""
     group_cdf = {f: np.array(v + [max(1 - sum(v), 0.0)]) for f, v in SOURCE_MIX.items()}
     c = s.cites
     n_c = int(c.sum())
@@ -156,14 +157,17 @@ def _urls(
     host_s = pl.Series("host", host.astype(str), dtype=pl.String)
     malformed = rng.random(n_c) < P_MALFORMED_URL
     grp[malformed] = len(DOMAIN_GROUPS) - 1
+    video_id = pl.col("v").cast(pl.String).str.slice(0, 11)
+    page = pl.col("k").cast(pl.String)
+    dash = pl.lit("-")
     url = (
         path.with_columns(host=host_s, malformed=pl.Series(malformed))
         .select(
             pl.when(pl.col("malformed"))
             .then(pl.concat_str([pl.lit("https:///"), "a", pl.lit("-"), "b"]))
             .when(pl.col("host").str.contains("youtube.com", literal=True))
-            .then(pl.concat_str([pl.lit("https://"), "host", pl.lit("/watch?v="), pl.col("v").cast(pl.String).str.slice(0, 11)]))
-            .otherwise(pl.concat_str([pl.lit("https://"), "host", pl.lit("/"), "a", pl.lit("-"), "b", pl.lit("-"), pl.col("k").cast(pl.String)]))
+            .then(pl.concat_str([pl.lit("https://"), "host", pl.lit("/watch?v="), video_id]))
+            .otherwise(pl.concat_str([pl.lit("https://"), "host", pl.lit("/"), "a", dash, "b", dash, page]))
             .alias("url")
         )["url"]
     )

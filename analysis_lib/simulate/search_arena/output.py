@@ -144,7 +144,8 @@ def _messages(
     conv = np.concatenate([layout.conv_of, layout.conv_of, extra_rows])
     key = np.concatenate([2 * layout.turn_no, 2 * layout.turn_no + 1, 2 * pop.turns[extra_rows]])
     text = np.concatenate([texts.user, np.asarray(asst, dtype=object), np.asarray(texts.extra, dtype=object)])
-    role = np.concatenate([np.full(n_turns, "user", object), np.full(n_turns, "assistant", object), np.full(len(extra_rows), "user", object)])
+    user, asst_role = np.full(n_turns, "user", object), np.full(n_turns, "assistant", object)
+    role = np.concatenate([user, asst_role, np.full(len(extra_rows), "user", object)])
     ok = np.concatenate([np.ones(n_turns, bool), keep, np.ones(len(extra_rows), bool)])
     conv, key, text, role = conv[ok], key[ok], text[ok], role[ok]
     order = np.lexsort((key, conv))
@@ -189,21 +190,24 @@ def _metadata(
     temp = pa.array(np.where(fam == "gemini", 1.0, 0.7), pa.float64(), mask=fam == "gpt")
     top_p = pa.array(np.where(fam == "gemini", 0.95, 1.0), pa.float64(), mask=fam == "gpt")
     has_wso = fam != "gemini"
-    loc_country = np.where(is_loc, country, None)
+    null = np.array(None, dtype=object)
+    loc_country = np.where(is_loc, country, null)
     approx = pa.StructArray.from_arrays([pa.array(loc_country.tolist(), pa.string())], names=["country"])
     user_loc = pa.StructArray.from_arrays(
-        [approx, pa.array(np.where(is_loc, "approximate", None).tolist(), pa.string())],
+        [approx, pa.array(np.where(is_loc, "approximate", null).tolist(), pa.string())],
         names=["approximate", "type"],
         mask=pa.array(~is_loc),
     )
     wso = pa.StructArray.from_arrays(
-        [pa.array(np.where(has_wso, ctx, None).tolist(), pa.string()), user_loc],
+        [pa.array(np.where(has_wso, ctx, null).tolist(), pa.string()), user_loc],
         names=["search_context_size", "user_location"],
         mask=pa.array(~has_wso),
     )
     params = pa.StructArray.from_arrays(
         [max_ct, max_ot, max_t, temp, top_p, wso],
-        names=["max_completion_tokens", "max_output_tokens", "max_tokens", "temperature", "top_p", "web_search_options"],
+        names=[
+            "max_completion_tokens", "max_output_tokens", "max_tokens", "temperature", "top_p", "web_search_options"
+        ],
     )
     llm_config = pa.StructArray.from_arrays([pa.array(api.tolist(), pa.string()), params], names=["name", "params"])
     # llm_trace: system prompt + the user turns
