@@ -73,7 +73,7 @@ from analysis_lib.ranking.solver import (
     logistic_loss_and_grad,
 )
 from analysis_lib.ranking.validation import coverage_summary
-from analysis_lib.schema import ATTRIBUTION_COUNTS, DECISIVE, OUTCOME_OF_WINNER
+from analysis_lib.schema import ATTRIBUTION_COUNTS, DECISIVE, OUTCOME_OF_WINNER, SIDES
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +165,7 @@ def attribution_battles(battles: pl.DataFrame) -> pl.DataFrame | None:
     when the columns are missing or all null. Rows with any count missing are dropped. Pass battles after
     :func:`prepare_battles` (the authors remove the non-search model first, as that does).
     """
-    cols = [f"{c}_{s}" for c in ATTRIBUTION for s in ("a", "b")]
+    cols = [f"{c}_{s}" for c in ATTRIBUTION for s in SIDES]
     if not all(c in battles.columns for c in cols):
         return None
     labelled = battles.filter(pl.all_horizontal([pl.col(c).is_not_null() for c in cols]))
