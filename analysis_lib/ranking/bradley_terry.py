@@ -47,12 +47,12 @@ def to_elo(r: np.ndarray, offset: float = INIT_RATING) -> np.ndarray:
 
 
 def anchor_offset(models: Sequence[str], r: np.ndarray, anchor: str | None) -> float:
+    """The Elo offset ``1000 − 400 · r_anchor`` that puts ``anchor`` at 1000 (``anchor=None``: 1000)."""
     if anchor is None:
         return INIT_RATING
     if anchor not in models:
         raise ValueError(f"anchor {anchor!r} has no battles here")
     return INIT_RATING - SCALE * float(r[list(models).index(anchor)])
-
 
 
 def rank_from_intervals(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -62,6 +62,7 @@ def rank_from_intervals(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
 
 
 def summarise_rounds(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per column of ``(rounds, k)`` samples: mean, 2.5 and 97.5 percentiles (NaN without rounds)."""
     if samples.shape[0] == 0:
         nan = np.full(samples.shape[1], np.nan)
         return nan, nan, nan
@@ -71,6 +72,8 @@ def summarise_rounds(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
 def leaderboard_frame(
     models: Sequence[str], elo_ml: np.ndarray, samples: np.ndarray, num_battles: np.ndarray
 ) -> pl.DataFrame:
+    """``model, rating, ci_lower, ci_upper, rank, num_battles, rating_ml``, best first: rating = mean of the
+    bootstrap ``samples`` (the ML fit ``elo_ml`` without rounds), rank by :func:`rank_from_intervals`."""
     mean, lo, hi = summarise_rounds(samples)
     if samples.shape[0] == 0:
         mean = elo_ml
@@ -88,8 +91,6 @@ def leaderboard_frame(
             "rating_ml": elo_ml,
         }
     ).sort("rating", descending=True)
-
-
 
 
 def bootstrap_ratings(

@@ -99,6 +99,8 @@ class StyleFit:
         return leaderboard_frame(self.models, elo, rounds, self.num_battles)
 
     def coefficients(self) -> pl.DataFrame:
+        """``feature, estimate, ci_lower, ci_upper, estimate_ml``: bootstrap mean and 2.5 / 97.5 percentiles of
+        each coefficient, and the full-data fit (NaN for a feature with zero spread)."""
         m = len(self.models)
         est, lo, hi = summarise_rounds(self.rounds[:, m:])
         ml = self.theta[m:].copy()

@@ -102,6 +102,7 @@ class PairData:
 
     @property
     def n_battles(self) -> int:
+        """Battles represented (``Σ counts``)."""
         return int(self.counts.sum())
 
     def design(self) -> np.ndarray:
@@ -109,6 +110,7 @@ class PairData:
         return ALPHA * incidence(self.pairs, len(self.models))
 
     def battles_per_model(self) -> np.ndarray:
+        """Battles of each model (either side), in ``models`` order."""
         n = np.zeros(len(self.models))
         np.add.at(n, self.pairs[:, 0], self.counts)
         np.add.at(n, self.pairs[:, 1], self.counts)

@@ -65,6 +65,7 @@ def coverage_summary(coverage: pl.DataFrame, level: float = 0.95) -> pl.DataFram
 
 
 def coverage_row(k: int, kind: str, name: str, truth: float, est: float, lo: float, hi: float) -> dict[str, object]:
+    """One row of :func:`interval_coverage`; ``covered`` = ``lo ≤ truth ≤ hi`` (closed interval)."""
     return {
         "replicate": k, "kind": kind, "name": name, "truth": float(truth), "estimate": float(est),
         "ci_lower": float(lo), "ci_upper": float(hi), "covered": bool(lo <= truth <= hi),

@@ -330,6 +330,7 @@ class Models:
 
     @property
     def is_gpt(self) -> np.ndarray:
+        """OpenAI models (the non-search model never meets them)."""
         return self.family == "gpt"
 
 
