@@ -1,7 +1,10 @@
-"""Bradley–Terry leaderboards and contextual (style-controlled) Bradley–Terry, as Search Arena computes them.
+"""Search Arena's leaderboards and style control: the battle filters, the paper's feature sets and conventions,
+and the SA-E4 comparison, on top of the paper-agnostic :mod:`analysis_lib.ranking`.
 
 Everything here follows the authors' analysis code (``lmarena/search-arena``, ``scripts/utils.py`` and
-``scripts/preference_analysis.ipynb``); where we choose differently the docstring says so.
+``scripts/preference_analysis.ipynb``); where we choose differently the docstring says so. The models, the
+solver and the leaderboard convention are documented in :mod:`analysis_lib.ranking` (``bradley_terry``,
+``contextual``, ``solver``); this module adds what is Search Arena's:
 
 Battles
     :func:`prepare_battles` keeps battles with a vote, drops the models outside the leaderboard (the non-search
@@ -10,38 +13,19 @@ Battles
     0 (``model_b``), 0.5 (``tie`` and ``tie (bothbad)``).
 
 Bradley–Terry (SA-D5)
-    Ratings ``r`` in log10-odds units. For a battle between ``a`` and ``b`` with outcome ``y`` for ``a``,
-    ``P(a beats b) = σ(ln 10 · (r_a − r_b))`` and the loss is the weighted negative log-likelihood
-
-        L(r) = − Σ_i c_i [ y_i log σ(η_i) + (1 − y_i) log σ(−η_i) ],   η_i = ln 10 · (r_{a_i} − r_{b_i}),
-
-    summed over the unique (model_a, model_b, outcome) rows ``i`` with counts ``c_i`` (no penalty). ``r`` is
-    identified up to a constant; every fit here returns the solution with ``Σ r = 0`` (the one the authors'
-    L-BFGS reaches from zero). Elo scale: ``400 · r + 1000``.
-
-Leaderboard convention (the authors' ``get_bt_ratings`` / ``get_leaderboard_table``)
-    The full-data fit fixes one offset so that the anchor (``gpt-4o-search``) is 1000; each bootstrap round
-    (battles resampled with replacement = multinomial counts over the unique rows) is fitted, centred
-    (``Σ r = 0``) and shifted by that same offset, so the anchor keeps an interval. Reported rating = mean over
-    rounds, interval = 2.5 / 97.5 percentiles, rank = 1 + number of models whose lower bound exceeds this
-    model's upper bound. (Hence the anchor's reported rating is near, not exactly, 1000: 999.2 in Table D.1.)
+    Unpenalised BT on the unique ``(model_a, model_b, outcome)`` rows; ratings ``400 · r + offset`` with the
+    anchor (``gpt-4o-search``) at 1000 in the full-data fit, and every bootstrap round shifted by that same
+    offset (:mod:`analysis_lib.ranking.bradley_terry`), so the anchor keeps an interval and its reported rating
+    is near, not exactly, 1000 (999.2 in Table D.1).
 
 Contextual Bradley–Terry (SA-32L, SA-32C, SA-F6L, SA-F6R, SA-E4)
-    For each feature ``f`` with per-side values ``x_a, x_b`` the battle feature is the normalised difference
-    ``d = (x_a − x_b) / (x_a + x_b + 1)``, z-scored over the battles of the fit (population sd, computed once,
-    not per bootstrap round). With ``θ = (r, β)``,
-
-        η_i = ln 10 · (r_{a_i} − r_{b_i}) + z_iᵀ β,
-        L(θ) = − Σ_i w_i [ y_i log σ(η_i) + (1 − y_i) log σ(−η_i) ] + (reg / 2) ‖θ‖²,   reg = 0.5,
-
-    summed over battles (ties are y = 0.5 rows), the penalty over ratings and coefficients alike. Bootstrap:
-    battles resampled with replacement (``w`` = multinomial counts), ``n_bootstrap`` rounds; coefficient
-    estimate = mean over rounds, interval = 2.5 / 97.5 percentiles.
-
-    ``convention="paper"`` (default): the authors store every per-side value in an ``int32`` array before
-    differencing, so fractional values (mean words per turn, citations per turn, attribution counts per turn)
-    are truncated toward zero. ``convention="float"`` uses the exact values; :func:`convention_shift` reports
-    how much the coefficients move.
+    :mod:`analysis_lib.ranking.contextual` with the authors' penalty ``reg = 0.5`` on ratings and coefficients
+    alike, summed over battles (that module's docstring states how this ``reg`` differs from arena-rank's),
+    z-scored normalised differences of the feature sets :data:`LENGTH`, :data:`CITATIONS`, :data:`SOURCES`,
+    :data:`ATTRIBUTION`, :data:`ALL_CONTROLS`. ``convention="paper"`` (default): the authors store every
+    per-side value in an ``int32`` array before differencing, so fractional values (mean words per turn,
+    citations per turn, attribution counts per turn) are truncated toward zero. ``convention="float"`` uses the
+    exact values; :func:`convention_shift` reports how much the coefficients move.
 
 Ratings before and after control (SA-E4)
     :func:`control_effect` fits one battle frame twice, with no features (plain BT under the same penalty) and
@@ -49,65 +33,74 @@ Ratings before and after control (SA-E4)
     SD across models); "converge" = the controlled spread is smaller.
 
 Solvers
-    Point fits and BT bootstrap rounds are Newton's method with backtracking on the exact Hessian, vectorised
-    over rounds (one batched solve of ``B`` small ``p × p`` systems per iteration, ``p`` ≤ 25). Contextual
-    bootstrap rounds use a frozen-Hessian Newton iteration from the full-data optimum, batched over rounds and
-    threaded (:func:`fit_logistic_bootstrap`), with exact Newton as fallback. ``solver="lbfgs"`` runs the
-    authors' kind of fit (one scipy L-BFGS per round) for comparison; see ``benchmarks/bench_bt.py``.
+    Point fits and BT bootstrap rounds are Newton's method on the exact Hessian, batched over rounds; contextual
+    bootstrap rounds a frozen-Hessian Newton iteration from the full-data optimum
+    (:mod:`analysis_lib.ranking.solver`). ``solver="lbfgs"`` runs the authors' kind of fit (one scipy L-BFGS per
+    round) for comparison; see ``benchmarks/bench_bt.py``.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import os
-import warnings
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import polars as pl
-from scipy.optimize import minimize
-from scipy.special import expit
 
-from analysis_lib.data import model_table
 from analysis_lib.domains import DOMAIN_GROUPS
+from analysis_lib.models import ANCHOR, non_leaderboard_models
+from analysis_lib.ranking import validation
+from analysis_lib.ranking.bradley_terry import (
+    BASE,
+    INIT_RATING,
+    SCALE,
+    bootstrap_ratings,
+    bt_params,
+    leaderboard_frame,
+    rank_from_intervals,
+    to_elo,
+)
+from analysis_lib.ranking.contextual import Convention, StyleFit, fit_contextual, style_features
+from analysis_lib.ranking.pairs import ALPHA, PairData, outcomes
+from analysis_lib.ranking.solver import (
+    Solver,
+    bootstrap_counts,
+    fit_logistic_batch,
+    fit_logistic_bootstrap,
+    fit_logistic_lbfgs,
+    logistic_loss_and_grad,
+)
+from analysis_lib.ranking.validation import coverage_summary
+from analysis_lib.schema import ATTRIBUTION_COUNTS, DECISIVE, OUTCOME_OF_WINNER, SIDES
 
 log = logging.getLogger(__name__)
 
-ANCHOR = "gpt-4o-search"
-SCALE = 400.0
-BASE = 10.0
-INIT_RATING = 1000.0
-ALPHA = math.log(BASE)
 REG = 0.5
-
-Convention = Literal["paper", "float"]
-Solver = Literal["newton", "lbfgs"]
+"""The authors' penalty of the contextual fit (``reg/2 ‖(r, β)‖²`` on the summed loss)."""
 
 #: Feature sets of the paper (base names; the frame holds ``<name>_a`` and ``<name>_b``).
 LENGTH: tuple[str, ...] = ("response_length",)
 CITATIONS: tuple[str, ...] = ("citation_count",)
 SOURCES: tuple[str, ...] = ("citation_count", *(f"cites_{g}" for g in DOMAIN_GROUPS))
-ATTRIBUTION: tuple[str, ...] = ("support_count", "irrelevant_count", "contradict_count")
+ATTRIBUTION: tuple[str, ...] = ATTRIBUTION_COUNTS
 ALL_CONTROLS: tuple[str, ...] = ("response_length", *SOURCES)
 
-OUTCOME_OF_WINNER = {"model_a": 1.0, "model_b": 0.0, "tie": 0.5, "tie (bothbad)": 0.5}
+__all__ = [
+    "ALL_CONTROLS", "ALPHA", "ANCHOR", "ATTRIBUTION", "BASE", "CITATIONS", "INIT_RATING", "LENGTH",
+    "OUTCOME_OF_WINNER", "REG", "SCALE", "SOURCES", "ControlEffect", "Convention", "PairData", "PreparedBattles",
+    "Solver", "StyleFit", "attribution_battles", "bootstrap_bt", "bootstrap_counts", "both_cite", "bt_params",
+    "control_effect", "convention_shift", "coverage_summary", "decided", "fit_logistic_batch",
+    "fit_logistic_bootstrap", "fit_logistic_lbfgs", "fit_ratings", "fit_style", "interval_coverage", "leaderboard",
+    "logistic_loss_and_grad", "non_leaderboard_models", "outcomes", "prepare_battles", "rank_from_intervals",
+    "rating_spread", "style_by_subset", "style_control", "style_features", "to_elo",
+]
 
 
 # --------------------------------------------------------------------------------------------------------------
 # battles
 # --------------------------------------------------------------------------------------------------------------
-
-
-def non_leaderboard_models() -> tuple[str, ...]:
-    """Models left out of every leaderboard (``in_leaderboard = false`` in ``resources/model_names.csv``, read
-    by :func:`analysis_lib.data.model_table`: the non-search gemini-2.5-pro)."""
-    table = model_table()
-    return tuple(sorted(set(table.filter(~pl.col("in_leaderboard"))["model"].to_list())))
 
 
 @dataclass(frozen=True)
@@ -142,7 +135,7 @@ def prepare_battles(
     n0 = battles.height
     voted = battles.filter(pl.col("winner").is_not_null() & pl.col("winner").is_in(list(OUTCOME_OF_WINNER)))
     if decided_only:
-        voted = voted.filter(pl.col("winner").is_in(["model_a", "model_b"]))
+        voted = voted.filter(pl.col("winner").is_in(list(DECISIVE)))
     n1 = voted.height
     kept = voted.filter(~pl.col("model_a").is_in(exclude) & ~pl.col("model_b").is_in(exclude))
     n2 = kept.height
@@ -172,7 +165,7 @@ def attribution_battles(battles: pl.DataFrame) -> pl.DataFrame | None:
     when the columns are missing or all null. Rows with any count missing are dropped. Pass battles after
     :func:`prepare_battles` (the authors remove the non-search model first, as that does).
     """
-    cols = [f"{c}_{s}" for c in ATTRIBUTION for s in ("a", "b")]
+    cols = [f"{c}_{s}" for c in ATTRIBUTION for s in SIDES]
     if not all(c in battles.columns for c in cols):
         return None
     labelled = battles.filter(pl.all_horizontal([pl.col(c).is_not_null() for c in cols]))
@@ -183,345 +176,14 @@ def attribution_battles(battles: pl.DataFrame) -> pl.DataFrame | None:
 
 def decided(battles: pl.DataFrame) -> pl.DataFrame:
     """Battles with a winner (ties and both-bad ties dropped)."""
-    return battles.filter(pl.col("winner").is_in(["model_a", "model_b"]))
+    return battles.filter(pl.col("winner").is_in(list(DECISIVE)))
 
 
-def outcomes(battles: pl.DataFrame) -> np.ndarray:
-    """Outcome for model A per battle: 1, 0, or 0.5 for ties."""
-    return battles.select(pl.col("winner").replace_strict(OUTCOME_OF_WINNER, default=None, return_dtype=pl.Float64))[
-        "winner"
-    ].to_numpy()
 
 
 # --------------------------------------------------------------------------------------------------------------
-# pair data: unique (model_a, model_b, outcome) rows with counts, built once from a frame
+# Bradley-Terry leaderboards (SA-D5)
 # --------------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PairData:
-    """Unique matchups with their outcomes and counts (the only thing a BT fit needs).
-
-    ``pairs[i] = (index of model_a, index of model_b)`` into ``models``; ``outcomes[i]`` ∈ {0, 0.5, 1};
-    ``counts[i]`` = number of battles with that (pair, outcome).
-    """
-
-    models: tuple[str, ...]
-    pairs: np.ndarray
-    outcomes: np.ndarray
-    counts: np.ndarray
-
-    @classmethod
-    def from_frame(cls, battles: pl.DataFrame, models: Sequence[str] | None = None) -> PairData:
-        """From a frame with ``model_a``, ``model_b``, ``winner`` (every row must carry a vote)."""
-        if models is None:
-            models = sorted(set(battles["model_a"].unique().to_list()) | set(battles["model_b"].unique().to_list()))
-        index = {m: i for i, m in enumerate(models)}
-        grouped = (
-            battles.select(
-                pl.col("model_a").replace_strict(index, return_dtype=pl.Int64).alias("a"),
-                pl.col("model_b").replace_strict(index, return_dtype=pl.Int64).alias("b"),
-                pl.col("winner").replace_strict(OUTCOME_OF_WINNER, return_dtype=pl.Float64).alias("y"),
-            )
-            .group_by("a", "b", "y")
-            .len()
-            .sort("a", "b", "y")
-        )
-        return cls(
-            models=tuple(models),
-            pairs=grouped.select("a", "b").to_numpy().astype(np.int64),
-            outcomes=grouped["y"].to_numpy().astype(float),
-            counts=grouped["len"].to_numpy().astype(float),
-        )
-
-    @property
-    def n_battles(self) -> int:
-        return int(self.counts.sum())
-
-    def design(self) -> np.ndarray:
-        """The ``(rows, models)`` design matrix ``ln 10 · (e_a − e_b)``."""
-        return ALPHA * _incidence(self.pairs, len(self.models))
-
-    def battles_per_model(self) -> np.ndarray:
-        n = np.zeros(len(self.models))
-        np.add.at(n, self.pairs[:, 0], self.counts)
-        np.add.at(n, self.pairs[:, 1], self.counts)
-        return n
-
-
-def _incidence(pairs: np.ndarray, n_models: int) -> np.ndarray:
-    d = np.zeros((pairs.shape[0], n_models))
-    rows = np.arange(pairs.shape[0])
-    d[rows, pairs[:, 0]] += 1.0
-    d[rows, pairs[:, 1]] -= 1.0
-    return d
-
-
-# --------------------------------------------------------------------------------------------------------------
-# the solver: batched penalised logistic regression by Newton's method
-# --------------------------------------------------------------------------------------------------------------
-
-
-def _softplus(x: np.ndarray) -> np.ndarray:
-    return np.logaddexp(0.0, x)
-
-
-def logistic_loss_and_grad(
-    theta: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray, reg: float = 0.0
-) -> tuple[float, np.ndarray]:
-    """One fit's loss ``Σ w [softplus(η) − y η] + reg/2 ‖θ‖²`` (η = Xθ) and its gradient.
-
-    ``softplus(η) − y η = −[y log σ(η) + (1 − y) log σ(−η)]``, so this is the BT / contextual-BT loss of the
-    module docstring with ``X`` the design (``ln 10 · (e_a − e_b)`` then ``z``).
-    """
-    eta = x @ theta
-    loss = float(np.sum(w * (_softplus(eta) - y * eta)) + 0.5 * reg * theta @ theta)
-    grad = x.T @ (w * (expit(eta) - y)) + reg * theta
-    return loss, grad
-
-
-def _batch_loss(theta: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray, reg: float) -> np.ndarray:
-    eta = theta @ x.T
-    return np.sum(w * (_softplus(eta) - y * eta), axis=1) + 0.5 * reg * np.sum(theta * theta, axis=1)
-
-
-def fit_logistic_batch(
-    x: np.ndarray,
-    y: np.ndarray,
-    w: np.ndarray,
-    *,
-    reg: float = 0.0,
-    n_ratings: int = 0,
-    theta0: np.ndarray | None = None,
-    tol: float = 1e-10,
-    max_iter: int = 100,
-    chunk: int = 256,
-) -> np.ndarray:
-    """Minimise ``Σ_i w_bi [softplus(x_iθ_b) − y_i x_iθ_b] + reg/2 ‖θ_b‖²`` for every row ``b`` of ``w``.
-
-    Newton's method with the exact Hessian ``Xᵀ diag(w p (1 − p)) X + reg I``, vectorised over the rows of
-    ``w`` (bootstrap rounds), with step halving when the loss would rise. When ``reg == 0`` the first
-    ``n_ratings`` coordinates are BT ratings, identified only up to a constant: the Hessian gets ``𝟙𝟙ᵀ / n``
-    over them, so every step keeps ``Σ r`` unchanged (zero from the default start). Stops when the largest
-    Newton decrement step ``max |Δθ|`` is below ``tol``. Returns ``θ`` with shape ``(B, p)``.
-    """
-    x = np.ascontiguousarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    w = np.atleast_2d(np.asarray(w, dtype=float))
-    n_rounds, p = w.shape[0], x.shape[1]
-    theta_all = np.zeros((n_rounds, p)) if theta0 is None else np.array(np.broadcast_to(theta0, (n_rounds, p)))
-    outer = (x[:, :, None] * x[:, None, :]).reshape(x.shape[0], p * p)
-    fix = np.zeros((p, p))
-    if reg == 0.0 and n_ratings:
-        fix[:n_ratings, :n_ratings] = 1.0 / n_ratings
-    eye = reg * np.eye(p)
-    for start in range(0, n_rounds, chunk):
-        sl = slice(start, min(start + chunk, n_rounds))
-        theta, wc = theta_all[sl], w[sl]
-        active = np.ones(theta.shape[0], dtype=bool)
-        loss = _batch_loss(theta, x, y, wc, reg)
-        for _ in range(max_iter):
-            idx = np.flatnonzero(active)
-            if idx.size == 0:
-                break
-            th, ww = theta[idx], wc[idx]
-            prob = expit(th @ x.T)
-            grad = (ww * (prob - y)) @ x + reg * th
-            hess = ((ww * prob * (1.0 - prob)) @ outer).reshape(idx.size, p, p) + eye + fix
-            step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
-            t = np.ones(idx.size)
-            new = th - step
-            new_loss = _batch_loss(new, x, y, ww, reg)
-            for _ in range(40):
-                bad = ~(new_loss <= loss[idx] + 1e-12 * np.abs(loss[idx]))
-                if not bad.any():
-                    break
-                t[bad] *= 0.5
-                new[bad] = th[bad] - t[bad, None] * step[bad]
-                new_loss[bad] = _batch_loss(new[bad], x, y, ww[bad], reg)
-            theta[idx] = new
-            loss[idx] = new_loss
-            active[idx] = np.max(np.abs(t[:, None] * step), axis=1) > tol
-        if active.any():
-            warnings.warn(
-                f"Newton did not converge in {max_iter} iterations for {int(active.sum())} of {theta.shape[0]} fits "
-                "(a model that never wins or never loses in a resample has no finite ML rating)",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-        theta_all[sl] = theta
-    return theta_all
-
-
-def fit_logistic_lbfgs(
-    x: np.ndarray,
-    y: np.ndarray,
-    w: np.ndarray,
-    *,
-    reg: float = 0.0,
-    gtol: float = 1e-6,
-    max_iter: int = 100,
-    ftol: float = 2.220446049250313e-09,
-) -> np.ndarray:
-    """The authors' kind of fit: one scipy L-BFGS-B per row of ``w``, from zero (a serial loop).
-
-    Defaults are theirs (``gtol=1e-6``, ``maxiter=100``, scipy's ``ftol``); pass tighter ones to compare
-    solutions to a given accuracy.
-    """
-    w = np.atleast_2d(np.asarray(w, dtype=float))
-    out = np.empty((w.shape[0], x.shape[1]))
-    for b in range(w.shape[0]):
-        res = minimize(
-            logistic_loss_and_grad,
-            np.zeros(x.shape[1]),
-            args=(x, y, w[b], reg),
-            jac=True,
-            method="L-BFGS-B",
-            options={"maxiter": max_iter, "gtol": gtol, "ftol": ftol},
-        )
-        out[b] = res.x
-    return out
-
-
-def fit_logistic_bootstrap(
-    x: np.ndarray,
-    y: np.ndarray,
-    w: np.ndarray,
-    theta_hat: np.ndarray,
-    *,
-    reg: float,
-    tol: float = 1e-10,
-    max_iter: int = 40,
-    chunk: int = 64,
-    threads: int | None = None,
-) -> np.ndarray:
-    """Bootstrap rounds of a penalised fit (``reg > 0``): the same optimum as :func:`fit_logistic_batch`, faster.
-
-    Every round starts from the full-data optimum ``theta_hat`` and iterates ``θ ← θ − H₀⁻¹ ∇L_b(θ)`` with the
-    one full-data Hessian ``H₀ = Xᵀ diag(p̂(1 − p̂)) X + reg I`` (a chord / frozen-Hessian Newton method): each
-    iteration costs one gradient for all rounds at once, and the fixed point is the exact optimum of each
-    round's loss because the gradient is exact. Resampling moves the Hessian little, so the contraction is fast
-    (about 9 iterations to 1e-10 on Search Arena-sized data); while steps exceed 1e-5 the gradient is formed
-    in float32 (the final iterations, and so the fixed point, are float64). Rounds are processed in chunks on ``threads``
-    threads (numpy releases the GIL; BLAS is held to one thread meanwhile); any round that has not converged
-    to ``tol`` after ``max_iter`` iterations is refitted with exact Newton (:func:`fit_logistic_batch`).
-    """
-    if reg <= 0:
-        raise ValueError("the frozen-Hessian bootstrap needs a penalty (reg > 0)")
-    x = np.ascontiguousarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    w = np.atleast_2d(np.asarray(w, dtype=float))
-    n_rounds, p = w.shape[0], x.shape[1]
-    p_hat = expit(x @ theta_hat)
-    h_inv = np.linalg.inv(x.T @ (x * (p_hat * (1.0 - p_hat))[:, None]) + reg * np.eye(p))
-    resid_hat = p_hat - y
-    xt = np.ascontiguousarray(x.T)
-    out = np.empty((n_rounds, p))
-    done = np.zeros(n_rounds, dtype=bool)
-
-    x32, xt32, y32 = x.astype(np.float32), xt.astype(np.float32), y.astype(np.float32)
-
-    def work(sl: slice) -> None:
-        wc = w[sl]
-        wc32 = wc.astype(np.float32)
-        th = np.array(np.broadcast_to(theta_hat, (wc.shape[0], p)))
-        grad = (wc * resid_hat) @ x + reg * th
-        with np.errstate(over="ignore", invalid="ignore"):
-            for _ in range(max_iter):
-                step = grad @ h_inv
-                th -= step
-                size = np.max(np.abs(step), axis=1)
-                if not np.any(size >= tol):  # all below tol (NaN counts as not converged)
-                    break
-                if np.max(size) > 1e-5:  # far from the optimum: a float32 gradient is accurate enough
-                    eta32 = th.astype(np.float32) @ xt32
-                    expit(eta32, out=eta32)
-                    eta32 -= y32
-                    eta32 *= wc32
-                    grad = (eta32 @ x32).astype(float) + reg * th
-                    continue
-                eta = th @ xt
-                expit(eta, out=eta)
-                eta -= y
-                eta *= wc
-                grad = eta @ x + reg * th
-        out[sl] = th
-        done[sl] = np.isfinite(size) & (size < tol)
-
-    slices = [slice(s, min(s + chunk, n_rounds)) for s in range(0, n_rounds, chunk)]
-    threads = min(2, os.cpu_count() or 1) if threads is None else threads
-    if threads > 1 and len(slices) > 1:
-        with _one_blas_thread(), ThreadPoolExecutor(threads) as pool:
-            list(pool.map(work, slices))
-    else:
-        for sl in slices:
-            work(sl)
-    if not done.all():
-        bad = np.flatnonzero(~done)
-        out[bad] = fit_logistic_batch(x, y, w[bad], reg=reg, theta0=theta_hat, tol=tol)
-    return out
-
-
-@contextmanager
-def _one_blas_thread():
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        yield
-        return
-    with threadpool_limits(1):
-        yield
-
-
-def _solve(x, y, w, *, reg, n_ratings, solver: Solver, theta0=None) -> np.ndarray:
-    if solver == "newton":
-        if theta0 is not None and reg > 0:
-            return fit_logistic_bootstrap(x, y, w, theta0, reg=reg)
-        return fit_logistic_batch(x, y, w, reg=reg, n_ratings=n_ratings, theta0=theta0)
-    if solver == "lbfgs":
-        return fit_logistic_lbfgs(x, y, w, reg=reg)
-    raise ValueError(f"unknown solver {solver!r}")
-
-
-def bootstrap_counts(n: int, n_rounds: int, seed: int, p: np.ndarray | None = None) -> np.ndarray:
-    """``(n_rounds, n)`` multinomial counts: resampling ``Σ`` battles with replacement.
-
-    With ``p = None`` each of ``n`` battles is equally likely (contextual BT, one row per battle); with ``p``
-    the unique-row shares ``counts / Σ counts`` and ``Σ counts`` draws (BT on :class:`PairData`), which is
-    the same distribution of resampled battle sets.
-    """
-    rng = np.random.default_rng(seed)
-    if p is None:
-        return rng.multinomial(n, np.full(n, 1.0 / n), size=n_rounds).astype(float)
-    return rng.multinomial(n, p, size=n_rounds).astype(float)
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Bradley-Terry
-# --------------------------------------------------------------------------------------------------------------
-
-
-def bt_params(data: PairData, weights: np.ndarray | None = None, *, solver: Solver = "newton") -> np.ndarray:
-    """ML ratings (log10-odds units, ``Σ r = 0``) of :class:`PairData`; one row per row of ``weights``.
-
-    ``weights`` defaults to ``data.counts`` (the observed battles); the loss is that of the module docstring.
-    """
-    w = data.counts[None, :] if weights is None else np.atleast_2d(weights)
-    theta = _solve(data.design(), data.outcomes, w, reg=0.0, n_ratings=len(data.models), solver=solver)
-    return theta - theta.mean(axis=1, keepdims=True)
-
-
-def to_elo(r: np.ndarray, offset: float = INIT_RATING) -> np.ndarray:
-    """``400 · r + offset``."""
-    return SCALE * r + offset
-
-
-def _anchor_offset(models: Sequence[str], r: np.ndarray, anchor: str | None) -> float:
-    if anchor is None:
-        return INIT_RATING
-    if anchor not in models:
-        raise ValueError(f"anchor {anchor!r} has no battles here")
-    return INIT_RATING - SCALE * float(r[list(models).index(anchor)])
 
 
 def fit_ratings(
@@ -538,44 +200,8 @@ def fit_ratings(
     """
     prep = prepare_battles(battles, exclude_models=exclude_models)
     data = PairData.from_frame(prep.frame)
-    r = bt_params(data)[0]
-    elo = to_elo(r, _anchor_offset(data.models, r, anchor))
-    return pl.DataFrame({"model": list(data.models), "rating": elo}).sort("rating", descending=True)
-
-
-def rank_from_intervals(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Rank = 1 + number of models whose lower bound exceeds this model's upper bound (ties share a rank)."""
-    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-    return 1 + (lower[None, :] > upper[:, None]).sum(axis=1)
-
-
-def _summarise_rounds(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    if samples.shape[0] == 0:
-        nan = np.full(samples.shape[1], np.nan)
-        return nan, nan, nan
-    return samples.mean(axis=0), np.percentile(samples, 2.5, axis=0), np.percentile(samples, 97.5, axis=0)
-
-
-def _leaderboard_frame(
-    models: Sequence[str], elo_ml: np.ndarray, samples: np.ndarray, num_battles: np.ndarray
-) -> pl.DataFrame:
-    mean, lo, hi = _summarise_rounds(samples)
-    if samples.shape[0] == 0:
-        mean = elo_ml
-        rank = rank_from_intervals(elo_ml, elo_ml)
-    else:
-        rank = rank_from_intervals(lo, hi)
-    return pl.DataFrame(
-        {
-            "model": list(models),
-            "rating": mean,
-            "ci_lower": lo,
-            "ci_upper": hi,
-            "rank": rank.astype(np.int64),
-            "num_battles": num_battles.astype(np.int64),
-            "rating_ml": elo_ml,
-        }
-    ).sort("rating", descending=True)
+    models, elo, _ = bootstrap_ratings(data, anchor, n_bootstrap=0)
+    return pl.DataFrame({"model": list(models), "rating": elo}).sort("rating", descending=True)
 
 
 def bootstrap_bt(
@@ -587,22 +213,10 @@ def bootstrap_bt(
     exclude_models: Sequence[str] | None = None,
     solver: Solver = "newton",
 ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-    """``(models, full-data Elo ratings, (n_bootstrap, models) Elo ratings per round)``, leaderboard convention.
-
-    Rounds resample battles with replacement (multinomial counts over unique rows, ``numpy`` generator seeded
-    with ``seed``); each round's ``Σ r = 0`` solution is shifted by the offset that puts ``anchor`` at 1000 in
-    the full-data fit.
-    """
+    """``(models, full-data Elo ratings, (n_bootstrap, models) Elo ratings per round)`` of the battles kept by
+    :func:`prepare_battles` (:func:`analysis_lib.ranking.bradley_terry.bootstrap_ratings`)."""
     prep = prepare_battles(battles, exclude_models=exclude_models)
-    data = PairData.from_frame(prep.frame)
-    r = bt_params(data, solver=solver)[0]
-    offset = _anchor_offset(data.models, r, anchor)
-    if n_bootstrap > 0:
-        w = bootstrap_counts(data.n_battles, n_bootstrap, seed, p=data.counts / data.counts.sum())
-        rounds = bt_params(data, w, solver=solver)
-    else:
-        rounds = np.zeros((0, len(data.models)))
-    return data.models, to_elo(r, offset), to_elo(rounds, offset)
+    return bootstrap_ratings(PairData.from_frame(prep.frame), anchor, n_bootstrap, seed, solver=solver)
 
 
 def leaderboard(
@@ -616,88 +230,21 @@ def leaderboard(
 ) -> pl.DataFrame:
     """The Table D.1 leaderboard: ``model, rating, ci_lower, ci_upper, rank, num_battles`` (+ ``rating_ml``).
 
-    Likelihood and convention in the module docstring: BT by ML (logit ``ln 10 · (r_a − r_b)``, ties half),
-    ``rating`` = bootstrap mean of ``400 r + offset`` with the offset that puts ``anchor`` at 1000 in the
-    full-data fit, CI = 2.5/97.5 percentiles of the rounds, ``rank`` = 1 + #models whose lower bound exceeds
-    this model's upper bound; ``rating_ml`` = the full-data fit (anchor exactly 1000). ``num_battles`` counts
-    ties too. With ``n_bootstrap=0`` the rating is the ML fit and the interval is NaN.
+    Likelihood and convention in :mod:`analysis_lib.ranking.bradley_terry`: BT by ML (logit
+    ``ln 10 · (r_a − r_b)``, ties half), ``rating`` = bootstrap mean of ``400 r + offset`` with the offset that
+    puts ``anchor`` at 1000 in the full-data fit, CI = 2.5/97.5 percentiles of the rounds, ``rank`` = 1 + #models
+    whose lower bound exceeds this model's upper bound; ``rating_ml`` = the full-data fit (anchor exactly 1000).
+    ``num_battles`` counts ties too. With ``n_bootstrap=0`` the rating is the ML fit and the interval is NaN.
     """
     prep = prepare_battles(battles, exclude_models=exclude_models)
     data = PairData.from_frame(prep.frame)
-    models, elo, rounds = bootstrap_bt(
-        prep.frame, anchor, n_bootstrap, seed, exclude_models=[], solver=solver
-    )
-    return _leaderboard_frame(models, elo, rounds, data.battles_per_model())
+    models, elo, rounds = bootstrap_ratings(data, anchor, n_bootstrap, seed, solver=solver)
+    return leaderboard_frame(models, elo, rounds, data.battles_per_model())
 
 
 # --------------------------------------------------------------------------------------------------------------
 # contextual Bradley-Terry (style control)
 # --------------------------------------------------------------------------------------------------------------
-
-
-def style_features(
-    battles: pl.DataFrame, features: Sequence[str], convention: Convention = "paper"
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(z, d)``: z-scored and raw normalised differences ``(x_a − x_b)/(x_a + x_b + 1)``, shape ``(n, k)``.
-
-    ``convention="paper"`` truncates every per-side value to ``int32`` first (the authors' storage);
-    ``"float"`` keeps it exact. Null values count as 0 (as a missing count would). A feature with zero spread
-    gets ``z = 0`` (its coefficient is then reported as NaN).
-    """
-    cols = []
-    for f in features:
-        a = battles[f"{f}_a"].fill_null(0).cast(pl.Float64).to_numpy()
-        b = battles[f"{f}_b"].fill_null(0).cast(pl.Float64).to_numpy()
-        if convention == "paper":
-            a, b = a.astype(np.int32).astype(float), b.astype(np.int32).astype(float)
-        elif convention != "float":
-            raise ValueError(f"unknown convention {convention!r}")
-        cols.append((a - b) / (a + b + 1.0))
-    d = np.column_stack(cols) if cols else np.zeros((battles.height, 0))
-    sd = d.std(axis=0)
-    safe = np.where(sd > 0, sd, 1.0)
-    z = np.where(sd > 0, (d - d.mean(axis=0)) / safe, 0.0)
-    return z, d
-
-
-@dataclass(frozen=True)
-class StyleFit:
-    """Everything one contextual-BT fit produced (the frames of :func:`style_control` are built from it)."""
-
-    models: tuple[str, ...]
-    features: tuple[str, ...]
-    theta: np.ndarray  # (models + features,) full-data fit
-    rounds: np.ndarray  # (n_bootstrap, models + features)
-    offset: float
-    num_battles: np.ndarray
-    constant: np.ndarray  # features with zero spread
-    anchor: str | None = ANCHOR
-
-    def ratings(self, anchor_each_round: bool = False) -> pl.DataFrame:
-        """Leaderboard frame of the controlled ratings (module-docstring convention).
-
-        ``anchor_each_round=True`` instead puts the anchor at 1000 in every bootstrap round, so the intervals
-        are those of the differences to the anchor (the anchor's own interval collapses to 1000).
-        """
-        m = len(self.models)
-        elo = to_elo(self.theta[:m], self.offset)
-        rounds = to_elo(self.rounds[:, :m], self.offset)
-        if anchor_each_round and self.anchor is not None:
-            j = self.models.index(self.anchor)
-            rounds = rounds - rounds[:, [j]] + INIT_RATING
-        return _leaderboard_frame(self.models, elo, rounds, self.num_battles)
-
-    def coefficients(self) -> pl.DataFrame:
-        m = len(self.models)
-        est, lo, hi = _summarise_rounds(self.rounds[:, m:])
-        ml = self.theta[m:].copy()
-        if self.rounds.shape[0] == 0:
-            est = ml.copy()
-        for arr in (est, lo, hi, ml):
-            arr[self.constant] = np.nan
-        return pl.DataFrame(
-            {"feature": list(self.features), "estimate": est, "ci_lower": lo, "ci_upper": hi, "estimate_ml": ml}
-        )
 
 
 def fit_style(
@@ -712,38 +259,11 @@ def fit_style(
     exclude_models: Sequence[str] | None = None,
     solver: Solver = "newton",
 ) -> StyleFit:
-    """Contextual BT of the module docstring on ``battles`` (after :func:`prepare_battles`), with bootstrap."""
+    """Contextual BT (:func:`analysis_lib.ranking.contextual.fit_contextual`) on the battles kept by
+    :func:`prepare_battles`, with bootstrap."""
     prep = prepare_battles(battles, exclude_models=exclude_models)
-    frame = prep.frame
-    models = tuple(sorted(set(frame["model_a"].to_list()) | set(frame["model_b"].to_list())))
-    index = {m: i for i, m in enumerate(models)}
-    pairs = np.column_stack(
-        [
-            frame["model_a"].replace_strict(index, return_dtype=pl.Int64).to_numpy(),
-            frame["model_b"].replace_strict(index, return_dtype=pl.Int64).to_numpy(),
-        ]
-    )
-    z, _ = style_features(frame, features, convention)
-    x = np.hstack([ALPHA * _incidence(pairs, len(models)), z])
-    y = outcomes(frame)
-    n = frame.height
-    theta = _solve(x, y, np.ones((1, n)), reg=reg, n_ratings=len(models), solver=solver)[0]
-    if n_bootstrap > 0:
-        w = bootstrap_counts(n, n_bootstrap, seed)
-        start = theta if solver == "newton" else None
-        rounds = _solve(x, y, w, reg=reg, n_ratings=len(models), solver=solver, theta0=start)
-    else:
-        rounds = np.zeros((0, x.shape[1]))
-    num = np.bincount(pairs.ravel(), minlength=len(models)).astype(float)
-    return StyleFit(
-        models=models,
-        features=tuple(features),
-        theta=theta,
-        rounds=rounds,
-        offset=_anchor_offset(models, theta[: len(models)], anchor),
-        num_battles=num,
-        constant=z.std(axis=0) == 0,
-        anchor=anchor,
+    return fit_contextual(
+        prep.frame, features, n_bootstrap, seed, convention, reg=reg, anchor=anchor, solver=solver
     )
 
 
@@ -827,7 +347,8 @@ def style_by_subset(
                     "ci_upper": pl.Float64, "estimate_ml": pl.Float64, "n": pl.Int64}
         )
     out = pl.concat(frames)
-    return out.select("subset", "feature", "estimate", "ci_lower", "ci_upper", "estimate_ml", pl.col("n").cast(pl.Int64))
+    cols = ("subset", "feature", "estimate", "ci_lower", "ci_upper", "estimate_ml")
+    return out.select(*cols, pl.col("n").cast(pl.Int64))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -898,9 +419,8 @@ def control_effect(
     ties alone moves the spread, so that comparison mixes two effects.)
     """
     prep = prepare_battles(battles, exclude_models=exclude_models).frame
-    kw = dict(anchor=anchor, reg=reg, exclude_models=[])
-    plain = fit_style(prep, (), n_bootstrap, seed, convention, **kw)
-    ctrl = fit_style(prep, features, n_bootstrap, seed, convention, **kw)
+    plain = fit_style(prep, (), n_bootstrap, seed, convention, anchor=anchor, reg=reg, exclude_models=[])
+    ctrl = fit_style(prep, features, n_bootstrap, seed, convention, anchor=anchor, reg=reg, exclude_models=[])
     m = len(plain.models)
     before = to_elo(plain.theta[:m], plain.offset)
     after = to_elo(ctrl.theta[:m], ctrl.offset)
@@ -914,8 +434,8 @@ def control_effect(
     )
     return ControlEffect(
         ratings=frame.sort("before", descending=True),
-        sd_before=rating_spread(before),
-        sd_after=rating_spread(after),
+        sd_before=float(rating_spread(before)),
+        sd_after=float(rating_spread(after)),
         change_ci=ci,
         n_battles=prep.height,
     )
@@ -951,48 +471,12 @@ def interval_coverage(
     """Do the 95% bootstrap intervals of the contextual fit cover planted values? One row per estimate.
 
     Each replicate is ``(battles, true Elo ratings with anchor = 1000, true coefficients)``, e.g. from
-    ``analysis_lib.simulate.search_arena(n, seed)``. Every replicate is fitted with :func:`fit_style`
-    (``features``, ``n_bootstrap`` rounds, the leaderboard convention of the module docstring). Columns:
-    ``replicate, kind, name, truth, estimate, ci_lower, ci_upper, covered`` with ``kind`` one of
-    ``"rating"`` (the paper's convention: rounds centred, one full-data anchor offset), ``"rating, anchored per
-    round"`` (intervals of the differences to the anchor) and ``"coefficient"``. Coefficients with zero spread
-    in a replicate (NaN) and the anchor's rating are left out.
+    ``analysis_lib.simulate.search_arena.simulate(n, seed)``. Replicate ``k`` is fitted with :func:`fit_style`
+    (``features``, ``n_bootstrap`` rounds, seed ``seed + k``); rows as
+    :func:`analysis_lib.ranking.validation.interval_coverage`.
     """
-    rows: list[dict[str, object]] = []
-    for k, (battles, ratings, betas) in enumerate(replicates):
-        fit = fit_style(battles, features, n_bootstrap, seed + k, convention, anchor=anchor)
-        for label, per_round in (("rating", False), ("rating, anchored per round", True)):
-            rat = fit.ratings(anchor_each_round=per_round).filter(pl.col("model") != anchor)
-            for r in rat.iter_rows(named=True):
-                if r["model"] in ratings:
-                    rows.append(_coverage_row(k, label, r["model"], ratings[r["model"]], r["rating"], r["ci_lower"], r["ci_upper"]))
-        for c in fit.coefficients().drop_nans("estimate").iter_rows(named=True):
-            if c["feature"] in betas:
-                rows.append(_coverage_row(k, "coefficient", c["feature"], betas[c["feature"]], c["estimate"], c["ci_lower"], c["ci_upper"]))
-    return pl.DataFrame(rows)
 
+    def fit(battles: pl.DataFrame, k: int) -> StyleFit:
+        return fit_style(battles, features, n_bootstrap, seed + k, convention, anchor=anchor)
 
-def coverage_summary(coverage: pl.DataFrame, level: float = 0.95) -> pl.DataFrame:
-    """Share of covering intervals per ``kind`` of :func:`interval_coverage`, with a Wilson interval.
-
-    Columns ``kind, coverage, intervals, ci_lower, ci_upper`` (fractions). The Wilson interval treats the
-    intervals as independent; ratings of one replicate share a fit, so it is somewhat too narrow for them.
-    """
-    from statsmodels.stats.proportion import proportion_confint
-
-    out = coverage.group_by("kind").agg(pl.col("covered").sum().alias("_k"), pl.len().alias("intervals")).sort("kind")
-    lo, hi = proportion_confint(out["_k"].to_numpy(), out["intervals"].to_numpy(), alpha=1 - level, method="wilson")
-    return out.select(
-        "kind",
-        (pl.col("_k") / pl.col("intervals")).alias("coverage"),
-        pl.col("intervals").cast(pl.Int64),
-        pl.Series("ci_lower", np.atleast_1d(lo), dtype=pl.Float64),
-        pl.Series("ci_upper", np.atleast_1d(hi), dtype=pl.Float64),
-    )
-
-
-def _coverage_row(k: int, kind: str, name: str, truth: float, est: float, lo: float, hi: float) -> dict[str, object]:
-    return {
-        "replicate": k, "kind": kind, "name": name, "truth": float(truth), "estimate": float(est),
-        "ci_lower": float(lo), "ci_upper": float(hi), "covered": bool(lo <= truth <= hi),
-    }
+    return validation.interval_coverage(replicates, fit, anchor)

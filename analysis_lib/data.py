@@ -25,18 +25,20 @@ Nothing is dropped silently: the :class:`LoadReport` counts every exclusion and 
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import logging
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from analysis_lib import domains
+from analysis_lib.models import leaderboard_models as leaderboard_models  # re-exported
+from analysis_lib.models import model_table
+from analysis_lib.models import provider_of as provider_of  # re-exported
+from analysis_lib.schema import ATTRIBUTION_COUNTS, MODERATION_PROMPT, SIDES, WINNERS
+from analysis_lib.simulate import search_arena
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +47,6 @@ HF_REVISION = "fac8dcf86146c8773ef020095c5694c9b2bc98d7"
 HF_FILE = "data/search-arena-chat-24k.parquet"
 FULL_SIZE = 24_069
 
-WINNERS = ("model_a", "model_b", "tie", "tie (bothbad)")
-SIDES = ("a", "b")
-ATTRIBUTION_COUNTS = ("support_count", "irrelevant_count", "contradict_count")
-MODERATION_PROMPT = "$MODERATION$ YOUR TEXT VIOLATES OUR CONTENT MODERATION GUIDELINES."
 
 _MESSAGES = pl.List(pl.Struct({"content": pl.String, "role": pl.String}))
 _TRACE = pl.List(pl.List(pl.List(pl.String)))
@@ -71,7 +69,7 @@ REQUIRED_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
 #: structs, but whole extra columns of a release) are not read from disk.
 READ_COLUMNS = frozenset(
     [*REQUIRED_COLUMNS, "judge", "timestamp", "conv_metadata"]
-    + [f"{base}_{side}" for base in ("support_count", "irrelevant_count", "contradict_count") for side in ("a", "b")]
+    + [f"{base}_{side}" for base in ATTRIBUTION_COUNTS for side in SIDES]
 )
 
 #: Fields of ``system_{a,b}_metadata`` the loader reads.
@@ -113,33 +111,6 @@ class LoadReport:
 
 
 # --------------------------------------------------------------------------------------------------------
-# Model names (data, not code)
-
-
-@cache
-def model_table() -> pl.DataFrame:
-    """``resources/model_names.csv``: raw_model -> model (paper name), provider, family, flags."""
-    text = resources.files("analysis_lib").joinpath("resources/model_names.csv").read_text()
-    rows = list(csv.DictReader(text.splitlines()))
-    frame = pl.DataFrame(rows)
-    bools = ("reasoning", "search", "in_leaderboard")
-    return frame.with_columns(pl.col(c) == "true" for c in bools)
-
-
-def leaderboard_models() -> list[str]:
-    """Paper names of the models that appear on the leaderboard (the non-search model does not)."""
-    t = model_table()
-    return t.filter(pl.col("in_leaderboard"))["model"].unique(maintain_order=True).to_list()
-
-
-def provider_of(models: pl.Expr) -> pl.Expr:
-    """Provider of a paper (or raw) model name; ``other`` when unknown."""
-    t = model_table()
-    mapping = dict(zip(t["model"], t["provider"], strict=True)) | dict(zip(t["raw_model"], t["provider"], strict=True))
-    return models.replace_strict(mapping, default="other", return_dtype=pl.String)
-
-
-# --------------------------------------------------------------------------------------------------------
 # Reading
 
 
@@ -150,9 +121,7 @@ def read_raw(source: str | Path | pl.DataFrame, *, seed: int = 0) -> tuple[pl.Da
     text = str(source)
     n = sample_size(text)
     if n is not None:
-        from analysis_lib.simulate import search_arena
-
-        raw, _ = search_arena(n=n, seed=seed)
+        raw, _ = search_arena.simulate(n=n, seed=seed)
         return raw, f"simulator (n={n:,}, seed={seed})"
     if text == "hf":
         return _read_hf(), f"{HF_DATASET}@{HF_REVISION[:8]}"

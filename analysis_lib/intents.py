@@ -23,22 +23,14 @@ from typing import Any
 
 import polars as pl
 
+from analysis_lib.dataset import shares
 from analysis_lib.llm import LLMClient, Task, fill, load_prompt
+from analysis_lib.schema import INTENTS, MODERATION_PROMPT, UNASSIGNED
 from analysis_lib.stats import cohen_kappa
 
-#: The nine categories in the order of the paper's prompt. "Info Synthesis" is spelled as in the prompt.
-INTENT_LABELS: tuple[str, ...] = (
-    "Text Processing",
-    "Creative Generation",
-    "Factual Lookup",
-    "Info Synthesis",
-    "Analysis",
-    "Recommendation",
-    "Explanation",
-    "Guidance",
-    "Other",
-)
-UNASSIGNED = "Unassigned"
+#: The nine categories in the order of the paper's prompt (:data:`analysis_lib.schema.INTENTS`); "Info Synthesis"
+#: is spelled as in the prompt. ``UNASSIGNED``: the release's "no secondary intent".
+INTENT_LABELS: tuple[str, ...] = INTENTS
 
 #: Table B.1: category -> (description, examples), verbatim from the paper.
 TAXONOMY: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -161,8 +153,6 @@ def intent_distribution(labels: Sequence[str | None], *, exclude_other: bool = T
 
     Counted by :func:`analysis_lib.dataset.shares` (nulls left out of the base).
     """
-    from analysis_lib.dataset import shares
-
     frame = pl.DataFrame({"intent": list(labels)}, schema={"intent": pl.String})
     return shares(frame, "intent", exclude=("Other",) if exclude_other else ())
 
@@ -240,9 +230,7 @@ SKIPPED = "skipped"
 
 def skip_reason(prompt: str | None) -> str | None:
     """Why a prompt is not sent for annotation, or None: a missing or blank prompt, or the release's moderation
-    placeholder (:data:`analysis_lib.data.MODERATION_PROMPT`, which replaced the user's text)."""
-    from analysis_lib.data import MODERATION_PROMPT
-
+    placeholder (:data:`analysis_lib.schema.MODERATION_PROMPT`, which replaced the user's text)."""
     if prompt is None or not prompt.strip():
         return "skipped: no user prompt"
     if prompt.strip() == MODERATION_PROMPT:

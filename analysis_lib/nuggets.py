@@ -54,6 +54,7 @@ import numpy as np
 import polars as pl
 from scipy import stats as _sps
 
+from analysis_lib.fetch import published
 from analysis_lib.stats import kappa_from_confusion
 
 __all__ = [
@@ -393,8 +394,6 @@ def published_confusions(frame: pl.DataFrame | None = None) -> dict[tuple[str, s
     battles), since the CSV lists only nine languages.
     """
     if frame is None:
-        from analysis_lib.fetch import published
-
         frame = pl.read_csv(published("nuggets_confusion_matrices"))
     out: dict[tuple[str, str], NuggetConfusion] = {}
     for (subset_type, subset), g in frame.group_by(["subset_type", "subset"], maintain_order=True):

@@ -33,10 +33,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+import statsmodels.api as sm
 from scipy import stats
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-from analysis_lib import bt, data
+from analysis_lib import bt
 from analysis_lib.domains import DOMAIN_GROUPS
+from analysis_lib.models import non_leaderboard_models, provider_of
+from analysis_lib.ranking.pairs import pair_indices
 
 FACTUAL_INTENTS: tuple[str, ...] = ("Factual Lookup", "Info Synthesis")
 FIG4_EXCLUDED: tuple[str, ...] = ("gpt-4o-search-high-loc",)
@@ -90,17 +94,15 @@ def table_d1(battles: pl.DataFrame, n_bootstrap: int = 100, seed: int = 0) -> pl
 
 def battles_per_model(battles: pl.DataFrame) -> pl.DataFrame:
     """``model, num_battles`` (each battle counts for both sides), most battles first."""
-    both = pl.concat([battles.select(pl.col("model_a").alias("model")), battles.select(pl.col("model_b").alias("model"))])
+    both = pl.concat([battles.select(pl.col(c).alias("model")) for c in ("model_a", "model_b")])
     return both.group_by("model").len(name="num_battles").sort(["num_battles", "model"], descending=[True, False])
 
 
 def pairwise_counts(battles: pl.DataFrame, order: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
     """Symmetric matrix of battle counts between models (either side), in ``order`` (default: by name)."""
     models = list(order) if order is not None else sorted(set(battles["model_a"]) | set(battles["model_b"]))
-    index = {m: i for i, m in enumerate(models)}
     frame = battles.filter(pl.col("model_a").is_in(models) & pl.col("model_b").is_in(models))
-    a = frame["model_a"].replace_strict(index, return_dtype=pl.Int64).to_numpy()
-    b = frame["model_b"].replace_strict(index, return_dtype=pl.Int64).to_numpy()
+    a, b = pair_indices(frame, models).T
     mat = np.zeros((len(models), len(models)))
     np.add.at(mat, (a, b), 1.0)
     return models, mat + mat.T - np.diag(np.diag(mat))
@@ -114,9 +116,7 @@ def pairwise_win_fraction(battles: pl.DataFrame, order: Sequence[str] | None = N
     """
     dec = bt.decided(battles).filter(pl.col("model_a") != pl.col("model_b"))
     models = sorted(set(dec["model_a"]) | set(dec["model_b"]))
-    index = {m: i for i, m in enumerate(models)}
-    a = dec["model_a"].replace_strict(index, return_dtype=pl.Int64).to_numpy()
-    b = dec["model_b"].replace_strict(index, return_dtype=pl.Int64).to_numpy()
+    a, b = pair_indices(dec, models).T
     a_won = (dec["winner"] == "model_a").to_numpy()
     wins = np.zeros((len(models), len(models)))
     np.add.at(wins, (np.where(a_won, a, b), np.where(a_won, b, a)), 1.0)
@@ -127,7 +127,7 @@ def pairwise_win_fraction(battles: pl.DataFrame, order: Sequence[str] | None = N
     if order is None:
         avg = np.nanmean(frac, axis=1)
         order = [models[i] for i in np.argsort(-avg, kind="stable")]
-    pos = [index[m] for m in order]
+    pos = [models.index(m) for m in order]
     return list(order), frac[np.ix_(pos, pos)]
 
 
@@ -245,8 +245,6 @@ class LineFit:
 
 def ols_band(x: np.ndarray, y: np.ndarray, level: float = 0.95, n_grid: int = 100) -> LineFit:
     """statsmodels OLS of ``y`` on ``x`` with intercept; confidence band of the mean (Fig 4)."""
-    import statsmodels.api as sm
-
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     res = sm.OLS(y, sm.add_constant(x)).fit()
     grid = np.linspace(x.min(), x.max(), n_grid)
@@ -278,7 +276,7 @@ def score_vs_feature(
     these battles. ``citation_count`` is averaged over responses that cite, as in the paper. Returns the merged
     frame (``model, score, ci_lower, ci_upper, mean, ci``) and the OLS fit of score on mean (:func:`ols_band`).
     """
-    excluded = [*bt.non_leaderboard_models(), *exclude]
+    excluded = [*non_leaderboard_models(), *exclude]
     kept = bt.prepare_battles(battles, exclude_models=excluded).frame
     lb = bt.leaderboard(kept, n_bootstrap=n_bootstrap, seed=seed, exclude_models=[]).select(
         "model", pl.col("rating").alias("score"), "ci_lower", "ci_upper"
@@ -315,15 +313,13 @@ def source_shares(
     given battles) that cite at least one group other than ``other``, the share with ``cites_<group> = 1``, and
     its Wilson interval (``statsmodels`` ``proportion_confint(method="wilson")``; sensible at 0 and 1, where a
     Wald interval has zero width). ``other`` is not reported (as in Fig E.2). Family = provider of
-    ``resources/model_names.csv`` (:func:`analysis_lib.data.provider_of`). ``models`` restricts the responses
+    ``resources/model_names.csv`` (:func:`analysis_lib.models.provider_of`). ``models`` restricts the responses
     (Fig E.3: ``["sonar-pro-high", "sonar-reasoning-pro-high"]``).
     """
-    from statsmodels.stats.proportion import proportion_confint
-
     groups = [g for g in DOMAIN_GROUPS if g != "other"]
     resp = _citing_responses(battles, exclude, models)
     if by == "family":
-        resp = resp.with_columns(data.provider_of(pl.col("model")).alias("family"))
+        resp = resp.with_columns(provider_of(pl.col("model")).alias("family"))
     long = resp.unpivot(index=[by], on=[f"cites_{g}" for g in groups], variable_name="group", value_name="cited")
     out = (
         long.with_columns(pl.col("group").str.strip_prefix("cites_"))
@@ -358,8 +354,6 @@ def source_share_difference(
     Newcombe's hybrid score interval for a difference of independent proportions (``statsmodels``
     ``confint_proportions_2indep(method="newcomb")``). Responses as in :func:`source_shares`.
     """
-    from statsmodels.stats.proportion import confint_proportions_2indep
-
     shares = source_shares(battles, by="model", models=[model, baseline], exclude=[], level=level)
     one = shares.filter(pl.col("model") == model).select("group", "share", "n")
     base = shares.filter(pl.col("model") == baseline).select(

@@ -25,6 +25,7 @@ import numpy as np
 import polars as pl
 
 from analysis_lib import bt
+from analysis_lib.ranking.pairs import incidence
 from analysis_lib.domains import DOMAIN_GROUPS
 
 
@@ -67,7 +68,7 @@ def contextual_design(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         [prep["model_a"].replace_strict(idx).to_numpy(), prep["model_b"].replace_strict(idx).to_numpy()]
     )
     z, _ = bt.style_features(prep, bt.SOURCES, "paper")
-    return np.hstack([bt.ALPHA * bt._incidence(pairs, len(models)), z]), bt.outcomes(prep)
+    return np.hstack([bt.ALPHA * incidence(pairs, len(models)), z]), bt.outcomes(prep)
 
 
 def main() -> None:

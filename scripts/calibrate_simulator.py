@@ -14,18 +14,17 @@ from __future__ import annotations
 
 import argparse
 import csv
-import sys
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-import analysis_lib.simulate  # noqa: F401  (loads the submodule)
+import analysis_lib.simulate.search_arena as sim
 from analysis_lib import bt, data
+from analysis_lib.models import NON_SEARCH_MODEL
 
-sim = sys.modules["analysis_lib.simulate.search_arena"]
 OUT = Path(__file__).resolve().parents[1] / "analysis_lib" / "resources" / "simulator_ratings.csv"
-NONSEARCH = "gemini-2.5-pro"
+NONSEARCH = NON_SEARCH_MODEL
 TARGET_NONSEARCH_SHARE = 90 / 216  # non-search-preferred share of decisive votes (published totals)
 
 
@@ -60,10 +59,10 @@ def main() -> None:
     # Start from the current calibration (the committed CSV); without one, from Table D.1 itself.
     ratings = sim.planted_ratings() if OUT.exists() else dict(target) | {NONSEARCH: 1100.0}
     for it in range(args.iterations):
-        sim.planted_ratings = lambda r=dict(ratings): dict(r)  # noqa: E731
+        sim.calibration.planted_ratings = lambda r=dict(ratings): dict(r)  # noqa: E731  (read by calibrated_models)
         fits, shares = [], []
         for seed in args.seeds:
-            raw, planted = sim.search_arena(seed=seed)
+            raw, planted = sim.simulate(seed=seed)
             battles, _ = data.derive(raw, "calibration")
             fit = bt.fit_ratings(battles)
             fits.append(dict(zip(fit["model"], fit["rating"], strict=True)))

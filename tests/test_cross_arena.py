@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 from scipy import stats as sps
 
-from analysis_lib import cross_arena, data
+from analysis_lib import cross_arena, data, schema
 from analysis_lib.cross_arena import (
     INTENT_ORDER,
     SEARCH_ARENA_NON_SEARCH_MODEL,
@@ -110,12 +110,16 @@ def test_loader_reads_conversation_and_messages_fields(tmp_path):
         _row(winner=None),
     ]
     frame, report = load_text_arena_report(_write(tmp_path, rows, raw_lines=[""]))
-    assert frame.height == 3 and report.lines == 4 and report.battles == 3
+    assert isinstance(report, data.LoadReport)
+    assert frame.height == 3 and report.n_raw == 4 and report.n_rows == 3
     assert report.dropped == {"no vote (winner null)": 1}
     assert frame["vote"].to_list() == ["search", "non-search", "tie"]
     assert frame["search_side"].to_list() == ["model_a", "model_b", "model_a"]
     assert frame["prompt"].to_list() == ["hi"] * 3
-    assert "conversation" in report.conversation_field and "messages" in report.conversation_field
+    assert report.flags == {
+        "conversations read from conversation_a/conversation_b": 3,
+        "conversations read from messages_a/messages_b": 1,
+    }
 
 
 def test_loader_accepts_primary_intent(tmp_path):
@@ -233,8 +237,21 @@ def test_sample_sources_use_the_simulator():
         load_text_arena("sample:abc")
 
 
-def test_winners_are_the_shared_constant():
-    assert not hasattr(cross_arena, "WINNERS") or cross_arena.WINNERS is data.WINNERS
+@pytest.mark.parametrize("winner", schema.WINNERS)
+def test_loader_accepts_every_release_winner_and_codes_it(tmp_path, winner):
+    """Every winner of the shared vocabulary is read; model_a/model_b become the search or non-search vote
+    depending on the side the search model sits on, both kinds of tie become ``tie``."""
+    rows = [_row(winner=winner), _row(model_a=NS, model_b=S, winner=winner)]
+    frame = load_text_arena(_write(tmp_path, rows))
+    expected = {"model_a": ["search", "non-search"], "model_b": ["non-search", "search"]}.get(winner, ["tie", "tie"])
+    assert frame["vote"].to_list() == expected
+    assert data.WINNERS is schema.WINNERS and cross_arena.WINNERS is schema.WINNERS
+
+
+@pytest.mark.parametrize("winner", ["tie(bothbad)", "model_c", "A"])
+def test_loader_rejects_winners_outside_the_vocabulary(tmp_path, winner):
+    with pytest.raises(TextArenaFormatError, match=r"line 1, field 'winner'"):
+        load_text_arena(_write(tmp_path, [_row(winner=winner)]))
 
 
 # ----------------------------------------------------------------------------- ties, per-intent tests
@@ -297,15 +314,31 @@ def test_fact_synth_transcription_reads_published_list():
         fact_synth_transcription(f1, authors.head(9))
 
 
-def test_cross_arena_figures_draw():
-    """The chapter's figure functions run on the library's own tables (a smoke test of plotting's wiring)."""
+def test_cross_arena_figure_draws_the_vote_counts():
+    """Figure 8's bars are the vote table's counts, grouped in INTENT_ORDER, one colour per vote, each labelled
+    with its share of the intent's battles."""
     import matplotlib
 
     matplotlib.use("Agg")
     from analysis_lib import plotting
     from analysis_lib.simulate import text_arena as simulate_text_arena
 
-    rows, _ = simulate_text_arena(n=544, seed=0)
+    rows, planted = simulate_text_arena(n=544, seed=0)
     table = cross_arena.vote_table(cross_arena.load_text_arena(rows))
-    fig = plotting.vote_distribution(cross_arena.vote_shares_long(table), order=cross_arena.INTENT_ORDER)
-    assert fig.axes
+    long = cross_arena.vote_shares_long(table)
+    fig = plotting.vote_distribution(long, order=cross_arena.INTENT_ORDER)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(cross_arena.INTENT_ORDER)
+    bars = [p for p in ax.patches if isinstance(p, matplotlib.patches.Rectangle)]
+    assert len(bars) == 3 * len(cross_arena.INTENT_ORDER)
+    counts = planted.counts.filter(pl.col("intent").is_in(list(cross_arena.INTENT_ORDER)))
+    by_intent = {r["intent"]: r for r in counts.iter_rows(named=True)}
+    # bars come vote by vote (search, non-search, tie), each over the intents in order
+    expected = [by_intent[i][col] for col in ("search", "non_search", "tie") for i in cross_arena.INTENT_ORDER]
+    assert [b.get_height() for b in bars] == pytest.approx(expected)
+    colours = {tuple(b.get_facecolor()) for b in bars[: len(cross_arena.INTENT_ORDER)]}
+    assert len(colours) == 1 and colours != {tuple(bars[-1].get_facecolor())}
+    first = table.row(0, named=True)  # Factual Lookup
+    labels = [t.get_text() for t in ax.texts]
+    assert labels[0] == f"{first['share_search']:.0%}"
+    plotting.plt.close(fig)

@@ -12,7 +12,7 @@ import pytest
 
 from analysis_lib.domains import DOMAIN_GROUPS
 from analysis_lib.fetch import fetch
-from analysis_lib.simulate import Planted, search_arena
+from analysis_lib.simulate.search_arena import Planted, simulate
 
 NONSEARCH = "gemini-2.5-pro-exp-03-25-wo-search"
 MODERATION = "$MODERATION$ YOUR TEXT VIOLATES OUR CONTENT MODERATION GUIDELINES."
@@ -20,12 +20,12 @@ MODERATION = "$MODERATION$ YOUR TEXT VIOLATES OUR CONTENT MODERATION GUIDELINES.
 
 @pytest.fixture(scope="module")
 def small() -> tuple[pl.DataFrame, Planted]:
-    return search_arena(n=400, seed=3)
+    return simulate(n=400, seed=3)
 
 
 @pytest.fixture(scope="module")
 def moderate() -> tuple[pl.DataFrame, Planted]:
-    return search_arena(n=6000, seed=11)
+    return simulate(n=6000, seed=11)
 
 
 # ---------------------------------------------------------------------------------------------- schema
@@ -70,9 +70,9 @@ def test_schema_matches_real_release(small, tmp_path, monkeypatch):
 
 
 def test_deterministic_for_seed():
-    a, pa_ = search_arena(n=300, seed=5)
-    b, pb = search_arena(n=300, seed=5)
-    c, _ = search_arena(n=300, seed=6)
+    a, pa_ = simulate(n=300, seed=5)
+    b, pb = simulate(n=300, seed=5)
+    c, _ = simulate(n=300, seed=6)
     assert a.equals(b)
     assert pa_.truth.equals(pb.truth)
     assert not a.equals(c)
@@ -276,7 +276,7 @@ def test_structure_and_surprises(small):
 
 @pytest.mark.slow
 def test_full_size_release_facts():
-    raw, planted = search_arena()
+    raw, planted = simulate()
     n = raw.height
     assert n == 24_069
     voted = raw["winner"].is_not_null().sum()
@@ -291,3 +291,69 @@ def test_full_size_release_facts():
     ).height
     assert abs(ns_voted - 315) < 60  # binomial SD ~14 on top of the pairing draw
     assert raw["system_a_metadata"].struct.field("client_country").is_null().mean() == pytest.approx(0.08, abs=0.01)
+
+
+# ------------------------------------------------------------------------------------- structure, reproducibility
+
+#: sha256 of the simulator's output for (n, seed), recorded from the single-function simulator before it was split
+#: into steps (commit 02bafe0): Arrow IPC bytes of the raw release and of ``Planted.truth``, then the Planted
+#: scalars and ``params`` as sorted JSON. The steps draw from one generator in the original order, so the bytes match.
+DIGESTS = {
+    (300, 0): "99873a2a87b1ce07b8eef7538f9ecbc89d5de967882d48e6f36e89256891fe2c",
+    (2000, 1): "fce7372995a8b91bec1efed339abbbbbe59b9cc483e6f136e306dc890795856c",
+    (6000, 3): "c2f5dbf84e3bc09c0b5044783315c4b31c00b17782efa8c06db17cc2939d2c44",
+}
+
+
+def _digest(raw: pl.DataFrame, planted: Planted) -> str:
+    import hashlib
+    import io
+    import json
+
+    h = hashlib.sha256()
+    for frame in (raw, planted.truth):
+        buf = io.BytesIO()
+        frame.write_ipc(buf, compression="uncompressed")
+        h.update(buf.getvalue())
+    fields = ("ratings", "betas", "features", "p_tie", "p_bothbad", "n", "seed", "feature_mean", "feature_std",
+              "scale", "base", "anchor")
+    h.update(json.dumps({k: getattr(planted, k) for k in fields}, sort_keys=True, default=str).encode())
+    h.update(json.dumps(planted.params, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+@pytest.mark.parametrize(("n", "seed"), list(DIGESTS))
+def test_seed_reproduces_the_pre_split_output_byte_for_byte(n, seed):
+    assert _digest(*simulate(n=n, seed=seed)) == DIGESTS[(n, seed)]
+
+
+def test_import_gives_the_module_and_the_module_still_simulates():
+    import types
+
+    import analysis_lib.simulate.search_arena as sa_module
+    import analysis_lib.simulate.text_arena as ta_module
+    from analysis_lib import simulate as sim_pkg
+
+    assert isinstance(sa_module, types.ModuleType) and sa_module.__name__ == "analysis_lib.simulate.search_arena"
+    assert isinstance(ta_module, types.ModuleType) and ta_module.__name__ == "analysis_lib.simulate.text_arena"
+    assert sim_pkg.search_arena is sa_module and sim_pkg.text_arena is ta_module
+    raw_call, _ = sim_pkg.search_arena(50, 2)  # the chapters' call
+    raw_fn, _ = sa_module.simulate(n=50, seed=2)
+    assert raw_call.equals(raw_fn)
+    rows_call, _ = sim_pkg.text_arena(n=20, seed=1)
+    assert rows_call == ta_module.simulate(n=20, seed=1)[0]
+
+
+def test_planted_p_a_is_the_expected_half_win_score():
+    """``p_a`` = σ(logit) = P(A wins) + P(tie)/2, not P(A wins | decisive): over many voted battles with similar
+    p_a, the half-win score matches the mean p_a while the decisive win share is further from 1/2."""
+    raw, planted = simulate(n=20_000, seed=4)
+    t = planted.truth.with_columns(raw["winner"]).filter(pl.col("voted"))
+    assert np.allclose(t["p_a"], 1 / (1 + np.exp(-t["logit"].to_numpy())))
+    strong = t.filter(pl.col("p_a") > 0.65)
+    half = (strong["winner"] == "model_a").mean() + 0.5 * strong["winner"].str.starts_with("tie").mean()
+    decisive = strong.filter(~pl.col("winner").str.starts_with("tie"))
+    win_decisive = (decisive["winner"] == "model_a").mean()
+    se = math.sqrt(0.25 / strong.height)
+    assert abs(half - strong["p_a"].mean()) < 4 * se
+    assert win_decisive > strong["p_a"].mean() + 4 * se

@@ -16,6 +16,7 @@ from scipy.optimize import check_grad
 
 from analysis_lib import bt
 from analysis_lib.domains import DOMAIN_GROUPS
+from analysis_lib.ranking import validation
 
 MODELS = ["gpt-4o-search", "sonar", "sonar-pro", "gemini-2.0-flash-grounding", "gpt-4o-mini-search", "sonar-pro-high"]
 STRENGTH = np.array([0.0, 0.10, 0.05, -0.03, -0.10, 0.15])
@@ -246,8 +247,8 @@ def test_coverage_summary_hand_made():
     lo, hi = proportion_confint(3, 4, method="wilson")
     assert out["ci_lower"][0] == pytest.approx(lo) and out["ci_upper"][0] == pytest.approx(hi)
     # the coverage rule itself: closed intervals
-    assert bt._coverage_row(0, "k", "x", 1.0, 1.0, 1.0, 2.0)["covered"]
-    assert not bt._coverage_row(0, "k", "x", 2.5, 1.0, 1.0, 2.0)["covered"]
+    assert validation.coverage_row(0, "k", "x", 1.0, 1.0, 1.0, 2.0)["covered"]
+    assert not validation.coverage_row(0, "k", "x", 2.5, 1.0, 1.0, 2.0)["covered"]
 
 
 # ---- SA-E4: ratings before and after control on the same battles ---------------------------------------------

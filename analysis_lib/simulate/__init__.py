@@ -1,14 +1,19 @@
 """Simulators that emit releases in the real raw schemas, with the planted parameters that generated them.
 
-- :func:`search_arena` -- the Search Arena 24k release (``search-arena-chat-24k.parquet`` schema) and the
-  :class:`Planted` truth (ratings, style coefficients, per-battle features) behind its votes.
-- :func:`text_arena` -- the Text Arena cross-arena deployment (``text_arena_battles.jsonl`` rows) and its
-  :class:`TextArenaPlanted` per-intent vote counts.
+- :mod:`analysis_lib.simulate.search_arena` -- the Search Arena 24k release (``search-arena-chat-24k.parquet``
+  schema) and the :class:`Planted` truth (ratings, style coefficients, per-battle features) behind its votes:
+  :func:`analysis_lib.simulate.search_arena.simulate`.
+- :mod:`analysis_lib.simulate.text_arena` -- the Text Arena cross-arena deployment (``text_arena_battles.jsonl``
+  rows) and its :class:`TextArenaPlanted` per-intent vote counts: :func:`analysis_lib.simulate.text_arena.simulate`.
+
+``simulate.search_arena`` and ``simulate.text_arena`` are the modules; each is also callable as its simulator
+(``simulate.search_arena(n, seed)``), which is how the chapters call them.
 """
 
 from __future__ import annotations
 
-from analysis_lib.simulate.search_arena import Planted, search_arena
-from analysis_lib.simulate.text_arena import TextArenaPlanted, text_arena
+from analysis_lib.simulate import search_arena, text_arena
+from analysis_lib.simulate.search_arena import Planted
+from analysis_lib.simulate.text_arena import TextArenaPlanted
 
 __all__ = ["Planted", "TextArenaPlanted", "search_arena", "text_arena"]

@@ -28,8 +28,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-SEARCH_MODEL = "gemini-2.5-pro-exp-03-25-grounding-none"
-NON_SEARCH_TWIN = "gemini-2.5-pro-exp-03-25"
+from analysis_lib.models import TEXT_ARENA_NON_SEARCH_MODEL, TEXT_ARENA_SEARCH_MODEL
+from analysis_lib.simulate._callable import make_callable
+
+SEARCH_MODEL = TEXT_ARENA_SEARCH_MODEL
+NON_SEARCH_TWIN = TEXT_ARENA_NON_SEARCH_MODEL
 N_BATTLES = 544
 
 # intent: (search-preferred, non-search-preferred, ties). Sums: 143, 156, 245; 544 battles.
@@ -152,3 +155,8 @@ def text_arena(n: int = N_BATTLES, seed: int = 0) -> tuple[list[dict[str, Any]],
             }
         )
     return rows, TextArenaPlanted(counts=counts, n=n, seed=seed)
+
+
+#: The simulator under the name the Search Arena simulator uses; the module itself is callable as it.
+simulate = text_arena
+make_callable(__name__, text_arena)

@@ -1,0 +1,43 @@
+"""Search Arena schema vocabulary: the values and column names the release uses, defined once.
+
+A leaf module (imports nothing from :mod:`analysis_lib`), so the loader, the simulator, the ranking code and
+the chapters can share it without import cycles.
+
+- :data:`WINNERS`: the values of the release's ``winner`` column (null = no vote).
+- :data:`OUTCOME_OF_WINNER`: outcome for model A used by every Bradley–Terry fit: 1 (``model_a``),
+  0 (``model_b``), 0.5 (``tie`` and ``tie (bothbad)``: a tie counts as half a win, as the authors count it).
+- :data:`DECISIVE`: the two winner values of a decided battle.
+- :data:`SIDES`: suffixes of the per-side columns (``<feature>_a``, ``<feature>_b``).
+- :data:`ATTRIBUTION_COUNTS`: base names of the per-side citation-attribution counts of the
+  ``citation_attribution_data.jsonl`` release (SA §3.2, Fig 6 right).
+- :data:`MODERATION_PROMPT`: the placeholder that replaced a moderated user prompt in the release.
+- :data:`INTENTS`: the nine intent categories (SA Table B.1) in the order of the paper's classification prompt,
+  spelled as in the release (``Info Synthesis``); :data:`UNASSIGNED` is the release's "no secondary intent".
+"""
+
+from __future__ import annotations
+
+WINNERS: tuple[str, ...] = ("model_a", "model_b", "tie", "tie (bothbad)")
+DECISIVE: tuple[str, ...] = ("model_a", "model_b")
+OUTCOME_OF_WINNER: dict[str, float] = {"model_a": 1.0, "model_b": 0.0, "tie": 0.5, "tie (bothbad)": 0.5}
+SIDES: tuple[str, ...] = ("a", "b")
+ATTRIBUTION_COUNTS: tuple[str, ...] = ("support_count", "irrelevant_count", "contradict_count")
+MODERATION_PROMPT = "$MODERATION$ YOUR TEXT VIOLATES OUR CONTENT MODERATION GUIDELINES."
+
+INTENTS: tuple[str, ...] = (
+    "Text Processing",
+    "Creative Generation",
+    "Factual Lookup",
+    "Info Synthesis",
+    "Analysis",
+    "Recommendation",
+    "Explanation",
+    "Guidance",
+    "Other",
+)
+UNASSIGNED = "Unassigned"
+
+
+def side_columns(base: str) -> tuple[str, str]:
+    """``(<base>_a, <base>_b)``: the two per-side columns of a feature."""
+    return f"{base}_{SIDES[0]}", f"{base}_{SIDES[1]}"

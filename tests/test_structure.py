@@ -1,0 +1,100 @@
+"""Library structure: the vocabulary leaf modules, import order without cycles, and the results comparison script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from analysis_lib import models, schema
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import compare_results  # noqa: E402
+
+
+def _imported_after(statement: str) -> set[str]:
+    """The ``analysis_lib`` modules a fresh interpreter has loaded after ``statement``."""
+    code = f"import sys; {statement}; print(' '.join(m for m in sys.modules if m.startswith('analysis_lib')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    return set(out.stdout.split())
+
+
+def test_leaf_modules_import_nothing_from_the_library():
+    assert _imported_after("import analysis_lib.schema, analysis_lib.models") == {
+        "analysis_lib", "analysis_lib.schema", "analysis_lib.models"
+    }
+
+
+@pytest.mark.parametrize("module", ["analysis_lib.bt", "analysis_lib.ranking", "analysis_lib.simulate.search_arena"])
+def test_ranking_and_simulator_do_not_load_the_data_loader(module):
+    """The former cycles bt → data → simulate.search_arena → bt and data ↔ simulate.search_arena are gone:
+    neither the ratings nor the simulator need the loader."""
+    assert "analysis_lib.data" not in _imported_after(f"import {module}")
+
+
+def test_model_table_names_the_singled_out_models():
+    table = models.model_table()
+    non_search = table.filter(~pl.col("search"))
+    assert (non_search["raw_model"][0], non_search["model"][0]) == (models.NON_SEARCH_RAW, models.NON_SEARCH_MODEL)
+    assert models.non_leaderboard_models() == (models.NON_SEARCH_MODEL,)
+    assert models.ANCHOR in models.leaderboard_models()
+    assert models.NON_SEARCH_MODEL not in models.leaderboard_models()
+    assert pl.select(models.provider_of(pl.lit(models.ANCHOR)))[0, 0] == "OpenAI"
+    assert pl.select(models.provider_of(pl.lit("unknown-model")))[0, 0] == "other"
+
+
+def test_schema_vocabulary():
+    assert set(schema.OUTCOME_OF_WINNER) == set(schema.WINNERS)
+    assert set(schema.DECISIVE) <= set(schema.WINNERS)
+    assert [schema.OUTCOME_OF_WINNER[w] for w in schema.DECISIVE] == [1.0, 0.0]
+    assert len(schema.INTENTS) == 9 and schema.UNASSIGNED not in schema.INTENTS
+    assert schema.side_columns("citation_count") == ("citation_count_a", "citation_count_b")
+
+
+# ------------------------------------------------------------------------------------- compare_results.py
+
+
+def _write(folder: Path, name: str, rows: list[dict]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.json").write_text(json.dumps({"notebook": name, "results": rows}))
+
+
+def _row(q: str, ours, **kw) -> dict:
+    return {"analysis_id": "SA-D5", "quantity": q, "ours": ours, "paper": 1.0, "status": "simulated", **kw}
+
+
+def test_compare_results_identical_and_nan(tmp_path):
+    rows = [_row("a", 1.5), _row("b", float("nan")), _row("b", 2.0)]
+    _write(tmp_path / "x", "03", rows)
+    _write(tmp_path / "y", "03", rows)
+    assert compare_results.compare(tmp_path / "x", tmp_path / "y") == []
+    assert compare_results.main([str(tmp_path / "x"), str(tmp_path / "y")]) == 0
+
+
+def test_compare_results_lists_every_difference(tmp_path, capsys):
+    _write(tmp_path / "x", "03", [_row("a", 1.5), _row("b", 2.0), _row("c", "x, y")])
+    _write(tmp_path / "x", "04", [_row("a", 1.0)])
+    _write(tmp_path / "y", "03", [_row("a", 1.5 + 1e-12), _row("c", "x, z"), _row("d", 3.0)])
+    diffs = compare_results.compare(tmp_path / "x", tmp_path / "y")
+    assert any("04.json: only in" in d for d in diffs)
+    assert any("'b': only before" in d for d in diffs) and any("'d': only after" in d for d in diffs)
+    assert any("'a', field 'ours': 1.5 -> 1.500000000001" in d for d in diffs)
+    assert any("'c', field 'ours'" in d for d in diffs)
+    assert len(diffs) == 5
+    assert not any("'a'" in d for d in compare_results.compare(tmp_path / "x", tmp_path / "y", abs_tol=1e-9))
+    assert compare_results.main([str(tmp_path / "x"), str(tmp_path / "y")]) == 1
+    assert "5 difference(s)" in capsys.readouterr().out
+
+
+def test_compare_results_bad_file_names_it(tmp_path, capsys):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    (tmp_path / "x" / "03.json").write_text("{not json")
+    (tmp_path / "y" / "03.json").write_text("{}")
+    assert compare_results.main([str(tmp_path / "x"), str(tmp_path / "y")]) == 2
+    assert "03.json: cannot read results JSON" in capsys.readouterr().err
