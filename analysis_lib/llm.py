@@ -15,18 +15,29 @@ Configuration comes from the environment only, never from notebook parameters:
 - ``ANALYSIS_LLM_OFFLINE=1``: cache-only mode (also ``offline=True``): cached results are returned, nothing is
   requested, anything uncached is "not run".
 - ``ANALYSIS_LLM_CACHE``: cache directory (default ``<repo>/.cache/llm``).
+- ``ANALYSIS_LLM_REQUEST_DEADLINE``: wall-clock seconds for one request, retries and backoff included (default
+  300; ``0`` = none); ``ANALYSIS_LLM_RUN_DEADLINE``: the same for one :meth:`LLMClient.run` (default none).
+- ``ANALYSIS_LLM_RETRY_FAILED=1``: request again the items whose cached reply stayed malformed (also
+  ``retry_failed=True``).
 
 Behaviour:
 
 - **Cache.** One JSON file per request under ``cache_dir``, named by the sha256 of the canonical JSON of
-  ``{model, messages, params}`` (params include the response format). A result is written as soon as it
+  ``{model, messages, params, endpoint}`` (params include the response format; the endpoint is its
+  :func:`safe_url`, never a secret, so answers from one endpoint are never served as another's). A result is written as soon as it
   arrives, so a rerun with the same inputs makes no request and an interrupted run resumes where it stopped.
   Valid replies are cached, and so are replies that stayed malformed after all parse retries (a property of the
-  model's answer: rerun with ``retry_failed=True`` to try again); transport failures (HTTP 429/5xx or
-  connection errors after all retries) are not cached, so the next run retries them.
-- **Retries.** HTTP 429, 5xx, timeouts, dropped connections and unreadable bodies are retried with exponential
-  backoff (``backoff_base * 2**attempt``, capped at ``backoff_max``, with jitter; a ``Retry-After`` header is
-  honoured up to the cap), at most ``max_retries`` times. Other HTTP errors (400, 401, 404) fail at once.
+  model's answer, reported as failed and never as an answer: rerun with ``retry_failed=True`` to try again);
+  transport failures (HTTP 429/5xx, connection errors or deadlines) are not cached, so the next run retries them.
+- **HTTP** goes through the ``openai`` package (:mod:`analysis_lib.llm_http`): no redirect is followed and no
+  request leaves the endpoint's origin, so the key cannot be carried elsewhere; a plain-``http`` endpoint that is
+  not loopback is warned about.
+- **Retries.** HTTP 408/409/429, 5xx, timeouts and dropped connections are retried by ``openai`` with
+  exponential backoff (``backoff_base * 2**attempt``, capped at ``backoff_max``, with jitter; a ``Retry-After``
+  header is honoured up to the cap), at most ``max_retries`` times; an unreadable 200 body is asked again within
+  the same budget. Other HTTP errors (400, 401, 404) fail at once.
+- **Deadlines.** ``timeout`` bounds each network operation; ``request_deadline`` the whole request (a server
+  that drips a byte a second is cut off); ``run_deadline`` a whole run. ``RunStats.timed_out`` counts both.
 - **Structured outputs.** A reply is parsed by the task's ``parse`` (JSON by default) and validated against the
   task's schema with ``jsonschema``; a malformed or invalid reply is requested again up to
   ``max_parse_retries`` times, then recorded as a failure with its reason.
@@ -42,19 +53,13 @@ Behaviour:
 from __future__ import annotations
 
 import hashlib
-import http
-import http.client
 import json
 import logging
 import os
-import random
 import re
-import socket
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -62,7 +67,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import openai
 import polars as pl
+
+from analysis_lib import llm_http
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +79,11 @@ API_KEY_ENV = "OPENAI_API_KEY"
 MODEL_ENV = "ANALYSIS_LLM_MODEL"
 OFFLINE_ENV = "ANALYSIS_LLM_OFFLINE"
 CACHE_ENV = "ANALYSIS_LLM_CACHE"
+REQUEST_DEADLINE_ENV = "ANALYSIS_LLM_REQUEST_DEADLINE"
+RUN_DEADLINE_ENV = "ANALYSIS_LLM_RUN_DEADLINE"
+RETRY_FAILED_ENV = "ANALYSIS_LLM_RETRY_FAILED"
+#: seconds one request may take, retries and backoff included, unless set
+DEFAULT_REQUEST_DEADLINE = 300.0
 OPENAI_API_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4.1"
 PROMPTS_DIR = Path(__file__).resolve().parent / "resources" / "prompts"
@@ -86,6 +99,35 @@ OPENAI_PRICES_2025: dict[str, tuple[float, float]] = {
 }
 
 NOT_RUN = "not run"
+RUN_DEADLINE_PASSED = "not run: the run's deadline passed"
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _env_seconds(name: str, default: float | None) -> float | None:
+    """A positive number of seconds from ``$name`` (``0``/``none``: no limit); ``default`` when unset."""
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in {"0", "none", "inf"}:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"${name} must be a number of seconds, got {raw!r}") from None
+    if value <= 0:
+        return None
+    return value
+
+
+def identity() -> dict[str, Any]:
+    """What LLM results depend on besides their inputs, from the environment: the endpoint
+    (:func:`safe_url`, never a secret), the model and offline mode. The book runner keys LLM chapters on it."""
+    client_url = os.environ.get(BASE_URL_ENV) or (OPENAI_API_URL if os.environ.get(API_KEY_ENV) else None)
+    return {"endpoint": safe_url(client_url), "model": os.environ.get(MODEL_ENV) or DEFAULT_MODEL,
+            "offline": _env_flag(OFFLINE_ENV)}
 
 
 # --------------------------------------------------------------------------------------------- templates
@@ -169,6 +211,8 @@ class RunStats:
     failed: int = 0
     not_run: int = 0
     cache_hits: int = 0
+    #: items whose request hit its deadline or timed out, plus items not started before the run's deadline
+    timed_out: int = 0
     requests: int = 0
     retries: int = 0
     parse_retries: int = 0
@@ -191,8 +235,8 @@ class RunStats:
             return a or b if not (a and b and a != b) else many
 
         out = RunStats(task=pick(self.task, other.task, "all tasks"), model=pick(self.model, other.model, "several models"))
-        for name in ("items", "ok", "failed", "not_run", "cache_hits", "requests", "retries", "parse_retries",
-                     "prompt_tokens", "completion_tokens"):
+        for name in ("items", "ok", "failed", "not_run", "cache_hits", "timed_out", "requests", "retries",
+                     "parse_retries", "prompt_tokens", "completion_tokens"):
             setattr(out, name, getattr(self, name) + getattr(other, name))
         costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
         out.cost_usd = sum(costs) if costs else None
@@ -201,7 +245,7 @@ class RunStats:
 
     def as_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in ("task", "model", "items", "ok", "failed", "not_run", "cache_hits",
-                                          "requests", "retries", "parse_retries", "prompt_tokens",
+                                          "timed_out", "requests", "retries", "parse_retries", "prompt_tokens",
                                           "completion_tokens", "cost_usd")}
         d["failure_reasons"] = dict(self.failure_reasons)
         return d
@@ -211,7 +255,7 @@ class RunStats:
         reasons = "; ".join(f"{r} ×{n}" for r, n in self.failure_reasons.most_common(5))
         return (
             f"{self.task} [{self.model}]: {self.items} items — {self.ok} ok, {self.failed} failed, "
-            f"{self.not_run} not run; {self.cache_hits} from cache, {self.requests} requests "
+            f"{self.not_run} not run ({self.timed_out} timed out); {self.cache_hits} from cache, {self.requests} requests "
             f"({self.retries} retried, {self.parse_retries} re-asked for a valid reply); tokens "
             f"{self.prompt_tokens:,} in / {self.completion_tokens:,} out{cost}"
             + (f". Failures: {reasons}" if reasons else "")
@@ -225,10 +269,14 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def request_key(model: str, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> str:
-    """sha256 of the canonical JSON of model, messages and request parameters."""
-    return hashlib.sha256(canonical_json({"model": model, "messages": list(messages), "params": dict(params)})
-                          .encode("utf-8")).hexdigest()
+def request_key(model: str, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
+                endpoint: str = "") -> str:
+    """sha256 of the canonical JSON of model, messages, request parameters and the endpoint's identity
+    (:func:`safe_url`: no credentials), so one endpoint's answers are never served as another's."""
+    record: dict[str, Any] = {"model": model, "messages": list(messages), "params": dict(params)}
+    if endpoint:
+        record["endpoint"] = endpoint
+    return hashlib.sha256(canonical_json(record).encode("utf-8")).hexdigest()
 
 
 def default_cache_dir() -> Path:
@@ -269,10 +317,6 @@ class ResultCache:
 
 
 # ---------------------------------------------------------------------------------------------- client
-
-
-class _Transient(Exception):
-    """Worth retrying: 429, 5xx, timeouts, dropped connections, unreadable bodies."""
 
 
 class LLMRequestError(Exception):
@@ -327,26 +371,8 @@ class ReplyError(ValueError):
 _IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,39}$")
 
 
-def _http_reason(status: int, body: bytes, secret: str | None = None) -> str:
-    """``HTTP <status> <standard phrase>`` plus the API's error ``code`` / ``type`` when it is a bare identifier
-    (``context_length_exceeded``) other than ``secret``; the server's message is never included (it may quote
-    the request)."""
-    try:
-        phrase = http.HTTPStatus(status).phrase
-    except ValueError:
-        phrase = ""
-    out = f"HTTP {status}" + (f" {phrase}" if phrase else "")
-    try:
-        err = json.loads(body).get("error")
-    except (ValueError, AttributeError, UnicodeDecodeError):
-        err = None
-    if isinstance(err, dict):
-        code = next((str(err[k]) for k in ("code", "type")
-                     if isinstance(err.get(k), str | int) and _IDENTIFIER.match(str(err[k]))
-                     and not (secret and secret in str(err[k]))), None)
-        if code:
-            out += f" ({code})"
-    return out
+#: kept for callers of the old name
+_http_reason = llm_http.http_reason
 
 
 def _reply_problem(err: BaseException) -> str:
@@ -382,10 +408,13 @@ class LLMClient:
         prices: Mapping[str, tuple[float, float]] | None = None,
         max_retries: int = 6,
         max_parse_retries: int = 2,
-        timeout: float = 120.0,
+        timeout: float = 60.0,
         backoff_base: float = 1.0,
         backoff_max: float = 30.0,
         progress: bool = True,
+        request_deadline: float | None = None,
+        run_deadline: float | None = None,
+        retry_failed: bool | None = None,
     ):
         env_url = os.environ.get(BASE_URL_ENV) or None
         if base_url is None:
@@ -395,7 +424,7 @@ class LLMClient:
         #: True when the model was chosen (argument or $ANALYSIS_LLM_MODEL) rather than defaulted
         self.model_chosen = bool(model or os.environ.get(MODEL_ENV))
         if offline is None:
-            offline = os.environ.get(OFFLINE_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+            offline = _env_flag(OFFLINE_ENV)
         self.offline = bool(offline)
         self.cache = ResultCache(cache_dir if cache_dir is not None else default_cache_dir())
         self.max_concurrency = max(1, int(max_concurrency))
@@ -406,13 +435,25 @@ class LLMClient:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.progress = progress
+        #: wall-clock seconds for one request, all retries and backoff included (None: no limit)
+        self.request_deadline = (request_deadline if request_deadline is not None
+                                 else _env_seconds(REQUEST_DEADLINE_ENV, DEFAULT_REQUEST_DEADLINE))
+        #: wall-clock seconds for one :meth:`run` (None: no limit); items not started in time are "not run"
+        self.run_deadline = run_deadline if run_deadline is not None else _env_seconds(RUN_DEADLINE_ENV, None)
+        #: default of :meth:`run`'s ``retry_failed`` (``$ANALYSIS_LLM_RETRY_FAILED=1``)
+        self.retry_failed = _env_flag(RETRY_FAILED_ENV) if retry_failed is None else bool(retry_failed)
         self.last_stats = RunStats()
         self.total_stats = RunStats()
         self._lock = threading.Lock()
-        # Requests bypass any proxy for loopback endpoints (local servers, the test server).
-        loopback = bool(self.base_url and re.match(r"^https?://(127\.0\.0\.1|localhost|\[::1\])[:/]", self.base_url))
-        self._opener = (urllib.request.build_opener(urllib.request.ProxyHandler({})) if loopback
-                        else urllib.request.build_opener())
+        self._http = (llm_http.make_openai_client(self.base_url, timeout=timeout, max_retries=max_retries,
+                                                  backoff_base=backoff_base, backoff_max=backoff_max)
+                      if self.base_url else None)
+
+    @property
+    def endpoint_id(self) -> str:
+        """The endpoint's identity for cache keys and rebuild checks: :func:`safe_url` of the base URL (no
+        credentials), ``""`` when none is configured."""
+        return safe_url(self.base_url)
 
     def paper_model(self, paper: str) -> str:
         """The model for a step the paper ran with ``paper``: the chosen model when one was chosen (argument or
@@ -448,68 +489,42 @@ class LLMClient:
 
     # ------------------------------------------------------------------------------------------- HTTP
 
-    def _post(self, path: str, payload: Mapping[str, Any]) -> Any:
-        """POST JSON with retries on transient errors; returns the decoded body. Raises LLMRequestError."""
-        assert self.base_url is not None
-        url = f"{self.base_url}/{path.lstrip('/')}"
-        body = json.dumps(payload).encode("utf-8")
-        reason = ""
-        for attempt in range(self.max_retries + 1):
-            headers = {"Content-Type": "application/json"}
-            key = os.environ.get(API_KEY_ENV)
-            if key:
-                headers["Authorization"] = "Bearer " + key
-            request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-            retry_after = None
-            with self._lock:
-                self.last_stats.requests += 1
+    def _post(self, path: str, payload: Mapping[str, Any], until: float | None = None) -> Any:
+        """POST JSON through ``openai`` (which retries 429/5xx, timeouts and dropped connections); returns the
+        decoded body. A 200 whose body is not JSON is asked again, within the same ``max_retries``. Everything,
+        retries and backoff included, must finish within ``request_deadline`` seconds and before the monotonic
+        time ``until`` (the run's deadline). Raises :class:`LLMRequestError` with the failure's kind only."""
+        assert self._http is not None
+        key = os.environ.get(API_KEY_ENV)
+        with llm_http.deadline(self.request_deadline, until=until):
             try:
-                with self._opener.open(request, timeout=self.timeout) as response:
-                    raw = response.read()
-                try:
-                    return json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError) as err:
-                    raise _Transient(f"unreadable response body ({type(err).__name__})") from None
-            except urllib.error.HTTPError as err:
-                status = err.code
-                try:
-                    err_body = err.read(4096) if err.fp else b""
-                except (OSError, http.client.HTTPException):
-                    err_body = b""
-                if status == 429 or status >= 500:
-                    reason = _http_reason(status, err_body, key)
-                    retry_after = err.headers.get("Retry-After") if err.headers else None
-                else:
-                    raise LLMRequestError(_http_reason(status, err_body, key)) from None
-            except _Transient as err:
-                reason = str(err)
-            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout,
-                    TimeoutError, OSError) as err:
-                inner = getattr(err, "reason", err)
-                reason = f"connection error ({type(inner).__name__})"
-            if attempt == self.max_retries:
-                break
-            delay = min(self.backoff_max, self.backoff_base * 2**attempt) * (0.5 + random.random() / 2)
-            if retry_after:
-                try:
-                    delay = min(self.backoff_max, max(delay, float(retry_after)))
-                except ValueError:
-                    pass
-            with self._lock:
-                self.last_stats.retries += 1
-            time.sleep(delay)
-        raise LLMRequestError(f"{reason} after {self.max_retries + 1} attempts")
+                for unreadable in range(self.max_retries + 1):
+                    try:
+                        return llm_http.post_json(self._http, path, payload, key)
+                    except llm_http.UnreadableBody as err:
+                        if unreadable == self.max_retries:
+                            raise LLMRequestError(f"{err} after {llm_http.attempts()} attempts") from None
+            except openai.OpenAIError as err:
+                n = llm_http.attempts()
+                raise LLMRequestError(llm_http.describe_error(err, key)
+                                      + (f" after {n} attempts" if n > 1 else "")) from None
+            finally:
+                with self._lock:
+                    self.last_stats.requests += llm_http.attempts()
+                    self.last_stats.retries += max(0, llm_http.attempts() - 1)
+        raise AssertionError("unreachable")  # the loop returns or raises
 
     def _price(self, model: str) -> tuple[float, float] | None:
         return self.prices.get(model)
 
     # -------------------------------------------------------------------------------------- one item
 
-    def _one(self, task: Task, item: Any, model: str, retry_failed: bool) -> dict[str, Any]:
-        """Outcome for one item: {status, value, error, cached}."""
+    def _one(self, task: Task, item: Any, model: str, retry_failed: bool,
+             until: float | None = None) -> dict[str, Any]:
+        """Outcome for one item: {status, value, error, cached}. ``until``: the run's monotonic deadline."""
         messages = task.build(item)
         params = task.request_params()
-        key = request_key(model, messages, params)
+        key = request_key(model, messages, params, self.endpoint_id)
         record = self.cache.get(key)
         if record is not None and (record.get("status") == "ok" or not retry_failed):
             if record.get("status") == "ok":
@@ -523,6 +538,8 @@ class LLMClient:
             return {"status": "failed", "value": None, "error": record.get("error"), "cached": True}
         if not self.available:
             return {"status": NOT_RUN, "value": None, "error": self.not_run_reason(), "cached": False}
+        if until is not None and time.monotonic() >= until:
+            return {"status": NOT_RUN, "value": None, "error": RUN_DEADLINE_PASSED, "cached": False}
 
         payload = {"model": model, "messages": messages, **params}
         error = ""
@@ -532,7 +549,7 @@ class LLMClient:
                 with self._lock:
                     self.last_stats.parse_retries += 1
             try:
-                data = self._post("chat/completions", payload)
+                data = self._post("chat/completions", payload, until)
             except LLMRequestError as err:
                 return {"status": "failed", "value": None, "error": f"request failed: {err}", "cached": False}
             with self._lock:
@@ -572,8 +589,9 @@ class LLMClient:
         *,
         model: str | None = None,
         desc: str | None = None,
-        retry_failed: bool = False,
+        retry_failed: bool | None = None,
         on_result: Callable[[int, dict[str, Any]], None] | None = None,
+        deadline: float | None = None,
     ) -> pl.DataFrame:
         """Run ``task`` over ``items``; one row per item, in input order.
 
@@ -581,7 +599,16 @@ class LLMClient:
         ``status == "ok"``), ``status`` (``ok``, ``failed``, ``not run``), ``error`` and ``cached``. Accounting
         for the run is in ``self.last_stats`` (also logged). ``on_result(index, outcome)`` is called as each
         result arrives (after it is cached).
+
+        A cached failure (a reply that stayed malformed) is reported as failed, never as an answer; with
+        ``retry_failed`` (default: the client's, ``$ANALYSIS_LLM_RETRY_FAILED``) it is requested again.
+        ``deadline`` (default: the client's ``run_deadline``) bounds the run in wall-clock seconds: items not
+        started by then are "not run" (counted in ``last_stats.timed_out`` with requests that hit their own
+        ``request_deadline``).
         """
+        retry_failed = self.retry_failed if retry_failed is None else retry_failed
+        deadline = self.run_deadline if deadline is None else deadline
+        until = None if deadline is None else time.monotonic() + deadline
         items = list(items)
         model = model or task.model or self.model
         self.last_stats = RunStats(task=task.name, model=model, items=len(items))
@@ -589,7 +616,7 @@ class LLMClient:
         bar = _progress(len(items), desc or task.name, self.progress)
         pool = ThreadPoolExecutor(max_workers=self.max_concurrency)
         try:
-            pending = {pool.submit(self._one, task, item, model, retry_failed): i for i, item in enumerate(items)}
+            pending = {pool.submit(self._one, task, item, model, retry_failed, until): i for i, item in enumerate(items)}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
@@ -617,7 +644,9 @@ class LLMClient:
             s.ok += 1
         elif outcome["status"] == NOT_RUN:
             s.not_run += 1
+            s.timed_out += outcome["error"] == RUN_DEADLINE_PASSED
         else:
+            s.timed_out += any(t in str(outcome["error"]) for t in ("deadline exceeded", "timeout"))
             s.failed += 1
             reason = re.sub(r":.*$", "", str(outcome["error"]))
             s.failure_reasons[reason] += 1
