@@ -70,7 +70,7 @@ from typing import Any
 import openai
 import polars as pl
 
-from analysis_lib import llm_http
+from analysis_lib import llm_http, paths
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ RETRY_FAILED_ENV = "ANALYSIS_LLM_RETRY_FAILED"
 DEFAULT_REQUEST_DEADLINE = 300.0
 OPENAI_API_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4.1"
-PROMPTS_DIR = Path(__file__).resolve().parent / "resources" / "prompts"
+PROMPTS_DIR = paths.resource("prompts")
 
 #: OpenAI list prices in USD per million (input, output) tokens, as published in mid-2025. Prices change:
 #: pass your own table to ``LLMClient(prices=...)``; without one, runs report tokens only.
@@ -283,7 +283,7 @@ def default_cache_dir() -> Path:
     env = os.environ.get(CACHE_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / ".cache" / "llm"
+    return paths.cache_dir("llm")
 
 
 class ResultCache:
