@@ -24,7 +24,9 @@ Behaviour:
 
 - **Cache.** One JSON file per request under ``cache_dir``, named by the sha256 of the canonical JSON of
   ``{model, messages, params, endpoint}`` (params include the response format; the endpoint is its
-  :func:`safe_url`, never a secret, so answers from one endpoint are never served as another's). A result is written as soon as it
+  :func:`safe_url`, never a secret, so answers from one endpoint are never served as another's; a client
+  with no endpoint at all, cache only, reads the latest answer any endpoint gave).
+  A result is written as soon as it
   arrives, so a rerun with the same inputs makes no request and an interrupted run resumes where it stopped.
   Valid replies are cached, and so are replies that stayed malformed after all parse retries (a property of the
   model's answer, reported as failed and never as an answer: rerun with ``retry_failed=True`` to try again);
@@ -52,7 +54,6 @@ Behaviour:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -60,17 +61,30 @@ import re
 import threading
 import time
 import urllib.parse
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import openai
 import polars as pl
 
-from analysis_lib import llm_http, paths
+from analysis_lib import llm_http
+from analysis_lib.llm_records import (
+    CACHE_ENV,  # noqa: F401 - re-exported (public)
+    NOT_RUN,
+    ResultCache,
+    RunStats,
+    canonical_json,  # noqa: F401 - re-exported
+    default_cache_dir,
+    request_key,
+    result_frame,
+)
+from analysis_lib.llm_tasks import PROMPTS_DIR as PROMPTS_DIR
+from analysis_lib.llm_tasks import Task
+from analysis_lib.llm_tasks import fill as fill
+from analysis_lib.llm_tasks import load_prompt as load_prompt
+from analysis_lib.llm_tasks import parse_json as parse_json
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +92,6 @@ BASE_URL_ENV = "OPENAI_BASE_URL"
 API_KEY_ENV = "OPENAI_API_KEY"
 MODEL_ENV = "ANALYSIS_LLM_MODEL"
 OFFLINE_ENV = "ANALYSIS_LLM_OFFLINE"
-CACHE_ENV = "ANALYSIS_LLM_CACHE"
 REQUEST_DEADLINE_ENV = "ANALYSIS_LLM_REQUEST_DEADLINE"
 RUN_DEADLINE_ENV = "ANALYSIS_LLM_RUN_DEADLINE"
 RETRY_FAILED_ENV = "ANALYSIS_LLM_RETRY_FAILED"
@@ -86,7 +99,6 @@ RETRY_FAILED_ENV = "ANALYSIS_LLM_RETRY_FAILED"
 DEFAULT_REQUEST_DEADLINE = 300.0
 OPENAI_API_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4.1"
-PROMPTS_DIR = paths.resource("prompts")
 
 #: OpenAI list prices in USD per million (input, output) tokens, as published in mid-2025. Prices change:
 #: pass your own table to ``LLMClient(prices=...)``; without one, runs report tokens only.
@@ -98,7 +110,6 @@ OPENAI_PRICES_2025: dict[str, tuple[float, float]] = {
     "text-embedding-3-large": (0.13, 0.0),
 }
 
-NOT_RUN = "not run"
 RUN_DEADLINE_PASSED = "not run: the run's deadline passed"
 
 
@@ -130,214 +141,11 @@ def identity() -> dict[str, Any]:
             "offline": _env_flag(OFFLINE_ENV)}
 
 
-# --------------------------------------------------------------------------------------------- templates
-
-
-def load_prompt(name: str) -> str:
-    """A prompt template from ``resources/prompts/<name>.txt`` (verbatim from the paper, see its README)."""
-    path = PROMPTS_DIR / f"{name}.txt"
-    if not path.exists():
-        raise FileNotFoundError(f"no prompt template {name!r} in {PROMPTS_DIR}")
-    return path.read_text(encoding="utf-8").rstrip("\n")
-
-
-def fill(template: str, **values: str) -> str:
-    """Replace each ``{name}`` placeholder; other braces (JSON examples) are left alone. Unknown names fail."""
-    out = template
-    for name, value in values.items():
-        placeholder = "{" + name + "}"
-        if placeholder not in template:
-            raise KeyError(f"template has no placeholder {placeholder}")
-        out = out.replace(placeholder, str(value))
-    return out
-
-
-# ------------------------------------------------------------------------------------------------ tasks
-
-
-def parse_json(content: str) -> Any:
-    """Parse a JSON reply; tolerates a Markdown code fence and one trailing comma before a closing brace."""
-    text = content.strip()
-    fence = re.match(r"^```(?:json)?\s*(.*?)\s*```$", text, flags=re.S)
-    if fence:
-        text = fence.group(1)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        # the paper's own format example ends with a trailing comma; models sometimes copy it
-        relaxed = re.sub(r",\s*([}\]])", r"\1", text)
-        return json.loads(relaxed)
-
-
-@dataclass(frozen=True)
-class Task:
-    """A structured LLM task.
-
-    ``build(item)`` returns the chat messages for one input; ``parse(content)`` turns the reply text into a
-    JSON-like object (raise ``ValueError`` when it cannot); the object must satisfy ``schema``. With
-    ``json_mode`` the request asks for structured output (``response_format`` of type ``json_schema``).
-    ``params`` are extra request fields (``max_tokens``, ``temperature``...); ``model`` overrides the client's.
-    """
-
-    name: str
-    schema: Mapping[str, Any]
-    build: Callable[[Any], list[dict[str, str]]]
-    parse: Callable[[str], Any] = parse_json
-    params: Mapping[str, Any] = field(default_factory=dict)
-    json_mode: bool = True
-    model: str | None = None
-
-    def request_params(self) -> dict[str, Any]:
-        params = dict(self.params)
-        if self.json_mode:
-            params["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": self.name, "schema": dict(self.schema)},
-            }
-        return params
-
-
-# ----------------------------------------------------------------------------------------------- stats
-
-
-@dataclass
-class RunStats:
-    """Accounting for one :meth:`LLMClient.run` (or the sum of several)."""
-
-    task: str = ""
-    model: str = ""
-    items: int = 0
-    ok: int = 0
-    failed: int = 0
-    not_run: int = 0
-    cache_hits: int = 0
-    #: items whose request hit its deadline or timed out, plus items not started before the run's deadline
-    timed_out: int = 0
-    requests: int = 0
-    retries: int = 0
-    parse_retries: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float | None = None
-    failure_reasons: Counter = field(default_factory=Counter)
-
-    def add_usage(self, usage: Mapping[str, Any] | None, price: tuple[float, float] | None) -> None:
-        usage = usage or {}
-        p = int(usage.get("prompt_tokens") or 0)
-        c = int(usage.get("completion_tokens") or 0)
-        self.prompt_tokens += p
-        self.completion_tokens += c
-        if price is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + (p * price[0] + c * price[1]) / 1e6
-
-    def merge(self, other: RunStats) -> RunStats:
-        def pick(a: str, b: str, many: str) -> str:
-            return a or b if not (a and b and a != b) else many
-
-        out = RunStats(task=pick(self.task, other.task, "all tasks"), model=pick(self.model, other.model, "several models"))
-        for name in ("items", "ok", "failed", "not_run", "cache_hits", "timed_out", "requests", "retries",
-                     "parse_retries", "prompt_tokens", "completion_tokens"):
-            setattr(out, name, getattr(self, name) + getattr(other, name))
-        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
-        out.cost_usd = sum(costs) if costs else None
-        out.failure_reasons = self.failure_reasons + other.failure_reasons
-        return out
-
-    def as_dict(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in ("task", "model", "items", "ok", "failed", "not_run", "cache_hits",
-                                          "timed_out", "requests", "retries", "parse_retries", "prompt_tokens",
-                                          "completion_tokens", "cost_usd")}
-        d["failure_reasons"] = dict(self.failure_reasons)
-        return d
-
-    def summary(self) -> str:
-        cost = f", cost ${self.cost_usd:.4f}" if self.cost_usd is not None else ""
-        reasons = "; ".join(f"{r} ×{n}" for r, n in self.failure_reasons.most_common(5))
-        return (
-            f"{self.task} [{self.model}]: {self.items} items — {self.ok} ok, {self.failed} failed, "
-            f"{self.not_run} not run ({self.timed_out} timed out); {self.cache_hits} from cache, {self.requests} requests "
-            f"({self.retries} retried, {self.parse_retries} re-asked for a valid reply); tokens "
-            f"{self.prompt_tokens:,} in / {self.completion_tokens:,} out{cost}"
-            + (f". Failures: {reasons}" if reasons else "")
-        )
-
-
-# ----------------------------------------------------------------------------------------------- cache
-
-
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-def request_key(model: str, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
-                endpoint: str = "") -> str:
-    """sha256 of the canonical JSON of model, messages, request parameters and the endpoint's identity
-    (:func:`safe_url`: no credentials), so one endpoint's answers are never served as another's."""
-    record: dict[str, Any] = {"model": model, "messages": list(messages), "params": dict(params)}
-    if endpoint:
-        record["endpoint"] = endpoint
-    return hashlib.sha256(canonical_json(record).encode("utf-8")).hexdigest()
-
-
-def default_cache_dir() -> Path:
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env)
-    return paths.cache_dir("llm")
-
-
-class ResultCache:
-    """One JSON file per request key, written atomically (``<dir>/<key[:2]>/<key>.json``)."""
-
-    def __init__(self, directory: str | Path):
-        self.dir = Path(directory)
-
-    def path(self, key: str) -> Path:
-        return self.dir / key[:2] / f"{key}.json"
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        path = self.path(key)
-        if not path.exists():
-            return None
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            log.warning("unreadable cache file %s ignored", path)
-            return None
-
-    def put(self, key: str, record: Mapping[str, Any]) -> None:
-        path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
-        tmp.replace(path)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self.dir.glob("*/*.json")) if self.dir.exists() else 0
-
-
 # ---------------------------------------------------------------------------------------------- client
 
 
 class LLMRequestError(Exception):
     """A request that failed for good (after retries, or a non-retryable HTTP status)."""
-
-
-_SCHEMA_DTYPES = {"string": pl.String, "integer": pl.Int64, "number": pl.Float64, "boolean": pl.Boolean}
-
-
-def _dtype(prop: Mapping[str, Any]) -> pl.DataType:
-    kind = prop.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), None)
-    if kind == "array":
-        inner = prop.get("items", {})
-        return pl.List(_dtype(inner)) if inner.get("type") in _SCHEMA_DTYPES else pl.Object
-    if kind in _SCHEMA_DTYPES:
-        return _SCHEMA_DTYPES[kind]
-    if "enum" in prop:
-        return pl.String
-    return pl.Object
 
 
 def clip_text(text: Any, n: int, *, collapse: bool = False) -> str:
@@ -525,7 +333,8 @@ class LLMClient:
         messages = task.build(item)
         params = task.request_params()
         key = request_key(model, messages, params, self.endpoint_id)
-        record = self.cache.get(key)
+        any_key = request_key(model, messages, params)  # no endpoint: what a cache-only client reads
+        record = self.cache.get(key) if self.endpoint_id else self.cache.get_any(any_key)
         if record is not None and (record.get("status") == "ok" or not retry_failed):
             if record.get("status") == "ok":
                 try:
@@ -573,11 +382,11 @@ class LLMClient:
                 continue
             self.cache.put(key, {"key": key, "task": task.name, "model": model, "messages": messages,
                                  "params": params, "status": "ok", "content": content,
-                                 "usage": data.get("usage"), "created": time.time()})
+                                 "usage": data.get("usage"), "created": time.time()}, alias=any_key)
             return {"status": "ok", "value": value, "error": None, "cached": False}
         self.cache.put(key, {"key": key, "task": task.name, "model": model, "messages": messages,
                              "params": params, "status": "failed", "content": content, "error": error,
-                             "created": time.time()})
+                             "created": time.time()}, alias=any_key)
         return {"status": "failed", "value": None, "error": error, "cached": False}
 
     # --------------------------------------------------------------------------------------- many items
@@ -616,7 +425,8 @@ class LLMClient:
         bar = _progress(len(items), desc or task.name, self.progress)
         pool = ThreadPoolExecutor(max_workers=self.max_concurrency)
         try:
-            pending = {pool.submit(self._one, task, item, model, retry_failed, until): i for i, item in enumerate(items)}
+            pending = {pool.submit(self._one, task, item, model, retry_failed, until): i
+                       for i, item in enumerate(items)}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
@@ -634,7 +444,7 @@ class LLMClient:
                 bar.close()
             self.total_stats = self.total_stats.merge(self.last_stats)
             log.info(self.last_stats.summary())
-        return _frame(task, outcomes)
+        return result_frame(task.schema, outcomes)
 
     def _count(self, outcome: Mapping[str, Any]) -> None:
         s = self.last_stats
@@ -683,20 +493,3 @@ def _progress(total: int, desc: str, enabled: bool):
     from tqdm import tqdm  # plain text bar: works in terminals and in executed notebooks alike
 
     return tqdm(total=total, desc=desc, leave=False)
-
-
-def _frame(task: Task, outcomes: Sequence[Mapping[str, Any] | None]) -> pl.DataFrame:
-    props: Mapping[str, Any] = task.schema.get("properties", {}) if task.schema.get("type") == "object" else {}
-    columns: dict[str, list[Any]] = {"item": list(range(len(outcomes)))}
-    schema: dict[str, Any] = {"item": pl.Int64}
-    for name, prop in props.items():
-        columns[name] = [o["value"].get(name) if o and o["status"] == "ok" else None for o in outcomes]
-        schema[name] = _dtype(prop)
-    if not props:  # a non-object schema: the whole parsed value in one column
-        columns["value"] = [o["value"] if o and o["status"] == "ok" else None for o in outcomes]
-        schema["value"] = pl.Object
-    columns["status"] = [o["status"] if o else NOT_RUN for o in outcomes]
-    columns["error"] = [o["error"] if o else "not run: interrupted" for o in outcomes]
-    columns["cached"] = [bool(o and o["cached"]) for o in outcomes]
-    schema.update({"status": pl.String, "error": pl.String, "cached": pl.Boolean})
-    return pl.DataFrame(columns, schema=schema)

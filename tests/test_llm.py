@@ -281,7 +281,7 @@ def test_api_key_absent_from_executed_notebook_and_cache(server, tmp_path):
     )
     assert len(server.chat_requests()) == 2
     assert all(h["Authorization"] == f"Bearer {SECRET}" for h in server.headers)
-    assert len(list(cache.rglob("*.json"))) == 2
+    assert len(list(cache.glob("*/*.json"))) == 2  # one record per request (plus its endpoint-free copy)
     assert _tree_contains(tmp_path, SECRET) == []
 
 
@@ -455,6 +455,9 @@ def test_cache_is_tied_to_the_endpoint(tmp_path):
         df = _client(two, tmp_path).run(_task(), ["a"])
         assert not df["cached"].item() and two.n_requests == 1  # answers of one endpoint are not another's
         assert _client(one, tmp_path).run(_task(), ["a"])["cached"].item()
+    # a cache-only client (no endpoint at all) serves what an endpoint answered
+    cache_only = LLMClient(model="fake-model", cache_dir=tmp_path / "cache", offline=True, progress=False)
+    assert cache_only.run(_task(), ["a", "b"])["status"].to_list() == ["ok", "not run"]
 
 
 def test_identity_names_endpoint_model_and_offline_mode_never_the_key(monkeypatch):
