@@ -27,6 +27,27 @@ DATASET_COLORS = {"Search Arena": "#1f77b4", "BrowseComp": "#9467bd", "SimpleQA"
 ACCENT = "#1f77b4"
 
 
+SIMULATED_MARK = "SIMULATED DATA"
+
+
+def contrast_text_color(rgba: Sequence[float]) -> str:
+    """Black or white, whichever reads better on a cell of colour ``rgba``: white when the colour's relative
+    luminance (WCAG 2: 0.2126 R + 0.7152 G + 0.0722 B on linearised sRGB) is below 0.179, where the contrast
+    ratios with black and with white are equal."""
+    rgb = np.asarray(rgba[:3], dtype=float)
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    luminance = float(linear @ np.array([0.2126, 0.7152, 0.0722]))
+    return "white" if luminance < 0.179 else "black"
+
+
+def mark_simulated(fig: Figure, label: str = SIMULATED_MARK) -> Figure:
+    """Stamp a figure drawn from simulated data, so the figure says so wherever it is shown or copied to:
+    a red label in the top-right corner of the figure (outside the axes)."""
+    fig.text(0.995, 0.995, label, ha="right", va="top", fontsize=8, fontweight="bold", color="#b2182b",
+             bbox={"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": "#b2182b", "alpha": 0.9})
+    return fig
+
+
 def apply_style() -> None:
     """Set the shared rcParams (call once per notebook)."""
     plt.rcParams.update(
@@ -101,7 +122,8 @@ def heatmap(
     ax.grid(False)
     for (i, j), v in np.ndenumerate(matrix):
         if np.isfinite(v):
-            ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=7)
+            ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=7,
+                    color=contrast_text_color(im.cmap(im.norm(v))))
     fig.colorbar(im, ax=ax, label=cbar_label)
     if title:
         ax.set_title(title)

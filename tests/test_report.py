@@ -39,3 +39,70 @@ def test_recorder_persists_after_each_call_and_coerces_numpy(tmp_path, capsys):
     assert "SA-T1 count: 4325 (paper: 4326) [differs]" in capsys.readouterr().out
     with pytest.raises(TypeError, match="numbers or strings"):
         rec.number("SA-T1", "bad", [1, 2])
+
+
+def _write_values(path, rows):
+    path.write_text("analysis_id,quantity,paper,tol,bound,source,note\n" + "".join(r + "\n" for r in rows))
+
+
+def test_recorder_looks_up_paper_values(tmp_path, monkeypatch):
+    from analysis_lib import report
+
+    values = tmp_path / "values"
+    values.mkdir()
+    _write_values(values / "xx.csv", ["XX-1,count,4326,0,,Paper §1,", "XX-1,share,,,,,ours only",
+                                      "XX-2,users,11,0,lower,Paper §2,"])
+    monkeypatch.setattr(report, "PAPER_VALUES_DIR", values)
+    report.paper_values.cache_clear()
+    try:
+        rec = Recorder(tmp_path / "out", "01_x", data="real")
+        rec.number("XX-1", "count", 4325)
+        rec.number("XX-1", "share", 0.5, note="extra")
+        rec.number("XX-2", "users", 12)
+        rec.number("XX-2", "users", 13, data="simulated", planted=12.5)
+        got = {(r.analysis_id, r.quantity): r for r in rec.results}
+        assert got[("XX-1", "count")].status == "differs" and got[("XX-1", "count")].source == "Paper §1"
+        assert got[("XX-1", "share")].status == "computed" and got[("XX-1", "share")].note == "ours only; extra"
+        assert got[("XX-2", "users")].status == "simulated" and got[("XX-2", "users")].planted == 12.5
+        with pytest.raises(KeyError, match="paper_values/xx.csv"):
+            rec.number("XX-1", "missing", 1.0)
+        table = rec.section("XX-1")._repr_html_()
+        assert "4,326" not in table and "4326" in table and "no paper number" in table and "differs" in table
+        assert "planted" in rec.section("XX-2")._repr_html_()
+    finally:
+        report.paper_values.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        (["XX-1,count,1,abc,,,"], "line 2, column tol"),
+        (["XX-1,count,1,0,sideways,,"], "column bound"),
+        (["XX-1,count,1,0,,,", "XX-1,count,2,0,,,"], "line 3: duplicate"),
+        ([",count,1,0,,,"], "must both be non-empty"),
+    ],
+)
+def test_paper_values_reject_bad_rows(tmp_path, rows, message):
+    from analysis_lib.report import read_paper_values
+
+    _write_values(tmp_path / "xx.csv", rows)
+    with pytest.raises(ValueError, match=message):
+        read_paper_values(tmp_path / "xx.csv")
+
+
+def test_html_table_shows_every_row_and_escapes():
+    import polars as pl
+
+    from analysis_lib.report import html_table
+
+    frame = pl.DataFrame({"name": [f"<m{i}>" for i in range(40)], "x": [i / 3 for i in range(40)]})
+    out = html_table(frame)._repr_html_()
+    assert out.count("<tr>") == 41 and "&lt;m39&gt;" in out and "<m39>" not in out and "13" in out
+
+
+def test_heatmap_text_contrasts_with_cell():
+    from analysis_lib.plotting import contrast_text_color
+
+    assert contrast_text_color((0.03, 0.19, 0.42, 1.0)) == "white"  # darkest Blues cell
+    assert contrast_text_color((0.97, 0.98, 1.0, 1.0)) == "black"   # lightest Blues cell
+    assert contrast_text_color((0.5, 0.5, 0.5, 1.0)) == "black"     # mid grey: luminance 0.214 > 0.179
