@@ -70,7 +70,8 @@ def toc_text(root: Path, book_dir: Path, chapters: Sequence[str], committed: Pat
             parts.append((caption, keep))
         extra = [f"{prefix}chapters/{c}" for c in sorted(set(chapters) - listed)]
         if extra:
-            at = max((i for i, (_, fs) in enumerate(parts) if any("chapters/" in f for f in fs)), default=len(parts) - 1)
+            with_chapters = [i for i, (_, fs) in enumerate(parts) if any("chapters/" in f for f in fs)]
+            at = max(with_chapters, default=len(parts) - 1)
             if at < 0:
                 parts.append(("Chapters", extra))
             else:
