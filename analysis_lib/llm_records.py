@@ -172,7 +172,7 @@ class ResultCache:
 _SCHEMA_DTYPES = {"string": pl.String, "integer": pl.Int64, "number": pl.Float64, "boolean": pl.Boolean}
 
 
-def _dtype(prop: Mapping[str, Any]) -> pl.DataType:
+def _dtype(prop: Mapping[str, Any]) -> Any:
     kind = prop.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), None)
@@ -191,15 +191,15 @@ def result_frame(schema: Mapping[str, Any], outcomes: Sequence[Mapping[str, Any]
     ``cached``; a non-object schema gives one ``value`` column."""
     props: Mapping[str, Any] = schema.get("properties", {}) if schema.get("type") == "object" else {}
     columns: dict[str, list[Any]] = {"item": list(range(len(outcomes)))}
-    schema: dict[str, Any] = {"item": pl.Int64}
+    dtypes: dict[str, Any] = {"item": pl.Int64}
     for name, prop in props.items():
         columns[name] = [o["value"].get(name) if o and o["status"] == "ok" else None for o in outcomes]
-        schema[name] = _dtype(prop)
+        dtypes[name] = _dtype(prop)
     if not props:  # a non-object schema: the whole parsed value in one column
         columns["value"] = [o["value"] if o and o["status"] == "ok" else None for o in outcomes]
-        schema["value"] = pl.Object
+        dtypes["value"] = pl.Object
     columns["status"] = [o["status"] if o else NOT_RUN for o in outcomes]
     columns["error"] = [o["error"] if o else "not run: interrupted" for o in outcomes]
     columns["cached"] = [bool(o and o["cached"]) for o in outcomes]
-    schema.update({"status": pl.String, "error": pl.String, "cached": pl.Boolean})
-    return pl.DataFrame(columns, schema=schema)
+    dtypes.update({"status": pl.String, "error": pl.String, "cached": pl.Boolean})
+    return pl.DataFrame(columns, schema=dtypes)
