@@ -1,5 +1,6 @@
 # Two entry points (see README):
-#   make book   build the whole book on the embedded default (or `make book DATA=path/to/release.parquet`)
+#   make book   build the whole book on the embedded default (or `make book DATA=path/to/release.parquet`;
+#               also NUGGETS=, MATCH_LOGS=, ANSWERS=, ANSWER_LABELS=: see README)
 #   make test   install and run the test suite
 # Both create or reuse the virtual environment in .venv/.
 
@@ -9,6 +10,12 @@ PY      := $(VENV)/bin/python
 DATA    ?= sample
 SEED    ?= 0
 BOOTSTRAP ?= 100
+NUGGETS ?=
+MATCH_LOGS ?=
+ANSWERS ?=
+ANSWER_LABELS ?=
+# Command-line variables are exported (expanded) to every recipe by default: not these.
+unexport DATA SEED BOOTSTRAP NUGGETS MATCH_LOGS ANSWERS ANSWER_LABELS
 # A local mirror of the inputs pre-seeds the download cache (hashes are still checked).
 ANALYSIS_DATA_MIRROR ?= $(wildcard $(CURDIR)/../shared/data)
 export ANALYSIS_DATA_MIRROR
@@ -25,8 +32,17 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# The values reach the runner through the environment, unexpanded ($(value ...)) and never through a shell
+# command line, so quotes, backticks or $ in a path are just characters. The recipe's exit status is the runner's.
+book: export BOOK_DATA = $(value DATA)
+book: export BOOK_SEED = $(value SEED)
+book: export BOOK_BOOTSTRAP = $(value BOOTSTRAP)
+book: export BOOK_NUGGETS = $(value NUGGETS)
+book: export BOOK_MATCH_LOGS = $(value MATCH_LOGS)
+book: export BOOK_ANSWERS = $(value ANSWERS)
+book: export BOOK_ANSWER_LABELS = $(value ANSWER_LABELS)
 book: $(VENV)/.installed
-	$(PY) -m analysis_lib.build --data "$(DATA)" --seed $(SEED) --bootstrap $(BOOTSTRAP)
+	$(PY) -m bookbuild
 
 test: $(VENV)/.installed
 	bash scripts/ensure_chromium.sh

@@ -11,7 +11,12 @@ One module per method family; every function is a pure function over polars fram
 - :mod:`analysis_lib.llm`       cached OpenAI-compatible client for structured LLM tasks
 - :mod:`analysis_lib.report`    records each computed number beside the paper's for the status page
 - :mod:`analysis_lib.plotting`  the one plotting style
-- :mod:`analysis_lib.build`     papermill runner and book build
+- :mod:`analysis_lib.llm_http`  the LLM client's HTTP side on ``openai``: same-origin only, deadlines
+- :mod:`analysis_lib.llm_tasks` prompt templates and the structured :class:`~analysis_lib.llm.Task`
+- :mod:`analysis_lib.llm_records` the LLM result cache, run statistics and result frame
+- :mod:`analysis_lib.paths`     package resources, repository root, cache folder (leaf)
+- :mod:`analysis_lib.sources`   the data-source grammar: sample[:N], hf[:REF], a path (leaf)
+  (the book runner is the separate package ``bookbuild``: ``python -m bookbuild``)
 """
 
 from __future__ import annotations

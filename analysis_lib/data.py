@@ -5,7 +5,8 @@
 - a path to the released parquet (``search-arena-chat-24k.parquet``, ``search-arena-v1-preference-7k.parquet``)
   or jsonl (``search_arena_24k.jsonl``; the citation-attribution subset ``citation_attribution_data.jsonl``),
 - an in-memory raw frame (polars, or pandas converted with ``polars.from_pandas``),
-- ``"hf"``: the pinned ``lmarena-ai/search-arena-24k`` revision through ``datasets``,
+- ``"hf"``: the pinned ``lmarena-ai/search-arena-24k`` revision through ``datasets`` (``"hf:REF"``: another
+  revision, or another file of the pinned one; the grammar is :mod:`analysis_lib.sources`'s),
 - ``"sample"`` or ``"sample:N"``: the project's simulator (``analysis_lib.simulate.search_arena``), N
   conversations (default 24,069), with ``seed``.
 
@@ -33,7 +34,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis_lib import domains
+from analysis_lib import domains, sources
 from analysis_lib.models import leaderboard_models as leaderboard_models  # re-exported
 from analysis_lib.models import model_table
 from analysis_lib.models import provider_of as provider_of  # re-exported
@@ -118,27 +119,48 @@ def read_raw(source: str | Path | pl.DataFrame, *, seed: int = 0) -> tuple[pl.Da
     """The raw release as a polars frame, and a label naming where it came from."""
     if isinstance(source, pl.DataFrame):
         return source, "in-memory frame"
-    text = str(source)
-    n = sample_size(text)
-    if n is not None:
+    parsed = sources.parse(source)
+    if parsed.kind == "sample":
+        n = parsed.n if parsed.n is not None else FULL_SIZE
         raw, _ = search_arena.simulate(n=n, seed=seed)
         return raw, f"simulator (n={n:,}, seed={seed})"
-    if text == "hf":
-        return _read_hf(), f"{HF_DATASET}@{HF_REVISION[:8]}"
-    path = Path(text).expanduser()
+    if parsed.kind == "hf":
+        return _read_hf(parsed.ref), f"{HF_DATASET}@{(parsed.ref or HF_REVISION)[:40 if parsed.ref else 8]}"
+    path = Path(parsed.text).expanduser()
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file (expected a Search Arena release .parquet or .jsonl)")
+    if path.is_dir():
+        raise DataValidationError(f"{path}: is a folder; expected a Search Arena release file (.parquet or .jsonl)")
+    suffix = path.suffix.lower()
     try:
-        if path.suffix == ".parquet":
+        if suffix == ".parquet":
             available = pl.read_parquet_schema(path)
             return pl.read_parquet(path, columns=[c for c in available if c in READ_COLUMNS]), str(path)
-        if path.suffix in (".jsonl", ".json", ".ndjson"):
+        if suffix in (".jsonl", ".json", ".ndjson"):
             lazy = pl.scan_ndjson(path, infer_schema_length=None)
             names = lazy.collect_schema().names()
             return lazy.select([c for c in names if c in READ_COLUMNS]).collect(), str(path)
     except Exception as err:  # polars raises several error types for corrupt files
-        raise DataValidationError(f"{path}: could not be read as {path.suffix[1:]} ({type(err).__name__}: {err})") from err
+        where = _first_bad_json_line(path) if suffix != ".parquet" else ""
+        raise DataValidationError(
+            f"{path}{where}: could not be read as {suffix[1:]} ({type(err).__name__}: {err})") from err
     raise DataValidationError(f"{path}: unsupported file type {path.suffix!r}; expected .parquet or .jsonl")
+
+
+def _first_bad_json_line(path: Path) -> str:
+    """``", line N"`` for the first line of a JSON-lines file that is not one JSON object ("" if none is)."""
+    import json
+
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                if not isinstance(json.loads(line), dict):
+                    return f", line {number} (not a JSON object)"
+            except ValueError:
+                return f", line {number} (not valid JSON: truncated or malformed)"
+    return ""
 
 
 def sample_size(source: object, default: int = FULL_SIZE) -> int | None:
@@ -147,25 +169,20 @@ def sample_size(source: object, default: int = FULL_SIZE) -> int | None:
     ``"sample"`` -> ``default``; ``"sample:N"`` -> N (``_`` and ``,`` allowed as digit separators). Anything else,
     including a file whose name merely starts with "sample", is not a simulator source.
     """
-    if not isinstance(source, str) or not (source == "sample" or source.startswith("sample:")):
-        return None
-    if source == "sample":
-        return default
-    try:
-        n = int(source.split(":", 1)[1].replace("_", "").replace(",", ""))
-    except ValueError as err:
-        raise ValueError(f"data source {source!r}: expected 'sample' or 'sample:N' with an integer N") from err
-    if n <= 0:
-        raise ValueError(f"data source {source!r}: N must be positive")
-    return n
+    return sources.sample_size(source, default)
 
 
-def _read_hf() -> pl.DataFrame:
-    """The pinned release through ``datasets`` (fails with a clear message when the hub is unreachable)."""
+def _read_hf(ref: str | None = None) -> pl.DataFrame:
+    """The release through ``datasets``: the pinned revision and file, another revision (``ref``), or another
+    file of the pinned revision (a ``ref`` ending in .parquet / .jsonl). Fails with a clear message when the hub
+    is unreachable."""
+    is_file = bool(ref) and ref.lower().endswith((".parquet", ".jsonl", ".json"))  # type: ignore[union-attr]
+    revision = HF_REVISION if (not ref or is_file) else ref
+    files = ref if is_file else HF_FILE
     try:
         import datasets
 
-        ds = datasets.load_dataset(HF_DATASET, revision=HF_REVISION, data_files=HF_FILE, split="train")
+        ds = datasets.load_dataset(HF_DATASET, revision=revision, data_files=files, split="train")
     except Exception as err:
         raise RuntimeError(
             f"could not load {HF_DATASET} at revision {HF_REVISION} from the Hugging Face hub "
@@ -314,8 +331,15 @@ def _citation_features(raw: pl.DataFrame, side: str, match: domains.Match) -> tu
 def derive(raw: pl.DataFrame, origin: str = "input", *, match: domains.Match = "substring") -> tuple[pl.DataFrame, LoadReport]:
     """Validated raw release -> tidy battle frame and report (see module docstring for definitions)."""
     validate_raw(raw, origin)
+    if raw.height == 0:
+        raise DataValidationError(f"{origin}: the release has no rows (an empty file or an empty selection)")
     raw = _normalise(raw)
     report = LoadReport(source=origin, n_raw=raw.height)
+    # The same conversation twice (a concatenated or re-exported release): the first copy is kept.
+    conv = pl.col("system_a_metadata").struct.field("conv_id")
+    first = conv.is_null() | conv.is_first_distinct()
+    report.dropped["duplicate conversations (repeated conv_id; first kept)"] = raw.filter(~first).height
+    raw = raw.filter(first)
 
     # Rows that cannot be analysed at all: no model ids, or no usable turn count (features are per turn).
     missing_models = pl.col("model_a").is_null() | pl.col("model_b").is_null()
@@ -478,8 +502,8 @@ def _cache_key(source: str | Path | pl.DataFrame, seed: int, match: str) -> str 
             lib.update(path.read_bytes())
     if sample_size(text) is not None:
         ident = f"{text}|seed={seed}"
-    elif text == "hf":
-        ident = f"hf|{HF_REVISION}"
+    elif sources.is_named(text):  # hf or hf:REF
+        ident = f"{text}|{HF_REVISION}"
     else:
         p = Path(text).expanduser()
         if not p.exists():

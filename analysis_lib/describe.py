@@ -157,6 +157,18 @@ class DescribeResult:
         return self.validation.filter((pl.col("diff") > 0) & (pl.col("p_value") < alpha))
 
 
+def unusable_note(step: str, frame: pl.DataFrame) -> str:
+    """"not run: no usable LLM reply at the <step> step (F of N failed, T timed out, U not run; first error:
+    ...)": why a step gave nothing to compute with, with the counts (errors name a kind, never the input)."""
+    status = frame["status"]
+    errors = frame["error"].drop_nulls()
+    timed_out = int(errors.str.contains("deadline exceeded|timeout|deadline passed").sum())
+    first = str(errors.first()) if errors.len() else ""
+    return (f"not run: no usable LLM reply at the {step} step ({int((status == 'failed').sum())} of {frame.height} "
+            f"failed, {timed_out} timed out, {int((status == NOT_RUN).sum())} not run"
+            + (f"; first error: {first}" if first else "") + ")")
+
+
 def resolve_models(client: LLMClient, models: Mapping[str, str] | None = None) -> dict[str, str]:
     """Models per stage: the explicit mapping, else the client's model when one was chosen (argument or
     ``$ANALYSIS_LLM_MODEL``), else the paper's three models."""
@@ -238,17 +250,16 @@ def describe_differences(
                                                              strict=True) if st == "ok" for p in ps]
     proposals = pl.DataFrame(rows, schema={"round": pl.Int64, "property": pl.String})
     if proposals.is_empty():
-        status = NOT_RUN if (prop["status"] == NOT_RUN).any() else "failed"
-        return DescribeResult(name_a, name_b, status, proposals, [], empty_val, stats, models,
-                              note=str(prop["error"].drop_nulls().first() or ""))
+        return DescribeResult(name_a, name_b, NOT_RUN, proposals, [], empty_val, stats, models,
+                              note=unusable_note("propose", prop))
 
     # 2. reduce
     listing = "\n".join(f"- {p}" for p in dict.fromkeys(proposals["property"].to_list()))
     red = client.run(reduce_task(), [{"properties": listing}], model=models["reduce"], desc="reduce")
     stats = stats.merge(client.last_stats)
     if red["status"][0] != "ok":
-        return DescribeResult(name_a, name_b, red["status"][0], proposals, [], empty_val, stats, models,
-                              note=str(red["error"][0]))
+        return DescribeResult(name_a, name_b, NOT_RUN, proposals, [], empty_val, stats, models,
+                              note=unusable_note("reduce", red))
     properties = list(red["properties"][0])[: settings.top_k]
 
     # 3. validate and rank
@@ -269,9 +280,6 @@ def describe_differences(
         "satisfies": ranked["satisfies"],
         "status": ranked["status"],
     })
-    if (judged["status"] == NOT_RUN).all():
-        return DescribeResult(name_a, name_b, NOT_RUN, proposals, properties, empty_val, stats, models,
-                              note=str(ranked["error"][0]))
     out = []
     for h in properties:
         sub = judged.filter(pl.col("property") == h)
@@ -284,6 +292,15 @@ def describe_differences(
                     "diff": (k1 / n1 - k2 / n2) if n1 and n2 else None, "z": z, "p_value": p, "n_a": n1,
                     "n_b": n2, "failed": sub.height - ok.height})
     validation = pl.DataFrame(out, schema=empty_val.schema).sort("diff", descending=True, nulls_last=True)
+    # a property without a usable judgement in either group has no share to report: left out, and counted
+    unusable = validation.filter((pl.col("n_a") == 0) | (pl.col("n_b") == 0))
+    validation = validation.filter((pl.col("n_a") > 0) & (pl.col("n_b") > 0))
+    if validation.is_empty():
+        return DescribeResult(name_a, name_b, NOT_RUN, proposals, properties, validation, stats, models,
+                              note=unusable_note("validate", ranked))
+    if unusable.height:
+        note = "; ".join(filter(None, [note, f"{unusable.height} of {len(properties)} properties left out: no "
+                                              "usable validation reply in one group"]))
     return DescribeResult(name_a, name_b, "ok", proposals, properties, validation, stats, models, note=note)
 
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from analysis_lib import paths
+
 log = logging.getLogger(__name__)
 
 MANIFEST_ENV = "ANALYSIS_DATA_MANIFEST"
@@ -61,14 +63,16 @@ def default_manifest_path() -> Path:
     env = os.environ.get(MANIFEST_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / "data_manifest.csv"
+    root = paths.repo_root()
+    return (root if root is not None else paths.package_dir().parent) / "data_manifest.csv"
 
 
 def default_cache_dir() -> Path:
+    """``$ANALYSIS_DATA_CACHE``, else ``data/`` in the cache folder (:func:`analysis_lib.paths.cache_dir`)."""
     env = os.environ.get(CACHE_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / ".cache" / "data"
+    return paths.cache_dir("data")
 
 
 def read_manifest(path: str | Path | None = None) -> dict[str, ManifestEntry]:

@@ -15,18 +15,31 @@ Configuration comes from the environment only, never from notebook parameters:
 - ``ANALYSIS_LLM_OFFLINE=1``: cache-only mode (also ``offline=True``): cached results are returned, nothing is
   requested, anything uncached is "not run".
 - ``ANALYSIS_LLM_CACHE``: cache directory (default ``<repo>/.cache/llm``).
+- ``ANALYSIS_LLM_REQUEST_DEADLINE``: wall-clock seconds for one request, retries and backoff included (default
+  300; ``0`` = none); ``ANALYSIS_LLM_RUN_DEADLINE``: the same for one :meth:`LLMClient.run` (default none).
+- ``ANALYSIS_LLM_RETRY_FAILED=1``: request again the items whose cached reply stayed malformed (also
+  ``retry_failed=True``).
 
 Behaviour:
 
 - **Cache.** One JSON file per request under ``cache_dir``, named by the sha256 of the canonical JSON of
-  ``{model, messages, params}`` (params include the response format). A result is written as soon as it
+  ``{model, messages, params, endpoint}`` (params include the response format; the endpoint is its
+  :func:`safe_url`, never a secret, so answers from one endpoint are never served as another's; a client
+  with no endpoint at all, cache only, reads the latest answer any endpoint gave).
+  A result is written as soon as it
   arrives, so a rerun with the same inputs makes no request and an interrupted run resumes where it stopped.
   Valid replies are cached, and so are replies that stayed malformed after all parse retries (a property of the
-  model's answer: rerun with ``retry_failed=True`` to try again); transport failures (HTTP 429/5xx or
-  connection errors after all retries) are not cached, so the next run retries them.
-- **Retries.** HTTP 429, 5xx, timeouts, dropped connections and unreadable bodies are retried with exponential
-  backoff (``backoff_base * 2**attempt``, capped at ``backoff_max``, with jitter; a ``Retry-After`` header is
-  honoured up to the cap), at most ``max_retries`` times. Other HTTP errors (400, 401, 404) fail at once.
+  model's answer, reported as failed and never as an answer: rerun with ``retry_failed=True`` to try again);
+  transport failures (HTTP 429/5xx, connection errors or deadlines) are not cached, so the next run retries them.
+- **HTTP** goes through the ``openai`` package (:mod:`analysis_lib.llm_http`): no redirect is followed and no
+  request leaves the endpoint's origin, so the key cannot be carried elsewhere; a plain-``http`` endpoint that is
+  not loopback is warned about.
+- **Retries.** HTTP 408/409/429, 5xx, timeouts and dropped connections are retried by ``openai`` with
+  exponential backoff (``backoff_base * 2**attempt``, capped at ``backoff_max``, with jitter; a ``Retry-After``
+  header is honoured up to the cap), at most ``max_retries`` times; an unreadable 200 body is asked again within
+  the same budget. Other HTTP errors (400, 401, 404) fail at once.
+- **Deadlines.** ``timeout`` bounds each network operation; ``request_deadline`` the whole request (a server
+  that drips a byte a second is cut off); ``run_deadline`` a whole run. ``RunStats.timed_out`` counts both.
 - **Structured outputs.** A reply is parsed by the task's ``parse`` (JSON by default) and validated against the
   task's schema with ``jsonschema``; a malformed or invalid reply is requested again up to
   ``max_parse_retries`` times, then recorded as a failure with its reason.
@@ -41,28 +54,37 @@ Behaviour:
 
 from __future__ import annotations
 
-import hashlib
-import http
-import http.client
 import json
 import logging
 import os
-import random
 import re
-import socket
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import openai
 import polars as pl
+
+from analysis_lib import llm_http
+from analysis_lib.llm_records import (
+    CACHE_ENV,  # noqa: F401 - re-exported (public)
+    NOT_RUN,
+    ResultCache,
+    RunStats,
+    canonical_json,  # noqa: F401 - re-exported
+    default_cache_dir,
+    request_key,
+    result_frame,
+)
+from analysis_lib.llm_tasks import PROMPTS_DIR as PROMPTS_DIR
+from analysis_lib.llm_tasks import Task
+from analysis_lib.llm_tasks import fill as fill
+from analysis_lib.llm_tasks import load_prompt as load_prompt
+from analysis_lib.llm_tasks import parse_json as parse_json
 
 log = logging.getLogger(__name__)
 
@@ -70,10 +92,13 @@ BASE_URL_ENV = "OPENAI_BASE_URL"
 API_KEY_ENV = "OPENAI_API_KEY"
 MODEL_ENV = "ANALYSIS_LLM_MODEL"
 OFFLINE_ENV = "ANALYSIS_LLM_OFFLINE"
-CACHE_ENV = "ANALYSIS_LLM_CACHE"
+REQUEST_DEADLINE_ENV = "ANALYSIS_LLM_REQUEST_DEADLINE"
+RUN_DEADLINE_ENV = "ANALYSIS_LLM_RUN_DEADLINE"
+RETRY_FAILED_ENV = "ANALYSIS_LLM_RETRY_FAILED"
+#: seconds one request may take, retries and backoff included, unless set
+DEFAULT_REQUEST_DEADLINE = 300.0
 OPENAI_API_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4.1"
-PROMPTS_DIR = Path(__file__).resolve().parent / "resources" / "prompts"
 
 #: OpenAI list prices in USD per million (input, output) tokens, as published in mid-2025. Prices change:
 #: pass your own table to ``LLMClient(prices=...)``; without one, runs report tokens only.
@@ -85,215 +110,42 @@ OPENAI_PRICES_2025: dict[str, tuple[float, float]] = {
     "text-embedding-3-large": (0.13, 0.0),
 }
 
-NOT_RUN = "not run"
+RUN_DEADLINE_PASSED = "not run: the run's deadline passed"
 
 
-# --------------------------------------------------------------------------------------------- templates
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def load_prompt(name: str) -> str:
-    """A prompt template from ``resources/prompts/<name>.txt`` (verbatim from the paper, see its README)."""
-    path = PROMPTS_DIR / f"{name}.txt"
-    if not path.exists():
-        raise FileNotFoundError(f"no prompt template {name!r} in {PROMPTS_DIR}")
-    return path.read_text(encoding="utf-8").rstrip("\n")
-
-
-def fill(template: str, **values: str) -> str:
-    """Replace each ``{name}`` placeholder; other braces (JSON examples) are left alone. Unknown names fail."""
-    out = template
-    for name, value in values.items():
-        placeholder = "{" + name + "}"
-        if placeholder not in template:
-            raise KeyError(f"template has no placeholder {placeholder}")
-        out = out.replace(placeholder, str(value))
-    return out
-
-
-# ------------------------------------------------------------------------------------------------ tasks
-
-
-def parse_json(content: str) -> Any:
-    """Parse a JSON reply; tolerates a Markdown code fence and one trailing comma before a closing brace."""
-    text = content.strip()
-    fence = re.match(r"^```(?:json)?\s*(.*?)\s*```$", text, flags=re.S)
-    if fence:
-        text = fence.group(1)
+def _env_seconds(name: str, default: float | None) -> float | None:
+    """A positive number of seconds from ``$name`` (``0``/``none``: no limit); ``default`` when unset."""
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in {"0", "none", "inf"}:
+        return None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        # the paper's own format example ends with a trailing comma; models sometimes copy it
-        relaxed = re.sub(r",\s*([}\]])", r"\1", text)
-        return json.loads(relaxed)
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"${name} must be a number of seconds, got {raw!r}") from None
+    if value <= 0:
+        return None
+    return value
 
 
-@dataclass(frozen=True)
-class Task:
-    """A structured LLM task.
-
-    ``build(item)`` returns the chat messages for one input; ``parse(content)`` turns the reply text into a
-    JSON-like object (raise ``ValueError`` when it cannot); the object must satisfy ``schema``. With
-    ``json_mode`` the request asks for structured output (``response_format`` of type ``json_schema``).
-    ``params`` are extra request fields (``max_tokens``, ``temperature``...); ``model`` overrides the client's.
-    """
-
-    name: str
-    schema: Mapping[str, Any]
-    build: Callable[[Any], list[dict[str, str]]]
-    parse: Callable[[str], Any] = parse_json
-    params: Mapping[str, Any] = field(default_factory=dict)
-    json_mode: bool = True
-    model: str | None = None
-
-    def request_params(self) -> dict[str, Any]:
-        params = dict(self.params)
-        if self.json_mode:
-            params["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": self.name, "schema": dict(self.schema)},
-            }
-        return params
-
-
-# ----------------------------------------------------------------------------------------------- stats
-
-
-@dataclass
-class RunStats:
-    """Accounting for one :meth:`LLMClient.run` (or the sum of several)."""
-
-    task: str = ""
-    model: str = ""
-    items: int = 0
-    ok: int = 0
-    failed: int = 0
-    not_run: int = 0
-    cache_hits: int = 0
-    requests: int = 0
-    retries: int = 0
-    parse_retries: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float | None = None
-    failure_reasons: Counter = field(default_factory=Counter)
-
-    def add_usage(self, usage: Mapping[str, Any] | None, price: tuple[float, float] | None) -> None:
-        usage = usage or {}
-        p = int(usage.get("prompt_tokens") or 0)
-        c = int(usage.get("completion_tokens") or 0)
-        self.prompt_tokens += p
-        self.completion_tokens += c
-        if price is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + (p * price[0] + c * price[1]) / 1e6
-
-    def merge(self, other: RunStats) -> RunStats:
-        def pick(a: str, b: str, many: str) -> str:
-            return a or b if not (a and b and a != b) else many
-
-        out = RunStats(task=pick(self.task, other.task, "all tasks"), model=pick(self.model, other.model, "several models"))
-        for name in ("items", "ok", "failed", "not_run", "cache_hits", "requests", "retries", "parse_retries",
-                     "prompt_tokens", "completion_tokens"):
-            setattr(out, name, getattr(self, name) + getattr(other, name))
-        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
-        out.cost_usd = sum(costs) if costs else None
-        out.failure_reasons = self.failure_reasons + other.failure_reasons
-        return out
-
-    def as_dict(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in ("task", "model", "items", "ok", "failed", "not_run", "cache_hits",
-                                          "requests", "retries", "parse_retries", "prompt_tokens",
-                                          "completion_tokens", "cost_usd")}
-        d["failure_reasons"] = dict(self.failure_reasons)
-        return d
-
-    def summary(self) -> str:
-        cost = f", cost ${self.cost_usd:.4f}" if self.cost_usd is not None else ""
-        reasons = "; ".join(f"{r} ×{n}" for r, n in self.failure_reasons.most_common(5))
-        return (
-            f"{self.task} [{self.model}]: {self.items} items — {self.ok} ok, {self.failed} failed, "
-            f"{self.not_run} not run; {self.cache_hits} from cache, {self.requests} requests "
-            f"({self.retries} retried, {self.parse_retries} re-asked for a valid reply); tokens "
-            f"{self.prompt_tokens:,} in / {self.completion_tokens:,} out{cost}"
-            + (f". Failures: {reasons}" if reasons else "")
-        )
-
-
-# ----------------------------------------------------------------------------------------------- cache
-
-
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-def request_key(model: str, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> str:
-    """sha256 of the canonical JSON of model, messages and request parameters."""
-    return hashlib.sha256(canonical_json({"model": model, "messages": list(messages), "params": dict(params)})
-                          .encode("utf-8")).hexdigest()
-
-
-def default_cache_dir() -> Path:
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parent.parent / ".cache" / "llm"
-
-
-class ResultCache:
-    """One JSON file per request key, written atomically (``<dir>/<key[:2]>/<key>.json``)."""
-
-    def __init__(self, directory: str | Path):
-        self.dir = Path(directory)
-
-    def path(self, key: str) -> Path:
-        return self.dir / key[:2] / f"{key}.json"
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        path = self.path(key)
-        if not path.exists():
-            return None
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            log.warning("unreadable cache file %s ignored", path)
-            return None
-
-    def put(self, key: str, record: Mapping[str, Any]) -> None:
-        path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
-        tmp.replace(path)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self.dir.glob("*/*.json")) if self.dir.exists() else 0
+def identity() -> dict[str, Any]:
+    """What LLM results depend on besides their inputs, from the environment: the endpoint
+    (:func:`safe_url`, never a secret), the model and offline mode. The book runner keys LLM chapters on it."""
+    client_url = os.environ.get(BASE_URL_ENV) or (OPENAI_API_URL if os.environ.get(API_KEY_ENV) else None)
+    return {"endpoint": safe_url(client_url), "model": os.environ.get(MODEL_ENV) or DEFAULT_MODEL,
+            "offline": _env_flag(OFFLINE_ENV)}
 
 
 # ---------------------------------------------------------------------------------------------- client
 
 
-class _Transient(Exception):
-    """Worth retrying: 429, 5xx, timeouts, dropped connections, unreadable bodies."""
-
-
 class LLMRequestError(Exception):
     """A request that failed for good (after retries, or a non-retryable HTTP status)."""
-
-
-_SCHEMA_DTYPES = {"string": pl.String, "integer": pl.Int64, "number": pl.Float64, "boolean": pl.Boolean}
-
-
-def _dtype(prop: Mapping[str, Any]) -> pl.DataType:
-    kind = prop.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), None)
-    if kind == "array":
-        inner = prop.get("items", {})
-        return pl.List(_dtype(inner)) if inner.get("type") in _SCHEMA_DTYPES else pl.Object
-    if kind in _SCHEMA_DTYPES:
-        return _SCHEMA_DTYPES[kind]
-    if "enum" in prop:
-        return pl.String
-    return pl.Object
 
 
 def clip_text(text: Any, n: int, *, collapse: bool = False) -> str:
@@ -327,26 +179,8 @@ class ReplyError(ValueError):
 _IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,39}$")
 
 
-def _http_reason(status: int, body: bytes, secret: str | None = None) -> str:
-    """``HTTP <status> <standard phrase>`` plus the API's error ``code`` / ``type`` when it is a bare identifier
-    (``context_length_exceeded``) other than ``secret``; the server's message is never included (it may quote
-    the request)."""
-    try:
-        phrase = http.HTTPStatus(status).phrase
-    except ValueError:
-        phrase = ""
-    out = f"HTTP {status}" + (f" {phrase}" if phrase else "")
-    try:
-        err = json.loads(body).get("error")
-    except (ValueError, AttributeError, UnicodeDecodeError):
-        err = None
-    if isinstance(err, dict):
-        code = next((str(err[k]) for k in ("code", "type")
-                     if isinstance(err.get(k), str | int) and _IDENTIFIER.match(str(err[k]))
-                     and not (secret and secret in str(err[k]))), None)
-        if code:
-            out += f" ({code})"
-    return out
+#: kept for callers of the old name
+_http_reason = llm_http.http_reason
 
 
 def _reply_problem(err: BaseException) -> str:
@@ -382,10 +216,13 @@ class LLMClient:
         prices: Mapping[str, tuple[float, float]] | None = None,
         max_retries: int = 6,
         max_parse_retries: int = 2,
-        timeout: float = 120.0,
+        timeout: float = 60.0,
         backoff_base: float = 1.0,
         backoff_max: float = 30.0,
         progress: bool = True,
+        request_deadline: float | None = None,
+        run_deadline: float | None = None,
+        retry_failed: bool | None = None,
     ):
         env_url = os.environ.get(BASE_URL_ENV) or None
         if base_url is None:
@@ -395,7 +232,7 @@ class LLMClient:
         #: True when the model was chosen (argument or $ANALYSIS_LLM_MODEL) rather than defaulted
         self.model_chosen = bool(model or os.environ.get(MODEL_ENV))
         if offline is None:
-            offline = os.environ.get(OFFLINE_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+            offline = _env_flag(OFFLINE_ENV)
         self.offline = bool(offline)
         self.cache = ResultCache(cache_dir if cache_dir is not None else default_cache_dir())
         self.max_concurrency = max(1, int(max_concurrency))
@@ -406,13 +243,25 @@ class LLMClient:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.progress = progress
+        #: wall-clock seconds for one request, all retries and backoff included (None: no limit)
+        self.request_deadline = (request_deadline if request_deadline is not None
+                                 else _env_seconds(REQUEST_DEADLINE_ENV, DEFAULT_REQUEST_DEADLINE))
+        #: wall-clock seconds for one :meth:`run` (None: no limit); items not started in time are "not run"
+        self.run_deadline = run_deadline if run_deadline is not None else _env_seconds(RUN_DEADLINE_ENV, None)
+        #: default of :meth:`run`'s ``retry_failed`` (``$ANALYSIS_LLM_RETRY_FAILED=1``)
+        self.retry_failed = _env_flag(RETRY_FAILED_ENV) if retry_failed is None else bool(retry_failed)
         self.last_stats = RunStats()
         self.total_stats = RunStats()
         self._lock = threading.Lock()
-        # Requests bypass any proxy for loopback endpoints (local servers, the test server).
-        loopback = bool(self.base_url and re.match(r"^https?://(127\.0\.0\.1|localhost|\[::1\])[:/]", self.base_url))
-        self._opener = (urllib.request.build_opener(urllib.request.ProxyHandler({})) if loopback
-                        else urllib.request.build_opener())
+        self._http = (llm_http.make_openai_client(self.base_url, timeout=timeout, max_retries=max_retries,
+                                                  backoff_base=backoff_base, backoff_max=backoff_max)
+                      if self.base_url else None)
+
+    @property
+    def endpoint_id(self) -> str:
+        """The endpoint's identity for cache keys and rebuild checks: :func:`safe_url` of the base URL (no
+        credentials), ``""`` when none is configured."""
+        return safe_url(self.base_url)
 
     def paper_model(self, paper: str) -> str:
         """The model for a step the paper ran with ``paper``: the chosen model when one was chosen (argument or
@@ -448,69 +297,44 @@ class LLMClient:
 
     # ------------------------------------------------------------------------------------------- HTTP
 
-    def _post(self, path: str, payload: Mapping[str, Any]) -> Any:
-        """POST JSON with retries on transient errors; returns the decoded body. Raises LLMRequestError."""
-        assert self.base_url is not None
-        url = f"{self.base_url}/{path.lstrip('/')}"
-        body = json.dumps(payload).encode("utf-8")
-        reason = ""
-        for attempt in range(self.max_retries + 1):
-            headers = {"Content-Type": "application/json"}
-            key = os.environ.get(API_KEY_ENV)
-            if key:
-                headers["Authorization"] = "Bearer " + key
-            request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-            retry_after = None
-            with self._lock:
-                self.last_stats.requests += 1
+    def _post(self, path: str, payload: Mapping[str, Any], until: float | None = None) -> Any:
+        """POST JSON through ``openai`` (which retries 429/5xx, timeouts and dropped connections); returns the
+        decoded body. A 200 whose body is not JSON is asked again, within the same ``max_retries``. Everything,
+        retries and backoff included, must finish within ``request_deadline`` seconds and before the monotonic
+        time ``until`` (the run's deadline). Raises :class:`LLMRequestError` with the failure's kind only."""
+        assert self._http is not None
+        key = os.environ.get(API_KEY_ENV)
+        with llm_http.deadline(self.request_deadline, until=until):
             try:
-                with self._opener.open(request, timeout=self.timeout) as response:
-                    raw = response.read()
-                try:
-                    return json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError) as err:
-                    raise _Transient(f"unreadable response body ({type(err).__name__})") from None
-            except urllib.error.HTTPError as err:
-                status = err.code
-                try:
-                    err_body = err.read(4096) if err.fp else b""
-                except (OSError, http.client.HTTPException):
-                    err_body = b""
-                if status == 429 or status >= 500:
-                    reason = _http_reason(status, err_body, key)
-                    retry_after = err.headers.get("Retry-After") if err.headers else None
-                else:
-                    raise LLMRequestError(_http_reason(status, err_body, key)) from None
-            except _Transient as err:
-                reason = str(err)
-            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout,
-                    TimeoutError, OSError) as err:
-                inner = getattr(err, "reason", err)
-                reason = f"connection error ({type(inner).__name__})"
-            if attempt == self.max_retries:
-                break
-            delay = min(self.backoff_max, self.backoff_base * 2**attempt) * (0.5 + random.random() / 2)
-            if retry_after:
-                try:
-                    delay = min(self.backoff_max, max(delay, float(retry_after)))
-                except ValueError:
-                    pass
-            with self._lock:
-                self.last_stats.retries += 1
-            time.sleep(delay)
-        raise LLMRequestError(f"{reason} after {self.max_retries + 1} attempts")
+                for unreadable in range(self.max_retries + 1):
+                    try:
+                        return llm_http.post_json(self._http, path, payload, key)
+                    except llm_http.UnreadableBody as err:
+                        if unreadable == self.max_retries:
+                            raise LLMRequestError(f"{err} after {llm_http.attempts()} attempts") from None
+            except openai.OpenAIError as err:
+                n = llm_http.attempts()
+                raise LLMRequestError(llm_http.describe_error(err, key)
+                                      + (f" after {n} attempts" if n > 1 else "")) from None
+            finally:
+                with self._lock:
+                    self.last_stats.requests += llm_http.attempts()
+                    self.last_stats.retries += max(0, llm_http.attempts() - 1)
+        raise AssertionError("unreachable")  # the loop returns or raises
 
     def _price(self, model: str) -> tuple[float, float] | None:
         return self.prices.get(model)
 
     # -------------------------------------------------------------------------------------- one item
 
-    def _one(self, task: Task, item: Any, model: str, retry_failed: bool) -> dict[str, Any]:
-        """Outcome for one item: {status, value, error, cached}."""
+    def _one(self, task: Task, item: Any, model: str, retry_failed: bool,
+             until: float | None = None) -> dict[str, Any]:
+        """Outcome for one item: {status, value, error, cached}. ``until``: the run's monotonic deadline."""
         messages = task.build(item)
         params = task.request_params()
-        key = request_key(model, messages, params)
-        record = self.cache.get(key)
+        key = request_key(model, messages, params, self.endpoint_id)
+        any_key = request_key(model, messages, params)  # no endpoint: what a cache-only client reads
+        record = self.cache.get(key) if self.endpoint_id else self.cache.get_any(any_key)
         if record is not None and (record.get("status") == "ok" or not retry_failed):
             if record.get("status") == "ok":
                 try:
@@ -523,6 +347,8 @@ class LLMClient:
             return {"status": "failed", "value": None, "error": record.get("error"), "cached": True}
         if not self.available:
             return {"status": NOT_RUN, "value": None, "error": self.not_run_reason(), "cached": False}
+        if until is not None and time.monotonic() >= until:
+            return {"status": NOT_RUN, "value": None, "error": RUN_DEADLINE_PASSED, "cached": False}
 
         payload = {"model": model, "messages": messages, **params}
         error = ""
@@ -532,7 +358,7 @@ class LLMClient:
                 with self._lock:
                     self.last_stats.parse_retries += 1
             try:
-                data = self._post("chat/completions", payload)
+                data = self._post("chat/completions", payload, until)
             except LLMRequestError as err:
                 return {"status": "failed", "value": None, "error": f"request failed: {err}", "cached": False}
             with self._lock:
@@ -556,11 +382,11 @@ class LLMClient:
                 continue
             self.cache.put(key, {"key": key, "task": task.name, "model": model, "messages": messages,
                                  "params": params, "status": "ok", "content": content,
-                                 "usage": data.get("usage"), "created": time.time()})
+                                 "usage": data.get("usage"), "created": time.time()}, alias=any_key)
             return {"status": "ok", "value": value, "error": None, "cached": False}
         self.cache.put(key, {"key": key, "task": task.name, "model": model, "messages": messages,
                              "params": params, "status": "failed", "content": content, "error": error,
-                             "created": time.time()})
+                             "created": time.time()}, alias=any_key)
         return {"status": "failed", "value": None, "error": error, "cached": False}
 
     # --------------------------------------------------------------------------------------- many items
@@ -572,8 +398,9 @@ class LLMClient:
         *,
         model: str | None = None,
         desc: str | None = None,
-        retry_failed: bool = False,
+        retry_failed: bool | None = None,
         on_result: Callable[[int, dict[str, Any]], None] | None = None,
+        deadline: float | None = None,
     ) -> pl.DataFrame:
         """Run ``task`` over ``items``; one row per item, in input order.
 
@@ -581,7 +408,16 @@ class LLMClient:
         ``status == "ok"``), ``status`` (``ok``, ``failed``, ``not run``), ``error`` and ``cached``. Accounting
         for the run is in ``self.last_stats`` (also logged). ``on_result(index, outcome)`` is called as each
         result arrives (after it is cached).
+
+        A cached failure (a reply that stayed malformed) is reported as failed, never as an answer; with
+        ``retry_failed`` (default: the client's, ``$ANALYSIS_LLM_RETRY_FAILED``) it is requested again.
+        ``deadline`` (default: the client's ``run_deadline``) bounds the run in wall-clock seconds: items not
+        started by then are "not run" (counted in ``last_stats.timed_out`` with requests that hit their own
+        ``request_deadline``).
         """
+        retry_failed = self.retry_failed if retry_failed is None else retry_failed
+        deadline = self.run_deadline if deadline is None else deadline
+        until = None if deadline is None else time.monotonic() + deadline
         items = list(items)
         model = model or task.model or self.model
         self.last_stats = RunStats(task=task.name, model=model, items=len(items))
@@ -589,7 +425,8 @@ class LLMClient:
         bar = _progress(len(items), desc or task.name, self.progress)
         pool = ThreadPoolExecutor(max_workers=self.max_concurrency)
         try:
-            pending = {pool.submit(self._one, task, item, model, retry_failed): i for i, item in enumerate(items)}
+            pending = {pool.submit(self._one, task, item, model, retry_failed, until): i
+                       for i, item in enumerate(items)}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
@@ -607,7 +444,7 @@ class LLMClient:
                 bar.close()
             self.total_stats = self.total_stats.merge(self.last_stats)
             log.info(self.last_stats.summary())
-        return _frame(task, outcomes)
+        return result_frame(task.schema, outcomes)
 
     def _count(self, outcome: Mapping[str, Any]) -> None:
         s = self.last_stats
@@ -617,7 +454,9 @@ class LLMClient:
             s.ok += 1
         elif outcome["status"] == NOT_RUN:
             s.not_run += 1
+            s.timed_out += outcome["error"] == RUN_DEADLINE_PASSED
         else:
+            s.timed_out += any(t in str(outcome["error"]) for t in ("deadline exceeded", "timeout"))
             s.failed += 1
             reason = re.sub(r":.*$", "", str(outcome["error"]))
             s.failure_reasons[reason] += 1
@@ -654,20 +493,3 @@ def _progress(total: int, desc: str, enabled: bool):
     from tqdm import tqdm  # plain text bar: works in terminals and in executed notebooks alike
 
     return tqdm(total=total, desc=desc, leave=False)
-
-
-def _frame(task: Task, outcomes: Sequence[Mapping[str, Any] | None]) -> pl.DataFrame:
-    props: Mapping[str, Any] = task.schema.get("properties", {}) if task.schema.get("type") == "object" else {}
-    columns: dict[str, list[Any]] = {"item": list(range(len(outcomes)))}
-    schema: dict[str, Any] = {"item": pl.Int64}
-    for name, prop in props.items():
-        columns[name] = [o["value"].get(name) if o and o["status"] == "ok" else None for o in outcomes]
-        schema[name] = _dtype(prop)
-    if not props:  # a non-object schema: the whole parsed value in one column
-        columns["value"] = [o["value"] if o and o["status"] == "ok" else None for o in outcomes]
-        schema["value"] = pl.Object
-    columns["status"] = [o["status"] if o else NOT_RUN for o in outcomes]
-    columns["error"] = [o["error"] if o else "not run: interrupted" for o in outcomes]
-    columns["cached"] = [bool(o and o["cached"]) for o in outcomes]
-    schema.update({"status": pl.String, "error": pl.String, "cached": pl.Boolean})
-    return pl.DataFrame(columns, schema=schema)

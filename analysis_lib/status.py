@@ -32,7 +32,7 @@ from pathlib import Path
 
 import polars as pl
 
-from analysis_lib import data
+from analysis_lib import data, sources
 from analysis_lib.report import Result, format_value
 
 #: Aggregate order, worst first (see the module docstring), then ``not yet``.
@@ -197,7 +197,7 @@ def build_banner(
 ) -> str:
     """MyST Markdown for the top of the status page: what this build ran on, and a warning on simulated data."""
     source = str(data_source)
-    shown = source if data.sample_size(source) is not None or source == "hf" else Path(source).name
+    shown = source if sources.is_named(source) else Path(source).name
     notebooks = sorted({n for ns in where.values() for n in ns})
     per_status = {s: sum(r.status == s for r in results) for s in STATUSES}
     tally = ", ".join(f"{n} {s}" for s, n in per_status.items() if n)

@@ -9,9 +9,13 @@ per request before the responder is used:
 - ``("drop",)``: close the connection without answering;
 - ``("content", text)``: a well-formed completion whose content is ``text`` (e.g. invalid JSON);
 - ``("length", text)``: the same with ``finish_reason: "length"`` (a reply cut by the token limit);
-- ``("slow", seconds)``: wait, then answer normally.
+- ``("slow", seconds)``: wait, then answer normally;
+- ``("drip", seconds)``: answer normally but send the body one byte every ``seconds`` (a server that never
+  trips a per-read timeout).
 
-Every request is counted and kept (``requests``, with headers in ``headers``) so tests can assert on them.
+Every request is counted and kept (``requests``, with headers in ``headers``: case-insensitive mappings, as
+HTTP header names are) so tests can assert on them. ``redirect_to`` (a URL or ``None``) makes every request
+answer ``redirect_status`` (302 unless set) to that URL + the request path, to test that no client follows it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+class Headers(dict):
+    """Request headers; lookups ignore case (``h["Authorization"]`` finds ``authorization``)."""
+
+    def __init__(self, items: Any = ()):
+        super().__init__((k.lower(), v) for k, v in dict(items).items())
+
+    def __getitem__(self, key: str) -> str:
+        return super().__getitem__(key.lower())
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return super().get(key.lower(), default)
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(str(key).lower())
+
+
 def _default_responder(payload: dict[str, Any]) -> str:
     return json.dumps({"answer": "ok"})
 
@@ -36,7 +56,9 @@ class FakeOpenAIServer:
         self.embedding_dim = embedding_dim
         self.script: deque[tuple[Any, ...]] = deque()
         self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
+        self.headers: list[Headers] = []
+        self.redirect_to: str | None = None
+        self.redirect_status = 302
         self.lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -56,9 +78,15 @@ class FakeOpenAIServer:
                 payload = json.loads(self.rfile.read(length) or b"{}")
                 with server.lock:
                     server.requests.append(payload)
-                    server.headers.append(dict(self.headers.items()))
+                    server.headers.append(Headers(self.headers.items()))
                     action = server.script.popleft() if server.script else None
                 server._answer(self, payload, action)
+
+            def do_GET(self) -> None:  # noqa: N802 - recorded (a followed redirect arrives as GET), then 404
+                with server.lock:
+                    server.requests.append({"method": "GET", "path": self.path})
+                    server.headers.append(Headers(self.headers.items()))
+                server._send(self, 404, b"{}")
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -128,6 +156,9 @@ class FakeOpenAIServer:
 
     def _answer(self, h: BaseHTTPRequestHandler, payload: dict[str, Any], action: tuple[Any, ...] | None) -> None:
         kind = action[0] if action else None
+        if self.redirect_to:
+            self._send(h, self.redirect_status, b"{}", {"Location": self.redirect_to.rstrip("/") + h.path})
+            return
         if kind == "status":
             body = json.dumps({"error": {"message": f"scripted {action[1]}", "type": "scripted"}}).encode()
             self._send(h, int(action[1]), body, {"Retry-After": "0"})
@@ -145,6 +176,20 @@ class FakeOpenAIServer:
             body = self._completion(payload, self.responder(payload))
             cut = body[: len(body) // 2]
             self._send(h, 200, cut)
+            return
+        if kind == "drip":
+            body = self._completion(payload, self.responder(payload))
+            h.send_response(200)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(body)))
+            h.end_headers()
+            try:
+                for i in range(len(body)):
+                    h.wfile.write(body[i : i + 1])
+                    h.wfile.flush()
+                    time.sleep(float(action[1]))
+            except OSError:  # the client gave up
+                h.close_connection = True
             return
         if kind == "content":
             self._send(h, 200, self._completion(payload, action[1]))

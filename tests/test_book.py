@@ -1,7 +1,7 @@
 """A small book build, opened in headless Chromium: pages load, figures are real images, links resolve, and no
 secret from the environment leaks into the book.
 
-The build runs ``python -m analysis_lib.build`` in a temporary root (the repository's ``_config.yml``, intro and
+The build runs ``python -m bookbuild`` in a temporary root (the repository's ``_config.yml``, intro and
 library pages) on ``--data sample:2000``: the real ``01_dataset`` chapter when ``notebooks/01_dataset.ipynb``
 exists, else the fixture chapter ``tests/fixtures/book/01_figures.ipynb``; the reproduction-status page always.
 """
@@ -70,7 +70,7 @@ def book(tmp_path_factory) -> Book:
         only = []
     env = dict(os.environ, OPENAI_API_KEY=FAKE_KEY, ANTHROPIC_API_KEY=FAKE_KEY, HF_TOKEN=FAKE_KEY)
     cmd = [
-        sys.executable, "-m", "analysis_lib.build",
+        sys.executable, "-m", "bookbuild",
         "--root", str(root), "--notebooks-dir", str(notebooks), "--data", "sample:2000",
         "--cache-dir", str(REPO / ".cache"), *only,
     ]  # fmt: skip

@@ -1,4 +1,4 @@
-"""The notebook runner (analysis_lib.build): injected parameters, skip and rerun, failure reporting, the TOC.
+"""The notebook runner (bookbuild): injected parameters, skip and rerun, failure reporting, the TOC.
 
 Each test runs tiny fixture notebooks from ``tests/fixtures/`` in a temporary root with papermill (a real
 kernel, about a second per notebook); the book itself is built in ``test_book.py``.
@@ -16,7 +16,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from analysis_lib import build
+from bookbuild import keys, leaks, toc
+from bookbuild import runner as build
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 REPO = Path(__file__).resolve().parents[1]
@@ -128,13 +129,30 @@ def test_data_file_identity_is_its_content(tmp_path):
 def test_library_change_reruns(tmp_path, monkeypatch):
     root = _root(tmp_path, TINY)
     assert _run(root).ran == ["01_tiny"]
-    monkeypatch.setattr(build, "library_hash", lambda: "a different library")
+    monkeypatch.setattr(keys, "library_hash", lambda: "a different library")
     assert _run(root).ran == ["01_tiny"]
 
 
-def test_library_hash_covers_sources_and_resources():
-    h = build.library_hash()
-    assert len(h) == 64 and h == build.library_hash()
+def test_library_hash_covers_sources_and_resources(tmp_path, monkeypatch):
+    pkg = tmp_path / "analysis_lib"
+    (pkg / "resources" / "prompts").mkdir(parents=True)
+    (pkg / "mod.py").write_text("x = 1\n")
+    (pkg / "resources" / "prompts" / "p.txt").write_text("prompt\n")
+    (pkg / "resources" / "table.csv").write_text("a,b\n")
+    monkeypatch.setattr(keys.paths, "package_dir", lambda: pkg)
+    h = keys.library_hash()
+    assert len(h) == 64 and h == keys.library_hash()
+    seen = {h}
+    for edit in (lambda: (pkg / "mod.py").write_text("x = 2\n"),  # a source file
+                 lambda: (pkg / "resources" / "prompts" / "p.txt").write_text("changed\n"),  # a nested resource
+                 lambda: (pkg / "resources" / "table.csv").rename(pkg / "resources" / "renamed.csv"),  # a name
+                 lambda: (pkg / "sub").mkdir() or (pkg / "sub" / "new.py").write_text("")):  # a new module
+        edit()
+        seen.add(keys.library_hash())
+    assert len(seen) == 5  # every change gave a new hash
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"\0")
+    assert keys.library_hash() in seen  # compiled caches are not sources
 
 
 def test_status_notebook_always_reruns(tmp_path):
@@ -160,8 +178,12 @@ def test_failing_notebook_stops_the_build(tmp_path, capsys):
     assert "ValueError: boom from the fixture" in err
     chapters = root / "book" / "chapters"
     assert (chapters / "01_tiny.ipynb").exists()  # finished notebooks stay
-    assert (chapters / "02_boom.ipynb").exists()  # the failing one, with its traceback
+    assert not (chapters / "02_boom.ipynb").exists()  # the failing one is no chapter...
+    failed_copy = root / "book" / "_build" / "runs" / "failed" / "02_boom.ipynb"
+    assert failed_copy.exists() and str(failed_copy) in err  # ...its executed copy with the traceback is kept aside
     assert not (chapters / "03_after.ipynb").exists()  # nothing after the failure runs
+    failed = json.loads((root / "book" / "_results" / "_failed.json").read_text())
+    assert failed == {"failed": [{"notebook": "02_boom", "error": "ValueError: boom from the fixture"}]}
     state = root / ".build_state"
     assert (state / "01_tiny.json").exists() and not (state / "02_boom.json").exists()
 
@@ -186,8 +208,8 @@ def test_toc_follows_book_order_and_lists_only_executed_chapters(tmp_path):
     book = tmp_path / "book"
     book.mkdir()
     (book / "library.md").write_text("# Using analysis_lib\n")
-    toc = build.toc_text(tmp_path, book, ["99_reproduction_status", "01_dataset", "04_citations", "07_new"])
-    assert toc.splitlines()[1:] == [
+    text = toc.toc_text(tmp_path, book, ["99_reproduction_status", "01_dataset", "04_citations", "07_new"])
+    assert text.splitlines()[1:] == [
         "format: jb-book",
         "root: book/intro",
         "parts:",
@@ -207,6 +229,7 @@ def test_toc_follows_book_order_and_lists_only_executed_chapters(tmp_path):
 
 def test_executed_chapters_order(tmp_path):
     root = _root(tmp_path, TINY)
+    shutil.copy(REPO / "_toc.yml", root / "_toc.yml")  # the order comes from the committed TOC
     nbdir = root / "notebooks"
     for name in ("00_aaa", "03_preferences", "99_reproduction_status", "01_dataset"):
         shutil.copy(TINY, nbdir / f"{name}.ipynb")
@@ -220,16 +243,34 @@ def test_executed_chapters_order(tmp_path):
     assert build.executed_chapters(cfg) == ["99_reproduction_status", "03_preferences", "00_aaa", "01_tiny"]
 
 
-def test_committed_toc_matches_book_order():
-    toc = (REPO / "_toc.yml").read_text()
-    files = [ln.split("file:")[1].strip() for ln in toc.splitlines() if "file:" in ln]
-    assert files == [f"book/chapters/{n}" for n in build.BOOK_ORDER] + ["book/library"]
-    assert "root: book/intro" in toc
+def test_committed_toc_lists_every_notebook():
+    text = (REPO / "_toc.yml").read_text()
+    assert sorted(toc.chapter_order(REPO / "_toc.yml")) == sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb"))
+    assert "root: book/intro" in text
+
+
+def test_generated_toc_keeps_the_committed_parts_and_only_finished_chapters(tmp_path):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "library.md").write_text("# Library\n")
+    committed = tmp_path / "_toc.yml"
+    committed.write_text("format: jb-book\nroot: book/intro\nparts:\n  - caption: Overview\n    chapters:\n"
+                         "      - file: book/chapters/99_reproduction_status\n  - caption: Chapters\n    chapters:\n"
+                         "      - file: book/chapters/02_b\n      - file: book/chapters/01_a\n"
+                         "  - caption: Reference\n    chapters:\n      - file: book/library\n")
+    assert toc.chapter_order(committed) == ["99_reproduction_status", "02_b", "01_a"]
+    text = toc.toc_text(tmp_path, tmp_path / "book", ["01_a", "02_b", "05_new"], committed)
+    import yaml
+
+    parsed = yaml.safe_load(text)
+    assert [(p["caption"], [c["file"] for c in p["chapters"]]) for p in parsed["parts"]] == [
+        ("Chapters", ["book/chapters/02_b", "book/chapters/01_a", "book/chapters/05_new"]),
+        ("Reference", ["book/library"]),
+    ]  # the status page did not finish: no link to it
 
 
 def test_command_line(tmp_path):
     root = _root(tmp_path, TINY)
-    cmd = [sys.executable, "-m", "analysis_lib.build", *_args(root, "--data", "sample:5")]
+    cmd = [sys.executable, "-m", "bookbuild", *_args(root, "--data", "sample:5")]
     first = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr
     assert "1 ran (01_tiny)" in first.stdout
@@ -239,8 +280,8 @@ def test_command_line(tmp_path):
 
 @pytest.mark.parametrize("source", ["sample", "sample:2000", "hf", "hf:lmarena-ai/search-arena-24k"])
 def test_named_data_sources_pass_through(source, tmp_path):
-    assert build.resolve_data_source(source, tmp_path) == source
-    assert build.data_identity(source, tmp_path) == source
+    assert keys.resolve_data_source(source, tmp_path) == source
+    assert keys.input_identity(source, tmp_path) == source
 
 
 def test_one_build_at_a_time(tmp_path):
@@ -256,7 +297,7 @@ def test_one_build_at_a_time(tmp_path):
 
 
 def test_protected_text_guard_finds_escaped_snippets(tmp_path):
-    from analysis_lib.build import find_protected_text
+    find_protected_text = leaks.find_protected_text
 
     snippet = "An African author tragically passed away in a road accident"
     (tmp_path / "page.html").write_text("<p>An African author tragically passed&nbsp;away\n in a road accident.</p>")
@@ -269,6 +310,124 @@ def test_protected_text_guard_finds_escaped_snippets(tmp_path):
 
 
 def test_protected_snippets_cover_the_browsecomp_problems():
-    from analysis_lib.build import protected_snippets
+    assert len(leaks.protected_snippets()) > 1200
 
-    assert len(protected_snippets()) > 1200
+
+# ------------------------------------------------------------------ issue 11 items 2, 5, 6, 8; build options
+
+
+def _variant(tmp_path: Path, name: str, *, params: str = "", cells: tuple[str, ...] = ()) -> Path:
+    """TINY saved as ``name``, with extra lines in its parameters cell and extra code cells at the end."""
+    nb = nbformat.read(TINY, as_version=4)
+    if params:
+        nb.cells[1].source += "\n" + params
+    for i, code in enumerate(cells):
+        nb.cells.append(nbformat.v4.new_code_cell(code, id=f"extra-{i}"))
+    out = tmp_path / "variants" / name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, out)
+    return out
+
+
+def test_a_failed_run_keeps_the_last_good_chapter_and_never_its_partial_results(tmp_path):
+    root = _root(tmp_path, TINY)
+    assert _run(root, "--seed", "1").ran == ["01_tiny"]
+    chapter = root / "book" / "chapters" / "01_tiny.ipynb"
+    results = root / "book" / "_results" / "01_tiny.json"
+    state = root / ".build_state" / "01_tiny.json"
+    good = (chapter.read_bytes(), results.read_bytes(), state.read_bytes())
+    # the same chapter now records its numbers (with the new seed) and then fails
+    shutil.copy(_variant(tmp_path, "01_tiny.ipynb", cells=("raise RuntimeError('late failure')",)),
+                root / "notebooks" / "01_tiny.ipynb")
+    assert build.main(_args(root, "--seed", "2")) == build.EXIT_NOTEBOOK
+    assert (chapter.read_bytes(), results.read_bytes(), state.read_bytes()) == good  # last good copy, intact
+    assert _results(root, "01_tiny")["seed"] == 1.0  # not the failed run's partial numbers
+    failed = json.loads((root / "book" / "_results" / "_failed.json").read_text())["failed"]
+    assert failed == [{"notebook": "01_tiny", "error": "RuntimeError: late failure"}]
+    assert build.executed_chapters(build.parse_args(_args(root))) == ["01_tiny"]  # the good copy stays listed
+    assert not list((root / "book" / "_build" / "runs" / "partial").iterdir())
+    # an interrupted run (results set aside, a partial copy left) is undone by the next build
+    (root / ".build_state" / "last_good").mkdir(exist_ok=True)
+    shutil.copy(results, root / ".build_state" / "last_good" / "01_tiny.json")
+    results.write_text('{"partial": true}')
+    shutil.copy(TINY, root / "notebooks" / "01_tiny.ipynb")
+    assert _run(root, "--seed", "1").skipped == ["01_tiny"]  # back to the good state: nothing to do
+    assert _results(root, "01_tiny")["seed"] == 1.0
+    assert not (root / "book" / "_results" / "_failed.json").exists()  # all ran: the failure record is gone
+
+
+def test_user_inputs_are_injected_only_where_declared_and_key_the_rebuild(tmp_path):
+    records = tmp_path / "records.jsonl"
+    records.write_text('{"a": 1}\n')
+    wants = _variant(tmp_path, "02_wants.ipynb", params='nugget_records = ""',
+                     cells=("rec.number('FIX-1', 'nugget_records', nugget_records, None, data='none')",))
+    root = _root(tmp_path, TINY, wants)
+    assert _run(root, "--nuggets", str(records)).ran == ["01_tiny", "02_wants"]
+    injected = nbformat.read(root / "book" / "chapters" / "02_wants.ipynb", 4).metadata["papermill"]["parameters"]
+    assert injected["nugget_records"] == str(records)
+    plain = nbformat.read(root / "book" / "chapters" / "01_tiny.ipynb", 4).metadata["papermill"]["parameters"]
+    assert "nugget_records" not in plain  # not declared: not injected
+    assert _run(root, "--nuggets", str(records)).skipped == ["01_tiny", "02_wants"]
+    records.write_text('{"a": 2}\n')  # the file's content is its identity
+    second = _run(root, "--nuggets", str(records))
+    assert second.ran == ["02_wants"] and second.skipped == ["01_tiny"]
+    assert _run(root).ran == ["02_wants"]  # not given any more: the chapter's simulator again
+    assert build.main(_args(root, "--answers", "no/such/answers.json")) == build.EXIT_USAGE
+
+
+def test_options_come_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("BOOK_DATA", "sample:7")
+    monkeypatch.setenv("BOOK_SEED", "4")
+    monkeypatch.setenv("BOOK_MATCH_LOGS", str(tmp_path))
+    cfg = build.parse_args(["--root", str(tmp_path)])
+    assert (cfg.data, cfg.seed, cfg.inputs["match_logs"], cfg.inputs["answer_records"]) == ("sample:7", 4,
+                                                                                         str(tmp_path), "")
+    assert build.parse_args(["--root", str(tmp_path), "--data", "hf"]).data == "hf"  # the option wins
+
+
+@pytest.mark.parametrize("value", ['x"; touch PWNED; echo "', "`touch PWNED`", "$(touch PWNED)",
+                                   "$(shell touch PWNED)", "it's here"])
+def test_make_book_passes_values_without_a_shell_and_keeps_the_exit_status(value, tmp_path):
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make not installed")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    fake = venv / "bin" / "python"  # stands in for the runner: reports what it got, then fails
+    fake.write_text('#!/bin/sh\nprintf "%s" "$BOOK_DATA" > "$(dirname "$0")/got"\nexit 7\n')
+    fake.chmod(0o755)
+    (venv / ".installed").touch()
+    os.utime(venv / ".installed", (2**31, 2**31))  # newer than pyproject.toml
+    proc = subprocess.run([make, "-s", "-C", str(REPO), "book", f"VENV={venv}", f"DATA={value}"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert proc.returncode != 0  # the runner's failure is make's failure
+    assert (venv / "bin" / "got").read_text() == value  # every character arrived as a character
+    assert not (tmp_path / "PWNED").exists() and not (REPO / "PWNED").exists()
+
+
+def test_llm_chapters_rerun_when_the_endpoint_or_model_changes(tmp_path, monkeypatch):
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ANALYSIS_LLM_MODEL", "ANALYSIS_LLM_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    uses = _variant(tmp_path, "02_llm.ipynb", cells=("# the chapter would build an LLMClient here",))
+    root = _root(tmp_path, TINY, uses)
+    assert _run(root).ran == ["01_tiny", "02_llm"]
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert _run(root).ran == ["02_llm"]
+    monkeypatch.setenv("ANALYSIS_LLM_MODEL", "another-model")
+    assert _run(root).ran == ["02_llm"]
+    monkeypatch.setenv("ANALYSIS_LLM_OFFLINE", "1")
+    assert _run(root).ran == ["02_llm"]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-not-part-of-the-key")
+    assert _run(root).skipped == ["01_tiny", "02_llm"]  # the key is not the endpoint's identity
+
+
+def test_kernels_write_their_caches_under_the_build_cache(tmp_path):
+    probe = _variant(tmp_path, "01_tiny.ipynb", cells=(
+        "from analysis_lib import fetch, llm, paths\n"
+        "rec.number('FIX-1', 'data cache', str(fetch.default_cache_dir()), None, data='none')\n"
+        "rec.number('FIX-1', 'llm cache', str(llm.default_cache_dir()), None, data='none')",))
+    root = _root(tmp_path, probe)
+    cache = tmp_path / "buildcache"
+    assert _run(root, "--cache-dir", str(cache)).ran == ["01_tiny"]
+    got = _results(root, "01_tiny")
+    assert got["data cache"] == str(cache / "data") and got["llm cache"] == str(cache / "llm")

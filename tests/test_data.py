@@ -123,7 +123,8 @@ def test_unknown_winner_names_rows_and_value():
 
 
 def test_self_battle_null_winner_and_unknown_model_are_reported():
-    rows = [conversation(model_a="sonar", model_b="sonar"), conversation(winner=None), conversation(model_b="new-model-x")]
+    rows = [conversation(model_a="sonar", model_b="sonar", conv_id="c1"), conversation(winner=None, conv_id="c2"),
+            conversation(model_b="new-model-x", conv_id="c3")]
     tidy, report = derive(make_raw(rows), "odd")
     assert tidy.height == 3
     assert report.flags["self-battles (model_a == model_b)"] == 1
@@ -133,7 +134,7 @@ def test_self_battle_null_winner_and_unknown_model_are_reported():
 
 
 def test_rows_without_models_are_dropped_and_counted():
-    rows = [conversation(), conversation()]
+    rows = [conversation(conv_id="c1"), conversation(conv_id="c2")]
     raw = make_raw(rows).with_columns(pl.when(pl.int_range(pl.len()) == 1).then(None).otherwise(pl.col("model_a")).alias("model_a"))
     tidy, report = derive(raw, "nulls")
     assert tidy.height == 1
@@ -233,3 +234,63 @@ def test_parquet_reads_only_the_columns_it_uses(tmp_path, monkeypatch):
     monkeypatch.setattr(pl, "read_parquet", spy)
     load_battles(path)
     assert "huge_unused_column" not in seen["columns"] and "messages_a" in seen["columns"]
+
+
+# ------------------------------------------------------------------------ issue 11 item 7: loader gaps
+
+
+def test_duplicate_conversations_are_dropped_and_counted():
+    raw = make_raw([hand_conversation(), conversation(conv_id="second"), hand_conversation()])
+    tidy, report = derive(raw, "dups")
+    assert tidy["conv_id"].to_list() == ["hand-1", "second"]
+    assert report.dropped["duplicate conversations (repeated conv_id; first kept)"] == 1
+    assert report.n_raw == 3 and report.n_rows == 2
+
+
+def test_zero_row_release_is_refused_by_name(tmp_path):
+    empty = tmp_path / "empty.parquet"
+    make_raw([hand_conversation()]).head(0).write_parquet(empty)
+    with pytest.raises(DataValidationError, match="empty.parquet: the release has no rows"):
+        load_battles(empty)
+
+
+def test_a_folder_is_named_as_a_folder(tmp_path):
+    with pytest.raises(DataValidationError, match="is a folder; expected a Search Arena release file"):
+        load_battles(tmp_path)
+
+
+def test_truncated_jsonl_names_the_line(tmp_path):
+    raw = make_raw([hand_conversation(), conversation(conv_id="second"), conversation(conv_id="third")])
+    good = tmp_path / "good.jsonl"
+    raw.write_ndjson(good)
+    lines = good.read_text().splitlines()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("\n".join([*lines[:2], lines[2][: len(lines[2]) // 2]]) + "\n")
+    with pytest.raises(DataValidationError, match=r"cut.jsonl, line 3 \(not valid JSON"):
+        load_battles(cut)
+
+
+def test_upper_case_suffix_is_read(tmp_path):
+    raw = make_raw([hand_conversation()])
+    upper = tmp_path / "RELEASE.PARQUET"
+    raw.write_parquet(upper)
+    assert load_battles(upper)["conv_id"].to_list() == ["hand-1"]
+
+
+def test_cache_is_read_not_recomputed(tmp_path, monkeypatch):
+    raw = make_raw([hand_conversation()])
+    pq = tmp_path / "r.parquet"
+    raw.write_parquet(pq)
+    first, rep1 = load_battles_report(pq, cache_dir=tmp_path / "cache")
+
+    def no_derivation(*args, **kwargs):
+        raise AssertionError("the cached derivation was not used")
+
+    monkeypatch.setattr(data, "read_raw", no_derivation)
+    monkeypatch.setattr(data, "derive", no_derivation)
+    second, rep2 = load_battles_report(pq, cache_dir=tmp_path / "cache")
+    assert first.equals(second) and rep1 == rep2
+    monkeypatch.undo()
+    make_raw([hand_conversation(), conversation(conv_id="second")]).write_parquet(pq)  # a changed file
+    third, _ = load_battles_report(pq, cache_dir=tmp_path / "cache")
+    assert third["conv_id"].to_list() == ["hand-1", "second"]

@@ -176,17 +176,52 @@ def test_failing_runs_never_echo_the_input(tmp_path, capsys):
         res = describe.describe_differences(group_a, group_b, client, name_a="BrowseComp", name_b="SA",
                                             settings=settings)
         assert srv.n_requests == 2 and SECRET_PROBLEM in json.dumps(srv.requests[0])
-    assert res.status == "failed"
-    assert res.note == "request failed: HTTP 400 Bad Request (content_filter)"
+    assert res.status == "not run"
+    assert res.note == ("not run: no usable LLM reply at the propose step (2 of 2 failed, 0 timed out, 0 not run; "
+                        "first error: request failed: HTTP 400 Bad Request (content_filter))")
     texts += [res.note, res.stats.summary()]
     with FakeOpenAIServer(_quoting_replies) as srv:  # every check answered with a quote, never Yes / No
         client = LLMClient(base_url=srv.base_url, model="m", cache_dir=tmp_path / "b", progress=False,
                            max_parse_retries=0)
         res = describe.describe_differences(group_a, group_b, client, name_a="BrowseComp", name_b="SA",
                                             settings=settings)
-    assert res.status == "ok" and (res.validation["failed"] == 20).all()
+    # no usable judgement at all: "not run" with the count (it used to be "ok" with empty shares)
+    assert res.status == "not run" and res.validation.is_empty()
+    assert res.note.startswith("not run: no usable LLM reply at the validate step (60 of 60 failed")
     texts += [res.note, res.stats.summary(), str(dict(res.stats.failure_reasons))]
     print(*texts, sep="\n")
     out = capsys.readouterr()
     for text in (*texts, out.out, out.err):
         assert "lighthouse keeper" not in text and "folding kayak" not in text
+
+
+def test_an_all_failed_step_is_not_run_with_counts_and_never_ok_without_shares(tmp_path):
+    group_a = [f"tell me about my cat number {i}" for i in range(60)]
+    group_b = [f"tell me about my dog number {i}" for i in range(60)]
+    settings = Settings(rounds=2, samples_per_group=5, n_validation=10, top_k=3)
+
+    def broken_judge(payload):  # proposals and reduction work, every validation reply is unreadable
+        text = payload["messages"][0]["content"]
+        return _responder(payload) if "Group A:" in text or "PROPERTIES:" in text else "perhaps"
+
+    with FakeOpenAIServer(broken_judge) as srv:
+        client = LLMClient(base_url=srv.base_url, model="m", cache_dir=tmp_path, progress=False,
+                           max_parse_retries=0)
+        res = describe.describe_differences(group_a, group_b, client, settings=settings,
+                                            models={"propose": "p", "reduce": "r", "rank": "k"})
+        assert res.status == "not run"
+        assert res.note.startswith("not run: no usable LLM reply at the validate step (60 of 60 failed, 0 timed out")
+        assert res.validation.is_empty()
+        # the failures are cached as failures: a rerun says the same without crashing, and makes no request
+        n = srv.n_requests
+        again = describe.describe_differences(group_a, group_b, client, settings=settings,
+                                              models={"propose": "p", "reduce": "r", "rank": "k"})
+        assert again.status == "not run" and srv.n_requests == n
+        # a reply that works for some properties only: the others are left out and counted, no None shares
+        srv.responder = lambda payload: ("perhaps" if "weather" in payload["messages"][0]["content"]
+                                         and "PROPERTY:" in payload["messages"][0]["content"] else _responder(payload))
+        client.retry_failed = True
+        part = describe.describe_differences(group_a, group_b, client, settings=settings,
+                                             models={"propose": "p", "reduce": "r", "rank": "k"})
+    assert part.status == "ok" and part.validation["share_a"].null_count() == 0
+    assert part.validation.height == 2 and "1 of 3 properties left out" in part.note

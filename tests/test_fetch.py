@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -21,9 +22,11 @@ def write_manifest(tmp_path: Path, rows: list[str]) -> Path:
 
 def test_repository_manifest_lists_every_mirrored_file():
     entries = fetch.read_manifest()
-    sums = (Path(__file__).resolve().parents[1].parent / "shared" / "data" / "SHA256SUMS")
-    if not sums.exists():
-        pytest.skip("no local mirror of the inputs on this machine")
+    mirror = os.environ.get(fetch.MIRROR_ENV)
+    if not mirror:
+        pytest.skip(f"no local mirror of the inputs: set ${fetch.MIRROR_ENV} (make test sets it when one exists)")
+    sums = Path(mirror) / "SHA256SUMS"
+    assert sums.exists(), f"${fetch.MIRROR_ENV}={mirror} holds no SHA256SUMS"
     listed = {e.mirror_path: e.sha256 for e in entries.values() if e.mirror_path}
     for line in sums.read_text().splitlines():
         digest, path = line.split(maxsplit=1)
@@ -76,3 +79,19 @@ def test_published_files_are_hash_checked():
     path = fetch.published("search_arena_table_d1_leaderboard")
     assert path.name == "search_arena_table_d1_leaderboard.csv"
     assert "gpt-4o-search" in path.read_text()
+
+
+def test_default_cache_is_the_build_cache_never_the_package(tmp_path, monkeypatch):
+    mirror = os.environ.get(fetch.MIRROR_ENV)
+    if not mirror:
+        pytest.skip(f"no local mirror of the inputs: set ${fetch.MIRROR_ENV}")
+    from analysis_lib import paths, prompts_data
+
+    monkeypatch.delenv(fetch.CACHE_ENV, raising=False)
+    monkeypatch.setenv(paths.CACHE_ENV, str(tmp_path / "buildcache"))
+    before = {p for p in paths.package_dir().rglob("*") if "__pycache__" not in p.parts}
+    prompts = prompts_data.search_arena_prompts("all")  # no cache_dir: the default
+    assert len(prompts) > 4000
+    assert list((tmp_path / "buildcache" / "data").glob("describing_diffs__*"))
+    after = {p for p in paths.package_dir().rglob("*") if "__pycache__" not in p.parts}
+    assert after == before  # nothing written into the package

@@ -6,6 +6,7 @@ import json
 import time
 from pathlib import Path
 
+import polars as pl
 import pytest
 from fake_openai_server import FakeOpenAIServer
 
@@ -212,10 +213,20 @@ def test_environment_defaults(monkeypatch, server, tmp_path):
 
 
 def test_embeddings_endpoint(server, tmp_path):
+    import hashlib
+
+    import numpy as np
+
     client = _client(server, tmp_path)
-    vecs = client.embed(["a", "b", "c"], model="emb", batch_size=2)
-    assert vecs.shape == (3, 8)
+    texts = ["a", "b", "c"]
+    vecs = client.embed(texts, model="emb", batch_size=2)
+    # the fake server's vectors, computed independently: the first 8 sha256 bytes scaled to [-1, 1], in order
+    expected = np.array([[(b - 127.5) / 127.5 for b in hashlib.sha256(t.encode()).digest()[:8]] for t in texts],
+                        dtype=np.float32)
+    np.testing.assert_allclose(vecs, expected, rtol=1e-6)
     assert server.n_requests == 2
+    assert [r["input"] for r in server.requests] == [["a", "b"], ["c"]]
+    assert client.last_stats.prompt_tokens == 3
 
 
 SECRET = "sk-test-DO-NOT-LEAK-0123456789abcdef"
@@ -270,7 +281,7 @@ def test_api_key_absent_from_executed_notebook_and_cache(server, tmp_path):
     )
     assert len(server.chat_requests()) == 2
     assert all(h["Authorization"] == f"Bearer {SECRET}" for h in server.headers)
-    assert len(list(cache.rglob("*.json"))) == 2
+    assert len(list(cache.glob("*/*.json"))) == 2  # one record per request (plus its endpoint-free copy)
     assert _tree_contains(tmp_path, SECRET) == []
 
 
@@ -369,3 +380,102 @@ def test_task_parse_errors_are_recorded_by_kind_only(server, tmp_path):
 
     df = client.run(Task("q", {"type": "object"}, lambda x: [{"role": "user", "content": x}], parse=careful), ["a"])
     assert df["error"].item() == "invalid reply: expected one number"
+
+
+# ------------------------------------------------------------------------ issue 11: reliability and security
+
+
+def test_redirect_never_carries_the_key_to_another_origin(tmp_path, monkeypatch):
+    monkeypatch.setenv(llm.API_KEY_ENV, SECRET)
+    with FakeOpenAIServer(_echo) as elsewhere, FakeOpenAIServer(_echo) as endpoint:
+        endpoint.redirect_to = elsewhere.base_url.rsplit("/v1", 1)[0]  # same host, another port
+        client = _client(endpoint, tmp_path, max_retries=2)
+        df = client.run(_task(), ["a"])
+        assert df["status"].item() == "failed"
+        assert df["error"].item().startswith("request failed: HTTP 302 Found")
+        assert endpoint.n_requests == 1 and endpoint.headers[0]["Authorization"] == f"Bearer {SECRET}"
+        assert elsewhere.n_requests == 0 and elsewhere.headers == []  # the key went nowhere else
+        # and the transport refuses another origin even when asked to follow
+        with pytest.raises(llm.LLMRequestError, match="another origin"):
+            client._http._client.follow_redirects = True
+            client._post("chat/completions", {"model": "m", "messages": []})
+        assert elsewhere.n_requests == 0
+
+
+def test_plain_http_endpoint_off_loopback_is_warned_about(tmp_path):
+    with pytest.warns(UserWarning, match="not TLS"):
+        LLMClient(base_url="http://llm.example.org/v1", cache_dir=tmp_path, progress=False)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LLMClient(base_url="https://llm.example.org/v1", cache_dir=tmp_path, progress=False)
+        LLMClient(base_url="http://localhost:8000/v1", cache_dir=tmp_path, progress=False)
+
+
+def test_a_dripping_server_hits_the_request_deadline(server, tmp_path):
+    server.script.append(("drip", 0.05))  # ~300 bytes: 15 s at this pace, each read well within the timeout
+    client = _client(server, tmp_path, max_concurrency=1, timeout=1.0, request_deadline=0.8)
+    t0 = time.perf_counter()
+    df = client.run(_task(), ["a"])
+    assert time.perf_counter() - t0 < 5
+    assert df["status"].item() == "failed" and df["error"].item() == "request failed: deadline exceeded"
+    assert client.last_stats.timed_out == 1 and "1 timed out" in client.last_stats.summary()
+    # a deadline failure is not cached: the next run asks again
+    assert client.run(_task(), ["a"])["status"].item() == "ok"
+
+
+def test_a_hanging_server_costs_one_deadline_not_all_retries(server, tmp_path, monkeypatch):
+    server.script.extend([("slow", 3.0)] * 8)
+    monkeypatch.setenv(llm.REQUEST_DEADLINE_ENV, "0.8")
+    client = _client(server, tmp_path, max_concurrency=1, timeout=0.3, max_retries=6)
+    assert client.request_deadline == 0.8
+    t0 = time.perf_counter()
+    df = client.run(_task(), ["a"])
+    assert time.perf_counter() - t0 < 2.5
+    assert df["status"].item() == "failed"
+    assert "deadline exceeded" in df["error"].item() or "timeout" in df["error"].item()
+
+
+def test_run_deadline_leaves_the_rest_not_run(server, tmp_path):
+    server.script.extend([("slow", 0.3)] * 10)
+    client = _client(server, tmp_path, max_concurrency=1)
+    df = client.run(_task(), [str(i) for i in range(10)], deadline=0.5)
+    statuses = df["status"].to_list()
+    assert 1 <= statuses.count("ok") <= 3 and statuses.count("not run") >= 6
+    assert set(df.filter(pl.col("status") == "not run")["error"]) == {llm.RUN_DEADLINE_PASSED}
+    assert client.last_stats.timed_out == statuses.count("not run") + statuses.count("failed")
+
+
+def test_cache_is_tied_to_the_endpoint(tmp_path):
+    m = [{"role": "user", "content": "x"}]
+    assert llm.request_key("a", m, {}, "http://127.0.0.1:1/v1") != llm.request_key("a", m, {}, "http://h:2/v1")
+    with FakeOpenAIServer(_echo) as one, FakeOpenAIServer(_echo) as two:
+        _client(one, tmp_path).run(_task(), ["a"])
+        df = _client(two, tmp_path).run(_task(), ["a"])
+        assert not df["cached"].item() and two.n_requests == 1  # answers of one endpoint are not another's
+        assert _client(one, tmp_path).run(_task(), ["a"])["cached"].item()
+    # a cache-only client (no endpoint at all) serves what an endpoint answered
+    cache_only = LLMClient(model="fake-model", cache_dir=tmp_path / "cache", offline=True, progress=False)
+    assert cache_only.run(_task(), ["a", "b"])["status"].to_list() == ["ok", "not run"]
+
+
+def test_identity_names_endpoint_model_and_offline_mode_never_the_key(monkeypatch):
+    monkeypatch.setenv(llm.BASE_URL_ENV, f"https://u:{SECRET}@h.example/v1?key={SECRET}")
+    monkeypatch.setenv(llm.API_KEY_ENV, SECRET)
+    monkeypatch.setenv(llm.MODEL_ENV, "m1")
+    ident = llm.identity()
+    assert ident == {"endpoint": "https://h.example/v1", "model": "m1", "offline": False}
+    monkeypatch.setenv(llm.OFFLINE_ENV, "1")
+    assert llm.identity()["offline"] is True
+
+
+def test_cached_failures_are_never_answers_and_the_switch_retries_them(server, tmp_path, monkeypatch):
+    server.script.extend([("content", "{not json")] * 3)
+    client = _client(server, tmp_path, max_parse_retries=2, max_concurrency=1)
+    assert client.run(_task(), ["a"])["status"].item() == "failed"
+    again = _client(server, tmp_path).run(_task(), ["a"])
+    assert again["status"].item() == "failed" and again["answer"].item() is None and server.n_requests == 3
+    monkeypatch.setenv(llm.RETRY_FAILED_ENV, "1")
+    retried = _client(server, tmp_path).run(_task(), ["a"])
+    assert retried["status"].item() == "ok" and server.n_requests == 4
