@@ -257,7 +257,10 @@ def summary_line(rs: list[Result], failed: list[str] | None = None) -> str:
     counts = {s: sum(r.status == s for r in rs) for s in ("match", "differs", "simulated", "computed", "not run")}
     line = f"{len(rs)} numbers: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     first = next((r for r in rs if r.status == "differs"), None)
-    return line + (f"; differs: {describe_result(first)}" if first else "")
+    if first is None:
+        return line
+    paper = f" (paper {format_value(first.paper)})" if first.paper is not None else ""
+    return line + f"; differs: {first.quantity} = {format_value(first.ours)}{paper}"
 
 
 def _row(aid, paper, what, paper_numbers, data_class, rs: list[Result], where, failed: list[str]) -> tuple:
