@@ -18,7 +18,7 @@ PACKAGE = REPO / "analysis_lib"
 def python_blocks(text: str) -> list[tuple[int, str]]:
     """(line number, code) of every fenced ```python block (indented fences inside list items included)."""
     blocks = []
-    for m in re.finditer(r"^(?P<indent>[ \t]*)```python[ \t]*\n(?P<code>.*?)^(?P=indent)```[ \t]*$", text, re.M | re.S):
+    for m in re.finditer(r"^(?P<indent>[ \t]*)```python[ \t]*\n(?P<code>.*?)^(?P=indent)```[ \t]*$", text, re.MULTILINE | re.DOTALL):
         indent = len(m.group("indent"))
         code = "\n".join(line[indent:] for line in m.group("code").splitlines())
         blocks.append((text.count("\n", 0, m.start()) + 1, code))
@@ -42,7 +42,7 @@ def test_every_python_example_runs(tmp_path, monkeypatch):
         out = io.StringIO()
         try:
             with contextlib.redirect_stdout(out):
-                exec(compile(code, f"{PAGE.name}:{line}", "exec"), namespace)
+                exec(compile(code, f"{PAGE.name}:{line}", "exec"), namespace)  # noqa: S102 - the page's own examples
         except Exception as exc:  # noqa: BLE001 - name the block that failed
             pytest.fail(f"the example at {PAGE.name}, line {line} failed: {type(exc).__name__}: {exc}\n{code}")
     assert "battles" in namespace and namespace["battles"].height == 2000
