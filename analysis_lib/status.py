@@ -424,7 +424,8 @@ def status_html(table: pl.DataFrame, chapters: Mapping[str, Chapter] | None = No
             out.append(f'<tr class="paper"><th colspan="{len(_COLUMNS)}">{html.escape(_paper_label(paper))}</th></tr>')
         colour = STATUS_COLOUR.get(row["status"], "#000")
         summary = _inline(row["summary"])
-        build = summary if row["status"] == "failed" else f"<details><summary>{summary}</summary>{_details(row)}</details>"
+        folded = f"<details><summary>{summary}</summary>{_details(row)}</details>"
+        build = summary if row["status"] == "failed" else folded
         links = "—" if row["status"] == "failed" else _section_links(row["id"], row["notebooks"], chapters)
         out += [
             f'<tr id="status-{html.escape(row["id"].lower())}">',

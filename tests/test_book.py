@@ -34,6 +34,9 @@ from analysis_lib import report, status
 pytestmark = pytest.mark.book
 
 REPO = Path(__file__).resolve().parents[1]
+#: The chapter notebooks to build: the repository's, or ``$BOOK_TEST_NOTEBOOKS`` (a folder, to try the checks on
+#: other notebooks; it needs the status notebook too).
+NOTEBOOKS = Path(os.environ.get("BOOK_TEST_NOTEBOOKS") or REPO / "notebooks")
 STATUS = "99_reproduction_status"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -55,7 +58,7 @@ KNOWN_THEME_ERRORS = ("THEBE_JS_URL",)
 
 def chapters_to_build() -> list[str]:
     """The chapter stems this session builds: ``$BOOK_TEST_CHAPTERS`` or every chapter notebook."""
-    every = sorted(p.stem for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb") if p.stem != STATUS)
+    every = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if p.stem != STATUS)
     wanted = [s.strip().removesuffix(".ipynb") for s in os.environ.get("BOOK_TEST_CHAPTERS", "").split(",")]
     wanted = [s for s in wanted if s]
     unknown = sorted(set(wanted) - set(every))
@@ -71,7 +74,7 @@ def build_command(root: Path, chapters: list[str]) -> list[str]:
     """The one invocation of the runner (switch it here when the runner moves to ``python -m bookbuild``)."""
     return [
         sys.executable, "-m", "analysis_lib.build",
-        "--root", str(root), "--notebooks-dir", str(REPO / "notebooks"), "--data", "sample:2000",
+        "--root", str(root), "--notebooks-dir", str(NOTEBOOKS), "--data", "sample:2000",
         "--cache-dir", str(REPO / ".cache"), "--only", ",".join([*chapters, STATUS]),
     ]  # fmt: skip
 
@@ -185,7 +188,8 @@ def test_chapter_page_has_no_dumps_stderr_or_paths(book, browser, chapter):
     page, _ = _open(browser, book.page(chapter))
     try:
         text = page.locator("main").text_content() or ""  # includes folded cells
-        assert "shape: (" not in text, "a polars repr is on the page: render tables with report.html_table"
+        polars_repr = "shape: (" in text
+        assert not polars_repr, "a polars repr is on the page: render tables with report.html_table"
         stderr = page.locator("main .output.stderr").all_text_contents()
         assert stderr == [], f"stderr output blocks on the page: {[s[:120] for s in stderr]}"
         plain = page.locator("main .output.text_plain, main .output.stream").all_text_contents()
@@ -277,7 +281,11 @@ def test_status_page_has_one_row_per_catalogue_id(book, browser):
         text = page.locator("main").inner_text()
         assert ":::{" not in text
         assert "Simulated data" in text  # the build ran on sample:2000
-        assert "shape: (" not in (page.locator("main").text_content() or "")
+        full = page.locator("main").text_content() or ""
+        has_repr = "shape: (" in full
+        assert not has_repr, "a polars repr on the status page"
+        paths = sorted({m for p in ABSOLUTE_PATHS for m in re.findall(re.escape(p) + r"[^\s\"'<]*", full)})
+        assert paths == [], f"absolute paths on the status page: {paths[:5]}"
         assert errors == []
     finally:
         page.close()
@@ -333,8 +341,7 @@ def test_status_page_links_no_chapter_outside_the_build(book):
 
 def test_every_paper_value_is_recorded(book):
     """Nothing in the paper-values tables goes unrecorded (needs every chapter in the build)."""
-    every = sorted(p.stem for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb") if p.stem != STATUS)
-    if CHAPTERS != every:
+    if CHAPTERS != sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if p.stem != STATUS):
         pytest.skip("only a part of the book was built ($BOOK_TEST_CHAPTERS)")
     recorded = {(r.analysis_id, r.quantity) for c in CHAPTERS for r in book.results(c)}
     unrecorded = [f"{Path(v.file).name}, line {v.line}: {key[0]} / {key[1]!r}"
