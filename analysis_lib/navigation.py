@@ -168,7 +168,7 @@ def toc_for_build(toc: str | Path | Mapping, built: Iterable[str], chapters_pref
     ``toc`` is the committed ``_toc.yml`` (path, text or parsed). Entries ``<chapters_prefix><stem>`` stay only
     when ``stem`` is in ``built``; other files (intro, library page) stay; a part left with no chapter is
     dropped. Executed chapters the committed file does not list are appended as a last part, so nothing a
-    build ran is hidden.
+    build ran is hidden (after the last part that lists chapters).
     """
     if isinstance(toc, Mapping):
         spec = dict(toc)
@@ -187,13 +187,18 @@ def toc_for_build(toc: str | Path | Mapping, built: Iterable[str], chapters_pref
         return True
 
     parts = []
+    after_chapters = 0  # the extra part goes after the last part that lists chapters (before the reference)
     for part in spec.get("parts", []):
-        chapters = [dict(c) for c in part.get("chapters", []) if keep(c)]
+        entries = list(part.get("chapters", []))
+        chapters = [dict(c) for c in entries if keep(c)]
         if chapters:
             parts.append({**part, "chapters": chapters})
+        if any(str(c.get("file", "")).startswith(chapters_prefix) for c in entries):
+            after_chapters = len(parts)
     extra = [s for s in built if s not in listed]
     if extra:
-        parts.append({"caption": "Other chapters", "chapters": [{"file": chapters_prefix + s} for s in extra]})
+        part = {"caption": "Other chapters", "chapters": [{"file": chapters_prefix + s} for s in extra]}
+        parts.insert(after_chapters, part)
     out = {k: v for k, v in spec.items() if k != "parts"}
     out["parts"] = parts
     return "# Generated for this build from the committed _toc.yml (only the chapters it executed).\n" + yaml.safe_dump(

@@ -339,6 +339,8 @@ STATUS_COLOUR = {
 }
 
 _CSS = """<style>
+/* the status page's tables take the width of the page-contents sidebar (their cells are tagged full_width) */
+.bd-sidebar-secondary {display: none !important;}
 table.repro-status, table.figure-index {border-collapse: collapse; font-size: 0.82em; width: 100%;
   table-layout: fixed;}
 table.repro-status th, table.repro-status td, table.figure-index th, table.figure-index td {

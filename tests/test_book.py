@@ -50,6 +50,8 @@ CHROMIUM_ARGS = [
 ]
 FAKE_KEY = "sk-test-" + secrets.token_hex(16)
 ABSOLUTE_PATHS = ("/work/", "/root/", "/tmp/", "/home/")
+#: The longest code line a reader should meet when unfolding a cell.
+MAX_CODE_LINE = 110
 #: Tags that hide a code cell's input on the page (the runner folds the parameter cells with ``hide-cell``).
 HIDING_TAGS = {"hide-input", "hide-cell", "remove-input", "remove-cell"}
 #: JavaScript errors of the theme itself, not of our pages (sphinx-thebe declares its URL constant twice).
@@ -263,6 +265,21 @@ def test_most_code_cells_are_hidden(book, chapter):
     hidden = [c for c in code if HIDING_TAGS & set(c.get("metadata", {}).get("tags", []))]
     shown = [("".join(c["source"]).splitlines() or [""])[0][:60] for c in code if c not in hidden]
     assert len(hidden) >= 0.8 * len(code), f"{len(hidden)}/{len(code)} code cells hidden; shown: {shown}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_code_lines_fit_the_page(book, chapter):
+    """Code a reader unfolds wraps at 110 characters (the runner's injected-parameters cell aside)."""
+    _built(book, chapter)
+    nb = json.loads((book.chapters_dir / f"{chapter}.ipynb").read_text())
+    long = [
+        f"cell {i}: {line[:60]}… ({len(line)} chars)"
+        for i, c in enumerate(nb["cells"])
+        if c["cell_type"] == "code" and "injected-parameters" not in c.get("metadata", {}).get("tags", [])
+        for line in "".join(c["source"]).splitlines()
+        if len(line) > MAX_CODE_LINE
+    ]
+    assert long == []
 
 
 # --- the status page ------------------------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def test_toc_for_build_keeps_the_grouping_and_drops_what_did_not_run():
     assert "book/library" in files
     assert all(p["chapters"] for p in out["parts"])  # empty parts dropped
     captions = [p["caption"] for p in out["parts"]]
-    assert captions[-1] == "Other chapters"
+    assert captions[-2:] == ["Other chapters", "Reference"]  # new chapters before the reference page
 
 
 def test_committed_toc_groups_every_chapter_notebook_by_paper():
