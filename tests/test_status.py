@@ -11,7 +11,7 @@ import nbformat
 import polars as pl
 import pytest
 
-from analysis_lib import status
+from analysis_lib import status, status_page
 from analysis_lib.report import Recorder, Result
 
 REPO = Path(__file__).resolve().parents[1]
@@ -134,11 +134,11 @@ def test_status_from_recorder_files(tmp_path):
     assert got == {"SA-A": "simulated", "SA-B": "match", "NG-C": "not yet", "NG-D": "not run", "DR-E": "not yet"}
     assert where == {"SA-A": ["03_preferences"], "SA-B": ["04_citations"], "NG-D": ["04_citations"]}
 
-    page = status.status_html(table)
+    page = status_page.status_html(table)
     assert page.count("<tr id=") == table.height
     assert "<a href" not in page  # no built chapters given: nothing is linked
     assert "<script" not in page
-    assert "| **match** |" in status.counts_markdown(table)
+    assert "| **match** |" in status_page.counts_markdown(table)
 
 
 def _chapter_nb(path: Path, title: str, sections: list[str]) -> None:
@@ -176,14 +176,22 @@ def test_build_with_chapters_and_a_failure(tmp_path):
     assert summary["SA-A"] == "2 numbers: 2 simulated"
     assert summary["SA-B"] == "chapter 04_citations failed in this build"
 
-    page = status.status_html(table, build.chapters)
+    page = status_page.status_html(table, build.chapters)
     assert page.count('<tr id="status-') == table.height == _catalogue().height
     assert '<a href="03_preferences.html#sa-a" title="SA-A · Length (Fig 4)">User preferences</a>' in page
     assert "04_citations.html" not in page and "0.4221" not in page
     assert "<details><summary>2 numbers: 2 simulated</summary>" in page
     assert "beta_length = 0.331 (paper 0.334)" in page
-    assert status.counts_markdown(table).count("| **failed** | ") == 1
-    assert "`04_citations`: ValueError: boom" in status.failed_markdown(build.failed)
+    assert status_page.counts_markdown(table).count("| **failed** | ") == 1
+    assert "`04_citations`: ValueError: boom" in status_page.failed_markdown(build.failed)
+
+
+def test_a_number_carries_its_planted_value_and_note():
+    res = Result("SA-D5", "rating x", 990.0, 1000.0, "simulated", "simulated", planted=995.0,
+                 note="calibration target: the simulator is tuned to it")
+    assert status.describe_result(res) == (
+        "rating x = 990 (planted 995; paper 1000) — calibration target: the simulator is tuned to it"
+    )
 
 
 def test_summary_names_the_first_difference():
@@ -194,7 +202,7 @@ def test_summary_names_the_first_difference():
 
 def test_html_escapes_text():
     results = [r("SA-A", "differs", "<b>q</b>", note="a & b")]
-    page = status.status_html(status.status_table(results, _catalogue()))
+    page = status_page.status_html(status.status_table(results, _catalogue()))
     assert "<b>q</b>" not in page and "<br>" not in page and "&lt;b&gt;q&lt;/b&gt;" in page and "a &amp; b" in page
 
 
