@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 #: ``## SA-D5 · Leaderboard (Table D.1)``: the ID, the separator (middle dot, colon or dash), the title.
 _HEADING = re.compile(r"^##\s+(?P<id>[A-Z]{2,3}-[A-Za-z0-9]+)\s*(?:[·:—–-]\s*)?(?P<title>.*?)\s*$")
