@@ -18,26 +18,31 @@ usually records several numbers, and its status is the **worst** of theirs, in t
 
 and ``not yet`` when no notebook recorded anything for the ID. So an ID reads ``match`` only when every
 number it has that the paper reports was reproduced on real or published data, and nothing of it is simulated
-or missing.
+or missing. An ID whose chapter failed in this build (``<results_dir>/_failed.json``, written by the runner)
+reads ``failed``: its partial numbers are not shown, and nothing links to the failed page.
+
+The page (:func:`analysis_lib.status_page.status_html`) shows one row per ID: its status, a one-line summary and a link, named by the
+chapter's title, to the section that computes it (``03_preferences.html#sa-d5``, see
+:mod:`analysis_lib.navigation`); the numbers themselves sit in a collapsed ``<details>`` and on the chapter.
 """
 
 from __future__ import annotations
 
-import html
 import json
-import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 import polars as pl
 
-from analysis_lib import data, sources
+from analysis_lib import data, navigation, sources
+from analysis_lib.navigation import Chapter
 from analysis_lib.report import Result, format_value
 
 #: Aggregate order, worst first (see the module docstring), then ``not yet``.
 AGGREGATE_ORDER: tuple[str, ...] = ("differs", "simulated", "not run", "match", "computed")
-STATUSES: tuple[str, ...] = ("match", "differs", "simulated", "computed", "not run", "not yet")
+STATUSES: tuple[str, ...] = ("match", "differs", "simulated", "computed", "not run", "not yet", "failed")
 
 STATUS_MEANING: dict[str, str] = {
     "match": "reproduced: computed on real or published data and within tolerance of the paper's value",
@@ -46,6 +51,7 @@ STATUS_MEANING: dict[str, str] = {
     "computed": "computed on real or published data; the paper gives no number to compare with",
     "not run": "needs an LLM endpoint or data this build did not have; no number is shown",
     "not yet": "no notebook of this build records the analysis yet",
+    "failed": "the chapter that computes it failed in this build; its partial numbers are not shown",
 }
 
 DATA_CLASS_MEANING: dict[str, str] = {
@@ -73,7 +79,9 @@ PAPERS: dict[str, str] = {
 
 CATALOGUE_COLUMNS = ("analysis_id", "paper", "section", "what", "paper_numbers", "data_class")
 
-TABLE_COLUMNS = ("id", "paper", "what", "paper_value", "this_build", "data_class", "data_used", "status", "notebooks")
+TABLE_COLUMNS = (
+    "id", "paper", "what", "paper_value", "this_build", "data_class", "data_used", "status", "notebooks", "summary",
+)
 
 
 def catalogue(path: str | Path | None = None) -> pl.DataFrame:
@@ -110,28 +118,83 @@ def data_used(kinds: Iterable[str]) -> str:
 
 
 def describe_result(r: Result, digits: int = 3) -> str:
-    """One number readably: ``quantity = ours (paper x)`` or ``quantity: not run — reason``."""
+    """One number readably: ``quantity = ours (planted p; paper x) — note`` or ``quantity: not run (reason)``.
+
+    The note travels with the number (why it differs, or that a simulated number is a calibration target)."""
     if r.status == "not run" or r.ours is None:
         reason = f" ({r.note})" if r.note else ""
         return f"{r.quantity}: not run{reason}"
-    paper = f" (paper {format_value(r.paper, digits)})" if r.paper is not None else ""
-    note = f" — {r.note}" if r.note and r.status in ("differs",) else ""
+    refs = [f"planted {format_value(r.planted, digits)}"] if r.planted is not None else []
+    refs += [f"paper {format_value(r.paper, digits)}"] if r.paper is not None else []
+    paper = f" ({'; '.join(refs)})" if refs else ""
+    note = f" — {r.note}" if r.note else ""
     return f"{r.quantity} = {format_value(r.ours, digits)}{paper}{note}"
 
 
-def load_results_by_notebook(results_dir: str | Path) -> tuple[list[Result], dict[str, list[str]]]:
-    """All results of a build, and for each analysis ID the notebooks (file stems) that recorded it."""
+def load_results_by_notebook(
+    results_dir: str | Path, exclude: Iterable[str] = ()
+) -> tuple[list[Result], dict[str, list[str]]]:
+    """All results of a build, and for each analysis ID the notebooks (file stems) that recorded it.
+
+    Notebooks in ``exclude`` (the failed chapters) are left out. Files starting with ``_`` (the runner's
+    ``_failed.json``) are not results.
+    """
+    skip = set(exclude)
     results: list[Result] = []
     where: dict[str, list[str]] = {}
     for path in sorted(Path(results_dir).glob("*.json")):
+        if path.name.startswith("_"):
+            continue
         payload = json.loads(path.read_text())
         notebook = payload.get("notebook", path.stem)
+        if notebook in skip:
+            continue
         for raw in payload.get("results", []):
             r = Result(**raw)
             results.append(r)
             if notebook not in where.setdefault(r.analysis_id, []):
                 where[r.analysis_id].append(notebook)
     return results, where
+
+
+@dataclass
+class Build:
+    """What the status page needs from one build.
+
+    ``results``/``where`` as :func:`load_results_by_notebook` (failed chapters left out); ``failed``: stem →
+    one-line error of each failed chapter; ``failed_ids``: ID → failed chapters that compute it (from their
+    results file and their section headings); ``chapters``: the built chapters (executed, not failed), by stem.
+    """
+
+    results: list[Result]
+    where: dict[str, list[str]]
+    failed: dict[str, str] = field(default_factory=dict)
+    failed_ids: dict[str, list[str]] = field(default_factory=dict)
+    chapters: dict[str, Chapter] = field(default_factory=dict)
+
+
+def load_build(results_dir: str | Path, chapters_dir: str | Path | None = None) -> Build:
+    """Read a build: its results, its failed chapters and its executed chapters.
+
+    ``chapters_dir`` defaults to ``<results_dir>/../chapters`` (the runner writes both under the book folder).
+    """
+    results_dir = Path(results_dir)
+    chapters_dir = Path(chapters_dir) if chapters_dir is not None else results_dir.parent / "chapters"
+    failed = navigation.read_failed(results_dir)
+    results, where = load_results_by_notebook(results_dir, exclude=failed)
+    failed_ids: dict[str, list[str]] = {}
+    for stem in failed:
+        ids: list[str] = []
+        path = results_dir / f"{stem}.json"
+        if path.exists():
+            ids += [raw["analysis_id"] for raw in json.loads(path.read_text()).get("results", [])]
+        executed = chapters_dir / f"{stem}.ipynb"
+        if executed.exists():
+            ids += [s.analysis_id for s in navigation.read_chapter(executed).sections]
+        for aid in dict.fromkeys(ids):
+            failed_ids.setdefault(aid, []).append(stem)
+    chapters = navigation.built_chapters(chapters_dir, exclude=failed)
+    return Build(results, where, failed, failed_ids, chapters)
 
 
 #: IDs of the project's own method checks (not analyses of the papers), shown after the papers' IDs.
@@ -145,13 +208,16 @@ def status_table(
     results: Iterable[Result],
     catalogue: pl.DataFrame,
     where: Mapping[str, list[str]] | None = None,
+    failed_ids: Mapping[str, list[str]] | None = None,
 ) -> pl.DataFrame:
     """One row per analysis ID: the catalogue's description and paper numbers beside this build's.
 
     Columns: ``id``, ``paper``, ``what``, ``paper_value`` (the catalogue's paper numbers), ``this_build`` (every
     recorded quantity of the ID, one per line, ``None`` when none), ``data_class`` (the catalogue's),
     ``data_used`` (``real``/``published``/``simulated``/``LLM cache``/``none``, joined with ``+``; ``None`` when
-    nothing was recorded), ``status`` (:func:`aggregate_status`) and ``notebooks`` (who recorded it, ``, ``-joined).
+    nothing was recorded), ``status`` (:func:`aggregate_status`; ``failed`` for an ID with no result whose
+    chapter is in ``failed_ids``), ``notebooks`` (who recorded it, ``, ``-joined) and ``summary`` (one line:
+    :func:`summary_line`).
 
     The project's own checks (:data:`PROJECT_CHECKS`, paper ``checks``) follow the papers' IDs; any other ID
     recorded by a notebook but missing from the catalogue is appended too (paper ``?``), so a typo in a
@@ -161,24 +227,46 @@ def status_table(
     for r in results:
         by_id.setdefault(r.analysis_id, []).append(r)
     where = where or {}
+    failed_ids = failed_ids or {}
 
     rows = []
     known = set()
+
+    def add(aid, paper, what, paper_numbers, data_class):
+        rs = by_id.get(aid, [])
+        rows.append(_row(aid, paper, what, paper_numbers, data_class, rs, where, failed_ids.get(aid, [])))
+
     for row in catalogue.iter_rows(named=True):
-        aid = row["analysis_id"]
-        known.add(aid)
-        rows.append(
-            _row(aid, row["paper"], row["what"], row["paper_numbers"], row["data_class"], by_id.get(aid, []), where)
-        )
+        known.add(row["analysis_id"])
+        add(row["analysis_id"], row["paper"], row["what"], row["paper_numbers"], row["data_class"])
     for aid in sorted(set(by_id) - known):
         if aid in PROJECT_CHECKS:
-            rows.append(_row(aid, "checks", PROJECT_CHECKS[aid], None, "simulation", by_id[aid], where))
+            add(aid, "checks", PROJECT_CHECKS[aid], None, "simulation")
         else:
-            rows.append(_row(aid, "?", "(not in the catalogue: check the ID)", None, None, by_id[aid], where))
+            add(aid, "?", "(not in the catalogue: check the ID)", None, None)
     return pl.DataFrame(rows, schema={c: pl.String for c in TABLE_COLUMNS}, orient="row")
 
 
-def _row(aid, paper, what, paper_numbers, data_class, rs: list[Result], where) -> tuple:
+def summary_line(rs: list[Result], failed: list[str] | None = None) -> str:
+    """One line for an ID: its single number (:func:`describe_result`), or the count of its numbers per status
+    with the first differing one named; the failed chapters when none of its numbers survived."""
+    if not rs:
+        if failed:
+            return f"chapter {', '.join(failed)} failed in this build"
+        return "no chapter of this build computes it"
+    if len(rs) == 1:
+        return describe_result(rs[0])
+    counts = {s: sum(r.status == s for r in rs) for s in ("match", "differs", "simulated", "computed", "not run")}
+    line = f"{len(rs)} numbers: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    first = next((r for r in rs if r.status == "differs"), None)
+    if first is None:
+        return line
+    paper = f" (paper {format_value(first.paper)})" if first.paper is not None else ""
+    return line + f"; differs: {first.quantity} = {format_value(first.ours)}{paper}"
+
+
+def _row(aid, paper, what, paper_numbers, data_class, rs: list[Result], where, failed: list[str]) -> tuple:
+    status = aggregate_status(r.status for r in rs) if rs or not failed else "failed"
     return (
         aid,
         paper,
@@ -187,8 +275,9 @@ def _row(aid, paper, what, paper_numbers, data_class, rs: list[Result], where) -
         "\n".join(describe_result(r) for r in rs) if rs else None,
         data_class,
         data_used(r.data for r in rs) if rs else None,
-        aggregate_status(r.status for r in rs),
+        status,
         ", ".join(where.get(aid, [])) or None,
+        summary_line(rs, failed),
     )
 
 
@@ -237,116 +326,3 @@ def status_by_paper(table: pl.DataFrame) -> pl.DataFrame:
         rows.append([p, *[int(counts.get(s, 0)) for s in STATUSES], sub.height])
     schema = {"paper": pl.String, **{s: pl.Int64 for s in STATUSES}, "total": pl.Int64}
     return pl.DataFrame(rows, schema=schema, orient="row")
-
-
-# --- HTML rendering (the book shows the table as a plain HTML table: long, but it wraps and reads) ----------
-
-STATUS_COLOUR = {
-    "match": "#1a7f37",
-    "differs": "#cf222e",
-    "simulated": "#9a6700",
-    "computed": "#0969da",
-    "not run": "#6e7781",
-    "not yet": "#6e7781",
-}
-
-_CSS = """<style>
-table.repro-status {border-collapse: collapse; font-size: 0.8em; width: 100%; table-layout: fixed;}
-table.repro-status th, table.repro-status td {border-bottom: 1px solid #d0d7de; padding: 4px 5px;
-  vertical-align: top; text-align: left; overflow-wrap: anywhere;}
-table.repro-status td.id {font-weight: 600;}
-table.repro-status td.id a {font-weight: normal; font-size: 0.9em;}
-table.repro-status tr.paper th {padding-top: 14px; font-size: 1.1em; border-bottom: 2px solid #8c959f;}
-table.repro-status .status {font-weight: 600; white-space: nowrap;}
-table.repro-status code {font-size: 0.95em; overflow-wrap: anywhere;}
-</style>"""
-
-#: (key, header, width): the HTML table's columns.
-_COLUMNS = (
-    ("id", "ID", "10%"),
-    ("what", "what", "21%"),
-    ("paper_value", "paper's value(s)", "22%"),
-    ("this_build", "this build", "24%"),
-    ("data", "data: class → used", "12%"),
-    ("status", "status", "11%"),
-)
-
-
-def _inline(text: str | None) -> str:
-    """Escape for HTML; ``code`` spans become <code>; none becomes an em dash."""
-    if text is None or text == "":
-        return "—"
-    escaped = html.escape(text).replace("\n", "<br>")
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
-
-
-def _id_cell(aid: str, notebooks: str | None, link_chapters: bool) -> str:
-    cell = html.escape(aid)
-    if notebooks:
-        names = notebooks.split(", ")
-        if link_chapters:
-            links = ", ".join(f'<a href="{html.escape(n)}.html">{html.escape(n)}</a>' for n in names)
-        else:
-            links = ", ".join(html.escape(n) for n in names)
-        cell += f"<br>{links}"
-    return f'<td class="id">{cell}</td>'
-
-
-def status_html(table: pl.DataFrame, *, link_chapters: bool = True) -> str:
-    """The status table as one HTML table (with a little CSS), for ``IPython.display.HTML``.
-
-    One header row per paper; under each ID the chapters that recorded it, linked to ``<notebook>.html`` (the
-    executed chapter's page beside the status page in the built book) when ``link_chapters``.
-    """
-    out = [_CSS, '<table class="repro-status">', "<colgroup>"]
-    out += [f'<col style="width: {w}">' for _, _, w in _COLUMNS]
-    out += ["</colgroup>", "<thead><tr>"]
-    out += [f"<th>{html.escape(h)}</th>" for _, h, _ in _COLUMNS]
-    out.append("</tr></thead><tbody>")
-    paper = None
-    for row in table.iter_rows(named=True):
-        if row["paper"] != paper:
-            paper = row["paper"]
-            label = (
-                f"{paper} · {PAPERS[paper]}"
-                if paper in PAPERS
-                else "Checks of this project's methods (not paper analyses)"
-                if paper == "checks"
-                else "IDs not in the catalogue"
-            )
-            out.append(f'<tr class="paper"><th colspan="{len(_COLUMNS)}">{html.escape(label)}</th></tr>')
-        colour = STATUS_COLOUR.get(row["status"], "#000")
-        used = row["data_used"]
-        data = html.escape(row["data_class"] or "—") + (f" → {html.escape(used)}" if used else "")
-        out += [
-            f'<tr id="status-{html.escape(row["id"].lower())}">',
-            _id_cell(row["id"], row["notebooks"], link_chapters),
-            f"<td>{_inline(row['what'])}</td>",
-            f"<td>{_inline(row['paper_value'])}</td>",
-            f"<td>{_inline(row['this_build'])}</td>",
-            f"<td>{data}</td>",
-            f'<td><span class="status" style="color:{colour}">{html.escape(row["status"])}</span></td>',
-            "</tr>",
-        ]
-    out.append("</tbody></table>")
-    return "\n".join(out)
-
-
-def counts_markdown(table: pl.DataFrame) -> str:
-    """Counts per status as a short Markdown table (status, meaning, number of IDs)."""
-    counts = status_counts(table)
-    lines = ["| status | meaning | IDs |", "|---|---|---:|"]
-    for status, n in counts.iter_rows():
-        lines.append(f"| **{status}** | {STATUS_MEANING[status]} | {n} |")
-    lines.append(f"| | total | {table.height} |")
-    return "\n".join(lines)
-
-
-def by_paper_markdown(table: pl.DataFrame) -> str:
-    """IDs per paper and status as a Markdown table."""
-    frame = status_by_paper(table)
-    header = "| paper | " + " | ".join(STATUSES) + " | total |"
-    lines = [header, "|---|" + "---:|" * (len(STATUSES) + 1)]
-    for row in frame.iter_rows():
-        lines.append("| " + " | ".join(str(v) for v in row) + " |")
-    return "\n".join(lines)

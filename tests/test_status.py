@@ -7,10 +7,11 @@ import os
 import re
 from pathlib import Path
 
+import nbformat
 import polars as pl
 import pytest
 
-from analysis_lib import status
+from analysis_lib import status, status_page
 from analysis_lib.report import Recorder, Result
 
 REPO = Path(__file__).resolve().parents[1]
@@ -112,7 +113,9 @@ def test_status_table_one_row_per_id_with_hand_made_results():
     assert table.row(5, named=True)["paper"] == "?"  # unknown IDs are shown, not dropped
 
     counts = dict(status.status_counts(table).iter_rows())
-    assert counts == {"match": 1, "differs": 1, "simulated": 1, "computed": 1, "not run": 1, "not yet": 1}
+    assert counts == {
+        "match": 1, "differs": 1, "simulated": 1, "computed": 1, "not run": 1, "not yet": 1, "failed": 0,
+    }
     by_paper = status.status_by_paper(table)
     assert by_paper["paper"].to_list() == ["SA", "NG", "DR", "?"]
     assert by_paper["total"].sum() == table.height
@@ -131,16 +134,75 @@ def test_status_from_recorder_files(tmp_path):
     assert got == {"SA-A": "simulated", "SA-B": "match", "NG-C": "not yet", "NG-D": "not run", "DR-E": "not yet"}
     assert where == {"SA-A": ["03_preferences"], "SA-B": ["04_citations"], "NG-D": ["04_citations"]}
 
-    page = status.status_html(table)
+    page = status_page.status_html(table)
     assert page.count("<tr id=") == table.height
-    assert '<a href="03_preferences.html">03_preferences</a>' in page
+    assert "<a href" not in page  # no built chapters given: nothing is linked
     assert "<script" not in page
-    assert "| **match** |" in status.counts_markdown(table)
+    assert "| **match** |" in status_page.counts_markdown(table)
+
+
+def _chapter_nb(path: Path, title: str, sections: list[str]) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\nWhat it reproduces.")]
+    nb.cells += [nbformat.v4.new_markdown_cell(s) for s in sections]
+    nbformat.write(nb, path)
+
+
+def test_build_with_chapters_and_a_failure(tmp_path):
+    """One row per ID, links named by the chapter title to the section anchor; a failed chapter's IDs read
+    'failed', show no number and are not linked."""
+    results_dir, chapters_dir = tmp_path / "_results", tmp_path / "chapters"
+    chapters_dir.mkdir()
+    a = Recorder(results_dir, "03_preferences", data="simulated")
+    a.number("SA-A", "beta_length", 0.331, paper=0.334, tol=0.01)
+    a.number("SA-A", "beta_factual", 0.15, paper=0.156, tol=0.01)
+    b = Recorder(results_dir, "04_citations", data="published")
+    b.number("SA-B", "tau", 0.4221, paper=0.422, tol=0.001)
+    _chapter_nb(chapters_dir / "03_preferences.ipynb", "User preferences", ["(sa-a)=\n## SA-A · Length (Fig 4)"])
+    _chapter_nb(chapters_dir / "04_citations.ipynb", "Citations", ["(sa-b)=\n## SA-B · Tau (Table F.1)"])
+    (results_dir / "_failed.json").write_text(
+        json.dumps({"failed": [{"notebook": "04_citations", "error": "ValueError: boom"}]})
+    )
+    build = status.load_build(results_dir)
+    assert build.failed == {"04_citations": "ValueError: boom"}
+    assert set(build.chapters) == {"03_preferences"}
+    assert build.failed_ids == {"SA-B": ["04_citations"]}
+    assert {r.analysis_id for r in build.results} == {"SA-A"}  # the failed chapter's partial numbers are gone
+
+    table = status.status_table(build.results, _catalogue(), build.where, build.failed_ids)
+    got = dict(zip(table["id"], table["status"]))
+    assert got["SA-A"] == "simulated" and got["SA-B"] == "failed" and got["NG-C"] == "not yet"
+    summary = dict(zip(table["id"], table["summary"]))
+    assert summary["SA-A"] == "2 numbers: 2 simulated"
+    assert summary["SA-B"] == "chapter 04_citations failed in this build"
+
+    page = status_page.status_html(table, build.chapters)
+    assert page.count('<tr id="status-') == table.height == _catalogue().height
+    assert '<a href="03_preferences.html#sa-a" title="SA-A · Length (Fig 4)">User preferences</a>' in page
+    assert "04_citations.html" not in page and "0.4221" not in page
+    assert "<details><summary>2 numbers: 2 simulated</summary>" in page
+    assert "beta_length = 0.331 (paper 0.334)" in page
+    assert status_page.counts_markdown(table).count("| **failed** | ") == 1
+    assert "`04_citations`: ValueError: boom" in status_page.failed_markdown(build.failed)
+
+
+def test_a_number_carries_its_planted_value_and_note():
+    res = Result("SA-D5", "rating x", 990.0, 1000.0, "simulated", "simulated", planted=995.0,
+                 note="calibration target: the simulator is tuned to it")
+    assert status.describe_result(res) == (
+        "rating x = 990 (planted 995; paper 1000) — calibration target: the simulator is tuned to it"
+    )
+
+
+def test_summary_names_the_first_difference():
+    rs = [r("SA-A", "match", "q1"), r("SA-A", "differs", "q2", ours=2.0, paper=1.0, note="why"), r("SA-A", "match")]
+    assert status.summary_line(rs) == "3 numbers: 2 match, 1 differs; differs: q2 = 2 (paper 1)"
+    assert status.summary_line([r("SA-A", "match", "q1")]) == "q1 = 1 (paper 1)"
 
 
 def test_html_escapes_text():
     results = [r("SA-A", "differs", "<b>q</b>", note="a & b")]
-    page = status.status_html(status.status_table(results, _catalogue()))
+    page = status_page.status_html(status.status_table(results, _catalogue()))
     assert "<b>q</b>" not in page and "<br>" not in page and "&lt;b&gt;q&lt;/b&gt;" in page and "a &amp; b" in page
 
 
