@@ -14,6 +14,7 @@ import polars as pl
 
 from analysis_lib import data, languages, prompts_data
 
+
 def shares(frame: pl.DataFrame, column: str, *, top: int | None = None, exclude: tuple[str, ...] = ()) -> pl.DataFrame:
     """Counts and shares of the values of ``column``; nulls and ``exclude`` are left out of the base.
 

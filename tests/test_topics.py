@@ -62,7 +62,7 @@ def test_fit_topics_recovers_clusters_with_keyword_labels(tmp_path):
     assert s["n_topics"] == 4 and s["largest_share"] <= 0.3
     # reproducible, and the UMAP coordinates were cached
     assert list((tmp_path / "umap").glob("*.npy"))
-    tp2, asg2 = topics.fit_topics(texts, embeddings=emb, min_cluster_size=15, min_samples=5, n_neighbors=10,
+    _, asg2 = topics.fit_topics(texts, embeddings=emb, min_cluster_size=15, min_samples=5, n_neighbors=10,
                                   representation="c-tf-idf", cache_dir=tmp_path)
     assert asg2["topic"].to_list() == asg["topic"].to_list()
 
@@ -150,7 +150,8 @@ def test_one_pasted_page_does_not_name_a_topic(tmp_path):
     texts = [*stocks, *recipes, page]
     # the page sits with the recipes in embedding space (an encoder reads its first 128 word pieces)
     emb = topics.embed_texts([*stocks, *recipes, page.split(" div")[0]], cache_dir=tmp_path)
-    common = dict(embeddings=emb, min_cluster_size=10, min_samples=3, n_neighbors=10, cache_dir=tmp_path)
+    common = {"embeddings": emb, "min_cluster_size": 10, "min_samples": 3, "n_neighbors": 10,
+              "cache_dir": tmp_path}
     whole, asg = topics.fit_topics(texts, representation="c-tf-idf", keyword_words=None, **common)
     page_topic = asg["topic"][len(texts) - 1]
     members = asg.with_row_index().filter(pl.col("topic") == page_topic)["index"]
