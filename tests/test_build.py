@@ -272,3 +272,20 @@ def test_protected_snippets_cover_the_browsecomp_problems():
     from analysis_lib.build import protected_snippets
 
     assert len(protected_snippets()) > 1200
+
+
+def test_setup_cells_folded_and_injected_paths_removed_from_the_page(tmp_path):
+    from analysis_lib.build import collapse_setup_cells
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# T"),
+                nbformat.v4.new_code_cell("seed = 0", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell(f'results_dir = "{tmp_path}/book/_results"',
+                                          metadata={"tags": ["injected-parameters"]}),
+                nbformat.v4.new_code_cell("x = 1")]
+    path = tmp_path / "01_t.ipynb"
+    nbformat.write(nb, path)
+    collapse_setup_cells(path)
+    collapse_setup_cells(path)  # idempotent
+    tags = [c.metadata.get("tags", []) for c in nbformat.read(path, as_version=4).cells]
+    assert tags == [[], ["parameters", "hide-cell"], ["injected-parameters", "remove-cell"], []]
