@@ -11,7 +11,9 @@ UMAP, clusters with HDBSCAN (BERTopic) and names each cluster with GPT-4o (the A
 
 Embeddings are cached on disk per model name and text (sha256 of the text): ``<cache>/<model>/vectors.npy``
 beside ``index.json`` (the row of each text hash), so a rerun embeds nothing. Topic names come from the LLM
-layer when it can answer (or has the answer cached); otherwise a topic is named by its top c-TF-IDF keywords.
+layer when it can answer (or has the answer cached); otherwise a topic is named by its top keywords: c-TF-IDF
+candidates re-ranked by embedding similarity to the topic (BERTopic's KeyBERTInspired, then maximal marginal
+relevance; :func:`fit_topics` states it).
 HDBSCAN leaves some prompts unclustered: they form topic ``-1`` ("Unclustered"), kept in the tables so shares
 add up to one.
 """
@@ -321,8 +323,8 @@ def fit_topics(
       topic; ``None`` keeps whole texts;
     - ``representation="keybert"`` (BERTopic's ``KeyBERTInspired`` then ``MaximalMarginalRelevance``): the
       top c-TF-IDF words are candidates, re-ranked by the cosine similarity of each word's embedding (same
-      model as the texts, cached) to the topic's embedding (the mean embedding of its most representative
-      texts), then picked for diversity, ``argmax_w [(1 − λ)·cos(w, topic) − λ·max_{v picked} cos(w, v)]`` with
+      model as the texts, cached) to the topic's embedding (the mean embedding of its 10 texts most
+      similar to the topic under c-TF-IDF), then picked for diversity, ``argmax_w [(1 − λ)·cos(w, topic) − λ·max_{v picked} cos(w, v)]`` with
       ``λ =`` :data:`MMR_DIVERSITY`;
       ``"c-tf-idf"`` keeps the c-TF-IDF ranking.
     """
@@ -348,7 +350,7 @@ def fit_topics(
     embedder = None
     if representation == "keybert":
         embedder = _cached_embedder(embedding, client, cache_dir)
-        represent = [KeyBERTInspired(top_n_words=max(top_n_words, 10), random_state=seed),
+        represent = [KeyBERTInspired(top_n_words=max(top_n_words, 10), nr_repr_docs=10, random_state=seed),
                      MaximalMarginalRelevance(diversity=MMR_DIVERSITY, top_n_words=top_n_words)]
     # UMAP runs outside BERTopic (exact neighbours, see reduce_dimensions); BERTopic gets its output back
     # from _Precomputed and keeps the full embeddings for the keyword representation.
