@@ -8,9 +8,12 @@ as everywhere in the library (notebooks show them as percentages).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 
 from analysis_lib import data, languages, prompts_data
+
 
 def shares(frame: pl.DataFrame, column: str, *, top: int | None = None, exclude: tuple[str, ...] = ()) -> pl.DataFrame:
     """Counts and shares of the values of ``column``; nulls and ``exclude`` are left out of the base.
@@ -118,3 +121,28 @@ def mean_by(frame: pl.DataFrame, value: str, by: str) -> pl.DataFrame:
         .agg(pl.col(value).mean().alias("mean"), pl.col(value).std().alias("std"), pl.len().alias("n"))
         .sort("mean", descending=True)
     )
+
+
+def load_summary(load_report: data.LoadReport, root: str | Path | None = None) -> str:
+    """One Markdown paragraph for a page's data banner: where the battles came from, rows read and kept, and
+    every drop or flag with its count (nothing left out silently).
+
+    A file source is shown relative to ``root`` (default: the repository root) when it lies inside it, else
+    by its file name, so a page never shows the build machine's absolute paths.
+    """
+    source = load_report.source
+    path = Path(source)
+    if path.is_absolute():
+        base = Path(root) if root is not None else Path(__file__).resolve().parent.parent
+        source = str(path.relative_to(base)) if path.is_relative_to(base) else path.name
+    text = f"Battle data: `{source}`: {load_report.n_raw:,} rows read, {load_report.n_rows:,} kept."
+    dropped = [f"{v:,} {k}" for k, v in load_report.dropped.items() if v]
+    flagged = [f"{v:,} {k}" for k, v in load_report.flags.items() if v]
+    if dropped:
+        text += f" Dropped: {'; '.join(dropped)}."
+    if flagged:
+        text += f" Flagged (kept, counted): {'; '.join(flagged)}."
+    if load_report.unmapped_models:
+        text += (" Model ids kept as-is (not in `resources/model_names.csv`): "
+                 f"{', '.join(load_report.unmapped_models)}.")
+    return text

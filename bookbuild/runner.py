@@ -256,16 +256,20 @@ def run_notebooks(cfg: Config, summary: Summary | None = None) -> Summary:
 
 
 def collapse_setup_cells(executed: Path) -> None:
-    """Fold the parameter cells of an executed chapter (tag ``hide-cell``), so that each page opens with
-    its title, its paragraph and the data banner; readers can still unfold the parameters."""
+    """Fold the parameter cell of an executed chapter (tag ``hide-cell``) and remove papermill's
+    injected-parameters cell from the page (tag ``remove-cell``), so that each page opens with its title, its
+    paragraph and the data banner. The injected values hold the build machine's absolute paths; they stay in
+    the executed notebook's metadata (``papermill.parameters``) and the build state, and the page's banner
+    names the data. Readers can still unfold the parameter cell with its defaults."""
     import nbformat
 
     nb = nbformat.read(executed, as_version=4)
     changed = False
     for cell in nb.cells:
         tags = cell.get("metadata", {}).get("tags", [])
-        if ("parameters" in tags or "injected-parameters" in tags) and "hide-cell" not in tags:
-            cell.setdefault("metadata", {})["tags"] = [*tags, "hide-cell"]
+        wanted = "remove-cell" if "injected-parameters" in tags else "hide-cell" if "parameters" in tags else None
+        if wanted and wanted not in tags:
+            cell.setdefault("metadata", {})["tags"] = [*tags, wanted]
             changed = True
     if changed:
         nbformat.write(nb, executed)

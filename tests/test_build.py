@@ -431,3 +431,20 @@ def test_kernels_write_their_caches_under_the_build_cache(tmp_path):
     assert _run(root, "--cache-dir", str(cache)).ran == ["01_tiny"]
     got = _results(root, "01_tiny")
     assert got["data cache"] == str(cache / "data") and got["llm cache"] == str(cache / "llm")
+
+
+def test_setup_cells_folded_and_injected_paths_removed_from_the_page(tmp_path):
+    from bookbuild.runner import collapse_setup_cells
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# T"),
+                nbformat.v4.new_code_cell("seed = 0", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell(f'results_dir = "{tmp_path}/book/_results"',
+                                          metadata={"tags": ["injected-parameters"]}),
+                nbformat.v4.new_code_cell("x = 1")]
+    path = tmp_path / "01_t.ipynb"
+    nbformat.write(nb, path)
+    collapse_setup_cells(path)
+    collapse_setup_cells(path)  # idempotent
+    tags = [c.metadata.get("tags", []) for c in nbformat.read(path, as_version=4).cells]
+    assert tags == [[], ["parameters", "hide-cell"], ["injected-parameters", "remove-cell"], []]

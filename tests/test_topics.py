@@ -37,7 +37,7 @@ def _corpus(n_per=60, seed=0):
 def test_fit_topics_recovers_clusters_with_keyword_labels(tmp_path):
     texts, truth, emb = _corpus()
     tp, asg = topics.fit_topics(texts, embeddings=emb, min_cluster_size=15, min_samples=5, n_neighbors=10,
-                                cache_dir=tmp_path)
+                                representation="c-tf-idf", cache_dir=tmp_path)
     assert tp.columns == ["topic", "size", "share", "share_clustered", "label", "label_source", "keywords"]
     assert asg.columns == ["text", "topic", "centrality"] and asg.height == len(texts)
     clustered = tp.filter(pl.col("topic") >= 0)
@@ -49,8 +49,10 @@ def test_fit_topics_recovers_clusters_with_keyword_labels(tmp_path):
     purity = frame.filter(pl.col("topic") >= 0).group_by("topic").agg(
         (pl.col("truth").value_counts(sort=True).first().struct.field("count") / pl.len()).alias("purity"))
     assert purity["purity"].min() > 0.95
-    for label, kws in zip(clustered["label"], clustered["keywords"], strict=True):
-        assert label == " / ".join(kws.to_list()[:3])
+    for topic, label, kws in zip(clustered["topic"], clustered["label"], clustered["keywords"], strict=True):
+        assert label == topics.keyword_label(kws.to_list())
+        name = truth[asg["topic"].to_list().index(topic)]
+        assert set(label.replace(" / ", " ").split()) <= {*VOCAB[name].split(), name, "question"}
     ex = topics.topic_examples(tp, asg, k=2)
     assert ex.height == 4 and ex["examples"].str.contains(" · ").all()
     assert ex.columns == ["topic", "label", "share", "share_clustered", "examples"]
@@ -60,8 +62,8 @@ def test_fit_topics_recovers_clusters_with_keyword_labels(tmp_path):
     assert s["n_topics"] == 4 and s["largest_share"] <= 0.3
     # reproducible, and the UMAP coordinates were cached
     assert list((tmp_path / "umap").glob("*.npy"))
-    tp2, asg2 = topics.fit_topics(texts, embeddings=emb, min_cluster_size=15, min_samples=5, n_neighbors=10,
-                                  cache_dir=tmp_path)
+    _, asg2 = topics.fit_topics(texts, embeddings=emb, min_cluster_size=15, min_samples=5, n_neighbors=10,
+                                  representation="c-tf-idf", cache_dir=tmp_path)
     assert asg2["topic"].to_list() == asg["topic"].to_list()
 
 
@@ -79,7 +81,7 @@ def test_llm_labels_through_the_client(tmp_path):
     with FakeOpenAIServer(responder) as srv:
         client = LLMClient(base_url=srv.base_url, model="m", cache_dir=tmp_path / "llm", progress=False)
         tp, _ = topics.fit_topics(texts, embeddings=emb, min_cluster_size=15, min_samples=5, n_neighbors=10,
-                                  client=client, cache_dir=tmp_path)
+                                  representation="c-tf-idf", client=client, cache_dir=tmp_path)
         n = srv.n_requests
     clustered = tp.filter(pl.col("topic") >= 0)
     assert n == clustered.height
@@ -88,7 +90,7 @@ def test_llm_labels_through_the_client(tmp_path):
     # offline afterwards: the cached labels are used, no endpoint needed
     offline = LLMClient(model="m", cache_dir=tmp_path / "llm", offline=True, progress=False)
     tp2, _ = topics.fit_topics(texts, embeddings=emb, min_cluster_size=15, min_samples=5, n_neighbors=10,
-                               client=offline, cache_dir=tmp_path)
+                               representation="c-tf-idf", client=offline, cache_dir=tmp_path)
     assert tp2["label"].to_list() == tp["label"].to_list()
 
 
@@ -124,3 +126,42 @@ def test_auto_embedding_follows_the_endpoint(tmp_path):
     assert topics.resolve_embedding("auto", LLMClient(base_url="http://127.0.0.1:9/v1", cache_dir=tmp_path)) == \
         "text-embedding-3-large"
     assert topics.resolve_embedding("offline", LLMClient(base_url="http://127.0.0.1:9/v1")) == "offline"
+
+
+def test_keyword_label_skips_keywords_that_add_no_word():
+    assert topics.keyword_label(["ai model", "ai models", "best ai", "llm"]) == "ai model / best ai / llm"
+    assert topics.keyword_label(["stock", "stocks", "stock market", "price"], k=2) == "stock / stock market"
+    assert topics.keyword_label([]) == "(no keywords)"
+
+
+STOCK_TEMPLATES = ("What is the stock price of {} today?", "Is {} stock a good buy this year?",
+                   "Why did {} shares fall on the market?", "Latest earnings report for {} stock")
+RECIPE_TEMPLATES = ("How do I bake a {} cake at home?", "Easy recipe for {} cookies with chocolate",
+                    "What flour is best for {} bread?", "How long to roast {} in the oven?")
+FILLERS = ("apple", "tesla", "nvidia", "amazon", "banana", "lemon", "pumpkin", "walnut", "carrot", "ginger")
+
+
+def test_one_pasted_page_does_not_name_a_topic(tmp_path):
+    """A pasted HTML page inside a topic of short recipe questions: counted whole, its markup names the topic
+    under c-TF-IDF; clipped to its first words (as the encoder reads it), the label comes from the questions."""
+    stocks = [t.format(f) for t in STOCK_TEMPLATES for f in FILLERS]
+    recipes = [t.format(f) for t in RECIPE_TEMPLATES for f in FILLERS]
+    page = "Can you turn this banana bread recipe into a list? " + "div class span div const div " * 300
+    texts = [*stocks, *recipes, page]
+    # the page sits with the recipes in embedding space (an encoder reads its first 128 word pieces)
+    emb = topics.embed_texts([*stocks, *recipes, page.split(" div")[0]], cache_dir=tmp_path)
+    common = {"embeddings": emb, "min_cluster_size": 10, "min_samples": 3, "n_neighbors": 10,
+              "cache_dir": tmp_path}
+    whole, asg = topics.fit_topics(texts, representation="c-tf-idf", keyword_words=None, **common)
+    page_topic = asg["topic"][len(texts) - 1]
+    members = asg.with_row_index().filter(pl.col("topic") == page_topic)["index"]
+    assert page_topic >= 0 and members.len() >= 10 and (members >= len(stocks)).all()  # a recipe topic
+    label = dict(zip(whole["topic"], whole["label"]))
+    assert "div" in label[page_topic]  # the defect: one page outweighs 40 questions
+    for representation in ("c-tf-idf", "keybert"):
+        clipped, _ = topics.fit_topics(texts, representation=representation, keyword_words=20, **common)
+        words = " ".join(clipped.filter(pl.col("topic") == page_topic)["keywords"][0].to_list()[:3])
+        assert "div" not in words and "span" not in words, representation
+    keybert, _ = topics.fit_topics(texts, representation="keybert", keyword_words=20, **common)
+    stock_topic = asg["topic"][0]
+    assert "stock" in keybert.filter(pl.col("topic") == stock_topic)["label"][0]
