@@ -7,7 +7,8 @@ Two placements, both deterministic (the same figure is drawn the same way on eve
   a column, e.g. the right-hand end of a slope chart);
 - :func:`place_labels` labels scattered points: for each label, in order of the points' y, it tries offsets on
   rings of growing radius around its point and keeps the first whose text box overlaps no label placed
-  before, no point and stays inside the axes; a label moved away from its point gets a thin leader line.
+  before, no point and stays inside the axes; a label moved away from its point gets a thin leader line, and
+  every label a translucent white background so error bars and grid lines do not cut through its text.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 
@@ -107,7 +109,8 @@ def place_labels(
         far = np.hypot(dx + w / 2, dy + h / 2) > 14 * px_per_pt
         artists.append(ax.annotate(
             labels[i], (x[i], y[i]), xytext=(dx / px_per_pt, dy / px_per_pt), textcoords="offset points",
-            fontsize=fontsize, ha="left", va="bottom",
+            fontsize=fontsize, ha="left", va="bottom", zorder=5,
+            bbox={"boxstyle": "square,pad=0.05", "facecolor": "white", "edgecolor": "none", "alpha": 0.75},
             arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5, "shrinkA": 0, "shrinkB": 3} if far else None,
         ))
     return artists
@@ -121,5 +124,5 @@ def labels_overlap(artists: Sequence, renderer=None) -> int:
     if renderer is None:
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
-    boxes = [a.get_window_extent(renderer) for a in artists]
+    boxes = [Text.get_window_extent(a, renderer) for a in artists]  # the text only, not a leader line
     return sum(_overlap(boxes[i], boxes[j]) > 0.5 for i in range(len(boxes)) for j in range(i + 1, len(boxes)))

@@ -418,13 +418,16 @@ def slope_chart(
     if legend:
         add_legend(ax, legend, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncols=len(legend))
     lo, hi = ax.get_ylim()
-    height_px = ax.get_window_extent().height
-    gap = 1.35 * 7 * fig.dpi / 72 / max(height_px, 1.0) * (hi - lo)  # one 7-pt text line, in data units
-    ys = spread_1d(after, gap)
+    height_px = max(ax.get_window_extent().height, 1.0)
+    ys = np.asarray(after, dtype=float)
+    for _ in range(4):  # spreading can widen the axis, which shrinks a text line in data units: iterate
+        gap = 1.4 * 7 * fig.dpi / 72 / height_px * (hi - lo)  # one 7-pt text line, in data units
+        ys = spread_1d(after, gap)
+        lo, hi = min(lo, float(ys.min()) - gap), max(hi, float(ys.max()) + gap)
+    ax.set_ylim(lo, hi)
     for lab, ya, yl in zip(labels, after, ys, strict=True):
         ax.annotate(lab, (1, ya), xytext=(1.12, yl), textcoords="data", va="center", fontsize=7,
                     arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5, "shrinkA": 0, "shrinkB": 2})
-    ax.set_ylim(min(lo, float(ys.min()) - gap), max(hi, float(ys.max()) + gap))
     return fig
 
 

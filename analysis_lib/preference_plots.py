@@ -3,7 +3,11 @@
 :func:`distribution_by_group` draws Search Arena Figure 5 as the paper does, a *distribution* per intent
 (not only its mean): one horizontal box per group (box = quartiles, line = median, whiskers = 5th and 95th
 percentiles, outliers not drawn) with the mean and its 95% t-interval overlaid and the mean written right of
-the whisker.
+the whisker. :func:`provider_colors` colours models by provider and returns the legend.
+
+The methods-validation figures: :func:`rating_errors` (each model's rating error against its target, the
+anchor-free error and the shared offset of one fit) and :func:`offset_by_seed` (the shared offset of every
+simulated release).
 """
 
 from __future__ import annotations
@@ -69,3 +73,56 @@ def provider_colors(models: Sequence[str], providers: Sequence[str]) -> tuple[li
     colors = [PROVIDER_COLORS.get(p, PROVIDER_COLORS["other"]) for p in providers]
     present = dict.fromkeys(providers)
     return colors, {p: PROVIDER_COLORS.get(p, PROVIDER_COLORS["other"]) for p in present}
+
+
+FIT_COLORS = {"plain": "#1f77b4", "controlled": "#d62728"}
+
+
+def rating_errors(decomposition: pl.DataFrame, *, title: str = "", xlabel: str = "error (Elo)") -> Figure:
+    """Errors of estimated ratings per model (rows of :func:`analysis_lib.validation.error_decomposition`
+    with a ``fit`` column): a filled dot for the error against the target, an open circle for the anchor-free
+    error (the error minus the fit's shared offset) and a dashed line at each fit's shared offset."""
+    fits = decomposition["fit"].unique(maintain_order=True).to_list()
+    models = decomposition.filter(pl.col("fit") == fits[0]).sort("truth")["model"].to_list()
+    fig, ax = plt.subplots(figsize=(7.0, max(3.0, 0.36 * len(models) + 1.4)))
+    y = {m: i for i, m in enumerate(models)}
+    for k, fit in enumerate(fits):
+        sub = decomposition.filter(pl.col("fit") == fit)
+        ys = np.array([y[m] for m in sub["model"]]) + (k - (len(fits) - 1) / 2) * 0.22
+        color = FIT_COLORS.get(fit, ACCENT)
+        ax.scatter(sub["error"], ys, color=color, zorder=3, label=f"{fit}: error")
+        ax.scatter(sub["anchor_free_error"], ys, facecolors="none", edgecolors=color, zorder=3,
+                   label=f"{fit}: anchor-free error")
+        ax.axvline(sub["shared_offset"][0], color=color, ls="--", lw=1,
+                   label=f"{fit}: shared offset {sub['shared_offset'][0]:+.1f}")
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_yticks(range(len(models)), models)
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="y", visible=False)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def offset_by_seed(study: pl.DataFrame, *, highlight: int | None = None, title: str = "") -> Figure:
+    """Shared offset of every seed of :func:`analysis_lib.validation.offset_study`, one marker per fit, with the
+    mean over seeds as a line; ``highlight`` rings the seed the chapter's main fit used."""
+    per_seed = study.group_by("fit", "seed", maintain_order=True).agg(pl.col("shared_offset").first())
+    fig, ax = plt.subplots(figsize=(7.0, 3.6))
+    for k, fit in enumerate(per_seed["fit"].unique(maintain_order=True)):
+        sub = per_seed.filter(pl.col("fit") == fit).sort("seed")
+        color = FIT_COLORS.get(fit, ACCENT)
+        ax.scatter(sub["seed"] + (k - 0.5) * 0.2, sub["shared_offset"], color=color, zorder=3, label=fit)
+        mean = float(sub["shared_offset"].mean())
+        ax.axhline(mean, color=color, ls="--", lw=1, label=f"{fit}: mean {mean:+.1f} Elo")
+        if highlight is not None and highlight in sub["seed"].to_list():
+            v = float(sub.filter(pl.col("seed") == highlight)["shared_offset"][0])
+            ax.scatter([highlight + (k - 0.5) * 0.2], [v], s=140, facecolors="none", edgecolors="black", zorder=4)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("simulator seed (full-size release)")
+    ax.set_ylabel("shared offset (Elo)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
+    if title:
+        ax.set_title(title)
+    return fig
