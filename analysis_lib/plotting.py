@@ -29,8 +29,6 @@ OUTCOME_COLORS = {
 }
 DATASET_COLORS = {"Search Arena": "#1f77b4", "BrowseComp": "#9467bd", "SimpleQA": "#2ca02c"}
 ACCENT = "#1f77b4"
-
-
 SIMULATED_MARK = "SIMULATED DATA"
 
 
@@ -58,8 +56,8 @@ def stamp(fig: Figure, kind: str) -> Figure:
 
 
 def show(fig: Figure, kind: str = "real") -> None:
-    """Show ``fig`` in the notebook now, where the call stands (not at the end of the cell, after the
-    section's tables), stamped with :func:`mark_simulated` when ``kind`` is ``"simulated"``, then close it."""
+    """Show ``fig`` in the notebook where the call stands (not after the cell's tables), stamped with
+    :func:`mark_simulated` when ``kind`` is ``"simulated"``; then close it."""
     from IPython.display import display
 
     display(stamp(fig, kind))
@@ -354,11 +352,12 @@ def radar(
 def error_scatter(
     x: np.ndarray, y: np.ndarray, *, xerr: np.ndarray | None = None, yerr: np.ndarray | None = None,
     labels: Sequence[str] | None = None, groups: Sequence[str] | None = None, xlabel: str, ylabel: str,
-    title: str = "", fit: bool = False, colors: Sequence[str] | None = None,
+    title: str = "", fit: bool = False, colors: Sequence[str] | None = None, identity: bool = False,
 ) -> Figure:
     """Points with asymmetric error bars (``xerr``/``yerr``: (2, n) lower/upper offsets, positive), optional
-    text labels, marker per ``groups`` value and an ordinary least-squares line (``fit``) whose equation is
-    in the legend (Figures F.1 scatter and F.2)."""
+    text labels (placed clear of each other), marker and colour per ``groups`` value, an ordinary
+    least-squares line (``fit``) whose equation is in the legend and the line ``y = x`` (``identity``)
+    (Figures F.1 scatter and F.2; ours against the paper's)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     fig, ax = plt.subplots()
     markers = ["o", "s", "^", "D", "v"]
@@ -370,7 +369,8 @@ def error_scatter(
             xerr=None if xerr is None else np.asarray(xerr)[:, idx],
             yerr=None if yerr is None else np.asarray(yerr)[:, idx],
             fmt=markers[g_i % len(markers)], ms=6, capsize=2, elinewidth=0.8, mec="black", mew=0.5,
-            color=ACCENT, ecolor="grey", label=g, linestyle="none", zorder=3,
+            color=ACCENT if g is None else plt.get_cmap("tab10")(g_i % 10), ecolor="grey", label=g,
+            linestyle="none", zorder=3,
         )
         if colors is not None:
             ax.scatter(x[idx], y[idx], c=[colors[i] for i in idx], marker=markers[g_i % len(markers)], zorder=4,
@@ -379,7 +379,10 @@ def error_scatter(
         slope, intercept = np.polyfit(x, y, 1)
         grid = np.linspace(x.min(), x.max(), 50)
         ax.plot(grid, slope * grid + intercept, "k--", linewidth=1, label=f"fit: y = {slope:.2f}x {intercept:+.2f}")
-    if fit or groups is not None:
+    if identity:
+        lo, hi = min(x.min(), y.min()), max(x.max(), y.max())
+        ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls=":", label="y = x")
+    if fit or identity or groups is not None:
         ax.legend(loc="best", fontsize=8)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
