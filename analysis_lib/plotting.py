@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
+from matplotlib.artist import Artist
+from matplotlib.colors import BoundaryNorm, ListedColormap, to_hex
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
@@ -152,8 +154,6 @@ def heatmap(
         half = max(abs(vmax - center), abs(center - vmin)) or 1.0
         vmin, vmax = center - half, center + half
     if categories:
-        from matplotlib.colors import BoundaryNorm, ListedColormap
-
         codes = sorted(categories)
         base = plt.get_cmap(cmap)
         listed = ListedColormap([base(0.15 + 0.75 * k / max(len(codes) - 1, 1)) for k in range(len(codes))])
@@ -169,7 +169,7 @@ def heatmap(
             ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=7,
                     color=contrast_text_color(im.cmap(im.norm(v))))
     if categories:
-        colors = {name: im.cmap(im.norm(code)) for code, name in sorted(categories.items())}
+        colors = {name: to_hex(im.cmap(im.norm(np.array(code)))) for code, name in sorted(categories.items())}  # type: ignore[arg-type]
         add_legend(ax, colors, title=cbar_label, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     else:
         fig.colorbar(im, ax=ax, label=cbar_label)
@@ -271,7 +271,7 @@ def scatter_fit(
     ``(grid, fit, lower, upper)``; ``legend`` (label -> colour) explains the point colours."""
     fig, ax = plt.subplots(figsize=(7.0, 4.8))
     ax.scatter(x, y, c=colors if colors is not None else ACCENT, zorder=3, edgecolors="black", linewidths=0.4)
-    handles = []
+    handles: list[Artist] = []
     if band is not None:
         grid, fit, lo, hi = band
         ax.plot(grid, fit, color="grey")

@@ -114,7 +114,7 @@ def offset_by_seed(study: pl.DataFrame, *, highlight: int | None = None, title: 
         sub = per_seed.filter(pl.col("fit") == fit).sort("seed")
         color = FIT_COLORS.get(fit, ACCENT)
         ax.scatter(sub["seed"] + (k - 0.5) * 0.2, sub["shared_offset"], color=color, zorder=3, label=fit)
-        mean = float(sub["shared_offset"].mean())
+        mean = float(np.mean(sub["shared_offset"].to_numpy()))
         ax.axhline(mean, color=color, ls="--", lw=1, label=f"{fit}: mean {mean:+.1f} Elo")
         if highlight is not None and highlight in sub["seed"].to_list():
             v = float(sub.filter(pl.col("seed") == highlight)["shared_offset"][0])

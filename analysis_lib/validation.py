@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import polars as pl
-from tqdm import tqdm
+from tqdm import tqdm  # type: ignore[import-untyped]
 
 from analysis_lib import bt, data, simulate
 
