@@ -75,7 +75,7 @@ def provider_colors(models: Sequence[str], providers: Sequence[str]) -> tuple[li
     return colors, {p: PROVIDER_COLORS.get(p, PROVIDER_COLORS["other"]) for p in present}
 
 
-FIT_COLORS = {"plain": "#1f77b4", "controlled": "#d62728"}
+FIT_COLORS = {"plain": "#1f77b4", "controlled": "#d62728", "plain, expected votes": "#7f7f7f"}
 
 
 def rating_errors(decomposition: pl.DataFrame, *, title: str = "", xlabel: str = "error (Elo)") -> Figure:
@@ -113,12 +113,12 @@ def offset_by_seed(study: pl.DataFrame, *, highlight: int | None = None, title: 
     for k, fit in enumerate(per_seed["fit"].unique(maintain_order=True)):
         sub = per_seed.filter(pl.col("fit") == fit).sort("seed")
         color = FIT_COLORS.get(fit, ACCENT)
-        ax.scatter(sub["seed"] + (k - 0.5) * 0.2, sub["shared_offset"], color=color, zorder=3, label=fit)
+        ax.scatter(sub["seed"] + (k - 1) * 0.2, sub["shared_offset"], color=color, zorder=3, label=fit)
         mean = float(np.mean(sub["shared_offset"].to_numpy()))
         ax.axhline(mean, color=color, ls="--", lw=1, label=f"{fit}: mean {mean:+.1f} Elo")
         if highlight is not None and highlight in sub["seed"].to_list():
             v = float(sub.filter(pl.col("seed") == highlight)["shared_offset"][0])
-            ax.scatter([highlight + (k - 0.5) * 0.2], [v], s=140, facecolors="none", edgecolors="black", zorder=4)
+            ax.scatter([highlight + (k - 1) * 0.2], [v], s=140, facecolors="none", edgecolors="black", zorder=4)
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xlabel("simulator seed (full-size release)")
     ax.set_ylabel("shared offset (Elo)")

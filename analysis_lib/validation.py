@@ -60,12 +60,32 @@ def table_d1_target(d1: pl.DataFrame, anchor: str = bt.ANCHOR) -> dict[str, floa
     return {m: v + shift for m, v in ratings.items()}
 
 
+def expected_outcome_fit(truth: pl.DataFrame, models: Iterable[str], anchor: str = bt.ANCHOR) -> dict[str, float]:
+    """Plain BT ratings (Elo, ``anchor`` = 1000) of a simulated release with every vote replaced by its
+    expectation: the ML fit on the voted battles of ``truth`` (``Planted.truth``) between two different
+    ``models``, with outcome ``p_a`` = P(A wins) + P(tie)/2 instead of the sampled 1 / ½ / 0. The vote-sampling
+    noise, and with it the anchor's share of it, is gone; what remains is the population value of the plain
+    fit for these battles (up to the O(1/n) bias of the ML estimate), i.e. what the simulator is calibrated
+    to put on Table D.1."""
+    keep = list(models)
+    t = truth.filter(pl.col("voted") & pl.col("model_a").is_in(keep) & pl.col("model_b").is_in(keep)
+                     & (pl.col("model_a") != pl.col("model_b")))
+    names = tuple(sorted(set(t["model_a"].to_list()) | set(t["model_b"].to_list())))
+    index = {m: i for i, m in enumerate(names)}
+    pairs = np.column_stack([t["model_a"].replace_strict(index, return_dtype=pl.Int64).to_numpy(),
+                             t["model_b"].replace_strict(index, return_dtype=pl.Int64).to_numpy()])
+    r = bt.bt_params(bt.PairData(names, pairs, t["p_a"].to_numpy().astype(float), np.ones(t.height)))[0]
+    elo = bt.to_elo(r, bt.INIT_RATING - bt.SCALE * r[index[anchor]])
+    return dict(zip(names, elo.tolist(), strict=True))
+
+
 def offset_study(
     seeds: Iterable[int], n_conversations: int, d1_target: Mapping[str, float], *, progress: bool = True
 ) -> pl.DataFrame:
-    """Fit every seed's simulated release (``simulate.search_arena(n_conversations, seed)``) twice, plain BT
-    against ``d1_target`` and the thirteen-control contextual BT against the planted ratings, and decompose
-    the errors (:func:`error_decomposition`). Long frame ``seed, fit, model, estimate, truth, error,
+    """Fit every seed's simulated release (``simulate.search_arena(n_conversations, seed)``) three times, plain
+    BT against ``d1_target``, the thirteen-control contextual BT against the planted ratings, and plain BT on
+    expected votes (:func:`expected_outcome_fit`, fit ``"plain, expected votes"``) against ``d1_target``, and
+    decompose the errors (:func:`error_decomposition`). Long frame ``seed, fit, model, estimate, truth, error,
     shared_offset, anchor_free_error``; progress goes to the build log (``sys.__stderr__``), not the page."""
     frames = []
     seeds = list(seeds)
@@ -74,9 +94,13 @@ def offset_study(
         battles = bt.prepare_battles(data.load_battles(raw)).frame
         plain = bt.fit_ratings(battles)
         controlled = bt.fit_style(battles, bt.ALL_CONTROLS, 0, seed).ratings()
-        for fit, est, truth in (("plain", plain, d1_target), ("controlled", controlled, planted.ratings)):
-            column = "rating_ml" if "rating_ml" in est.columns else "rating"
-            dec = error_decomposition(dict(zip(est["model"], est[column], strict=True)), truth)
+        expected = expected_outcome_fit(planted.truth, d1_target)
+        fits = (("plain", dict(zip(plain["model"], plain["rating"], strict=True)), d1_target),
+                ("controlled", dict(zip(controlled["model"], controlled["rating_ml"], strict=True)),
+                 planted.ratings),
+                ("plain, expected votes", expected, d1_target))
+        for fit, est, truth in fits:
+            dec = error_decomposition(est, truth)
             frames.append(dec.select(pl.lit(seed).alias("seed"), pl.lit(fit).alias("fit"), pl.all()))
     return pl.concat(frames)
 

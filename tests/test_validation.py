@@ -53,3 +53,19 @@ def test_table_d1_target_puts_the_anchor_at_1000():
     d1 = pl.DataFrame({"model": [bt.ANCHOR, "x"], "rating": [999.2, 1100.0]})
     target = validation.table_d1_target(d1)
     assert target[bt.ANCHOR] == pytest.approx(1000.0) and target["x"] == pytest.approx(1100.8)
+
+
+def test_expected_outcome_fit_recovers_the_ratings_behind_the_probabilities():
+    # soft labels equal to the BT model's own win probabilities: the ML fit returns the ratings exactly
+    ratings = {bt.ANCHOR: 1000.0, "a": 1080.0, "b": 1030.0, "c": 960.0, "outside": 1200.0}
+    rng = np.random.default_rng(5)
+    names = list(ratings)
+    ia, ib = rng.integers(0, len(names), 400), rng.integers(0, len(names), 400)
+    ma, mb = [names[i] for i in ia], [names[i] for i in ib]
+    diff = np.array([ratings[x] - ratings[y] for x, y in zip(ma, mb, strict=True)])
+    truth = pl.DataFrame({"model_a": ma, "model_b": mb, "voted": rng.random(400) < 0.8,
+                          "p_a": 1 / (1 + 10 ** (-diff / 400))})
+    fit = validation.expected_outcome_fit(truth, [bt.ANCHOR, "a", "b", "c"])
+    assert set(fit) == {bt.ANCHOR, "a", "b", "c"}  # "outside" and its battles are left out
+    for m, v in fit.items():
+        assert v == pytest.approx(ratings[m], abs=1e-4)
