@@ -7,12 +7,18 @@ provider and per vote outcome so the same thing looks the same on every page.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
+from matplotlib.artist import Artist
+from matplotlib.colors import BoundaryNorm, ListedColormap, to_hex
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from analysis_lib.plot_text import place_labels, spread_1d
 
 PROVIDER_COLORS = {"Perplexity": "#1f77b4", "Google": "#2ca02c", "OpenAI": "#d62728", "other": "#7f7f7f"}
 OUTCOME_COLORS = {
@@ -25,8 +31,6 @@ OUTCOME_COLORS = {
 }
 DATASET_COLORS = {"Search Arena": "#1f77b4", "BrowseComp": "#9467bd", "SimpleQA": "#2ca02c"}
 ACCENT = "#1f77b4"
-
-
 SIMULATED_MARK = "SIMULATED DATA"
 
 
@@ -46,6 +50,26 @@ def mark_simulated(fig: Figure, label: str = SIMULATED_MARK) -> Figure:
     fig.text(0.995, 0.995, label, ha="right", va="top", fontsize=8, fontweight="bold", color="#b2182b",
              bbox={"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": "#b2182b", "alpha": 0.9})
     return fig
+
+
+def stamp(fig: Figure, kind: str) -> Figure:
+    """:func:`mark_simulated` when ``kind`` (a data kind: ``"simulated"``, ``"real"``, ...) is simulated."""
+    return mark_simulated(fig) if kind == "simulated" else fig
+
+
+def show(fig: Figure, kind: str = "real") -> None:
+    """Show ``fig`` in the notebook where the call stands (not after the cell's tables), stamped with
+    :func:`mark_simulated` when ``kind`` is ``"simulated"``; then close it."""
+    from IPython.display import display
+
+    display(stamp(fig, kind))
+    plt.close(fig)
+
+
+def add_legend(ax, colors: dict[str, str], *, title: str = "", loc: str = "best", **kwargs) -> None:
+    """A legend of coloured patches, one per ``label -> colour`` (e.g. providers, categories)."""
+    handles = [Patch(facecolor=c, edgecolor="none", label=lab) for lab, c in colors.items()]
+    ax.legend(handles=handles, title=title or None, loc=loc, fontsize=8, title_fontsize=8, **kwargs)
 
 
 def apply_style() -> None:
@@ -79,19 +103,28 @@ def barh(
     color: str | Sequence[str] = ACCENT,
     annotate: str | None = "{:.1f}",
     xerr: np.ndarray | None = None,
+    legend: dict[str, str] | None = None,
 ) -> Figure:
-    """Horizontal bars, largest on top; ``xerr`` is a (2, n) array of lower/upper offsets."""
+    """Horizontal bars, first label on top; ``xerr`` is a (2, n) array of lower/upper offsets. Value labels
+    sit right of the bar's error bar (never on it); ``legend`` (label -> colour) explains the bar colours."""
     values = np.asarray(values, dtype=float)
     fig, ax = plt.subplots(figsize=(7.0, max(2.5, 0.32 * len(labels) + 1.0)))
     y = np.arange(len(labels))[::-1]
-    ax.barh(y, values, color=color, xerr=xerr, capsize=3 if xerr is not None else 0)
+    ax.barh(y, values, color=color, xerr=xerr, capsize=3 if xerr is not None else 0,
+            error_kw={"elinewidth": 1, "ecolor": "#333333"})
     ax.set_yticks(y, labels)
     ax.set_xlabel(xlabel)
     if title:
         ax.set_title(title)
     if annotate:
-        for yi, v in zip(y, values, strict=True):
-            ax.text(v, yi, " " + annotate.format(v), va="center", fontsize=8)
+        upper = np.zeros_like(values) if xerr is None else np.asarray(xerr, dtype=float)[1]
+        ends = values + np.where(np.isfinite(upper), upper, 0.0)
+        span = float(np.nanmax(np.abs(ends))) if values.size else 1.0
+        for yi, v, end in zip(y, values, ends, strict=True):
+            ax.text(end + 0.01 * span, yi, annotate.format(v), va="center", fontsize=8)
+        ax.set_xlim(right=max(ax.get_xlim()[1], 1.14 * float(np.nanmax(ends))))
+    if legend:
+        add_legend(ax, legend, loc="lower right")
     ax.grid(axis="y", visible=False)
     return fig
 
@@ -106,8 +139,12 @@ def heatmap(
     fmt: str = "{:.2f}",
     cmap: str = "RdBu_r",
     center: float | None = None,
+    categories: dict[float, str] | None = None,
 ) -> Figure:
-    """Annotated matrix (pairwise win fractions, battle counts, confusion matrices); NaN cells left blank."""
+    """Annotated matrix (pairwise win fractions, battle counts, confusion matrices); NaN cells left blank.
+
+    ``categories`` (code -> name) marks a matrix of category codes: each code gets its own colour from
+    ``cmap`` and the figure a legend of the names instead of a continuous colourbar."""
     matrix = np.asarray(matrix, dtype=float)
     size = max(4.0, 0.5 * len(col_labels) + 2.0)
     fig, ax = plt.subplots(figsize=(size + 1.0, max(3.0, 0.45 * len(row_labels) + 1.5)))
@@ -116,7 +153,14 @@ def heatmap(
     if center is not None:
         half = max(abs(vmax - center), abs(center - vmin)) or 1.0
         vmin, vmax = center - half, center + half
-    im = ax.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    if categories:
+        codes = sorted(categories)
+        base = plt.get_cmap(cmap)
+        listed = ListedColormap([base(0.15 + 0.75 * k / max(len(codes) - 1, 1)) for k in range(len(codes))])
+        edges = [codes[0] - 0.5] + [(a + b) / 2 for a, b in itertools.pairwise(codes)] + [codes[-1] + 0.5]
+        im = ax.imshow(np.ma.masked_invalid(matrix), cmap=listed, norm=BoundaryNorm(edges, listed.N), aspect="auto")
+    else:
+        im = ax.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(np.arange(len(col_labels)), col_labels, rotation=45, ha="right")
     ax.set_yticks(np.arange(len(row_labels)), row_labels)
     ax.grid(False)
@@ -124,7 +168,11 @@ def heatmap(
         if np.isfinite(v):
             ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=7,
                     color=contrast_text_color(im.cmap(im.norm(v))))
-    fig.colorbar(im, ax=ax, label=cbar_label)
+    if categories:
+        colors = {name: to_hex(im.cmap(im.norm(np.array(code)))) for code, name in sorted(categories.items())}  # type: ignore[arg-type]
+        add_legend(ax, colors, title=cbar_label, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    else:
+        fig.colorbar(im, ax=ax, label=cbar_label)
     if title:
         ax.set_title(title)
     return fig
@@ -140,8 +188,10 @@ def forest(
     title: str = "",
     reference: float | None = 0.0,
     marks: dict[str, float] | None = None,
+    marks_label: str = "paper",
 ) -> Figure:
-    """Point estimates with intervals, one row each (BT ratings, coefficients); ``marks`` adds paper values."""
+    """Point estimates with intervals, one row each (BT ratings, coefficients); ``marks`` adds reference values
+    (the paper's, or the simulator's planted ones: ``marks_label`` names them in the legend)."""
     estimate, lower, upper = (np.asarray(a, dtype=float) for a in (estimate, lower, upper))
     fig, ax = plt.subplots(figsize=(7.0, max(2.5, 0.35 * len(labels) + 1.0)))
     y = np.arange(len(labels))[::-1]
@@ -152,7 +202,7 @@ def forest(
         pos = {lab: yi for lab, yi in zip(labels, y, strict=True)}
         xs = [v for k, v in marks.items() if k in pos]
         ys = [pos[k] for k in marks if k in pos]
-        ax.scatter(xs, ys, marker="x", color="black", zorder=3, label="paper")
+        ax.scatter(xs, ys, marker="x", color="black", zorder=3, label=marks_label)
         ax.legend(loc="best")
     if reference is not None:
         ax.axvline(reference, color="grey", lw=0.8, ls="--")
@@ -215,22 +265,27 @@ def scatter_fit(
     title: str = "",
     band: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
     colors: Sequence[str] | None = None,
+    legend: dict[str, str] | None = None,
 ) -> Figure:
-    """Points (optionally labelled) with a fitted line and band ``(grid, fit, lower, upper)``."""
-    fig, ax = plt.subplots()
-    ax.scatter(x, y, c=colors if colors is not None else ACCENT, zorder=3)
-    if labels is not None:
-        for xi, yi, lab in zip(x, y, labels, strict=True):
-            ax.annotate(lab, (xi, yi), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    """Points (optionally labelled, labels placed clear of each other) with a fitted line and band
+    ``(grid, fit, lower, upper)``; ``legend`` (label -> colour) explains the point colours."""
+    fig, ax = plt.subplots(figsize=(7.0, 4.8))
+    ax.scatter(x, y, c=colors if colors is not None else ACCENT, zorder=3, edgecolors="black", linewidths=0.4)
+    handles: list[Artist] = []
     if band is not None:
         grid, fit, lo, hi = band
         ax.plot(grid, fit, color="grey")
-        ax.fill_between(grid, lo, hi, color="grey", alpha=0.2, label="95% confidence band")
-        ax.legend(loc="best")
+        handles.append(ax.fill_between(grid, lo, hi, color="grey", alpha=0.2, label="95% confidence band"))
+    if legend:
+        handles += [Patch(facecolor=c, label=lab) for lab, c in legend.items()]
+    if handles:
+        ax.legend(handles=handles, loc="upper left", fontsize=8)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
+    if labels is not None:
+        place_labels(ax, x, y, list(labels))
     return fig
 
 
@@ -297,11 +352,12 @@ def radar(
 def error_scatter(
     x: np.ndarray, y: np.ndarray, *, xerr: np.ndarray | None = None, yerr: np.ndarray | None = None,
     labels: Sequence[str] | None = None, groups: Sequence[str] | None = None, xlabel: str, ylabel: str,
-    title: str = "", fit: bool = False, colors: Sequence[str] | None = None,
+    title: str = "", fit: bool = False, colors: Sequence[str] | None = None, identity: bool = False,
 ) -> Figure:
     """Points with asymmetric error bars (``xerr``/``yerr``: (2, n) lower/upper offsets, positive), optional
-    text labels, marker per ``groups`` value and an ordinary least-squares line (``fit``) whose equation is
-    in the legend (Figures F.1 scatter and F.2)."""
+    text labels (placed clear of each other), marker and colour per ``groups`` value, an ordinary
+    least-squares line (``fit``) whose equation is in the legend and the line ``y = x`` (``identity``)
+    (Figures F.1 scatter and F.2; ours against the paper's)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     fig, ax = plt.subplots()
     markers = ["o", "s", "^", "D", "v"]
@@ -313,24 +369,27 @@ def error_scatter(
             xerr=None if xerr is None else np.asarray(xerr)[:, idx],
             yerr=None if yerr is None else np.asarray(yerr)[:, idx],
             fmt=markers[g_i % len(markers)], ms=6, capsize=2, elinewidth=0.8, mec="black", mew=0.5,
-            color=ACCENT, ecolor="grey", label=g, linestyle="none", zorder=3,
+            color=ACCENT if g is None else plt.get_cmap("tab10")(g_i % 10), ecolor="grey", label=g,
+            linestyle="none", zorder=3,
         )
         if colors is not None:
             ax.scatter(x[idx], y[idx], c=[colors[i] for i in idx], marker=markers[g_i % len(markers)], zorder=4,
                        edgecolors="black", linewidths=0.5)
-    if labels is not None:
-        for xi, yi, lab in zip(x, y, labels, strict=True):
-            ax.annotate(lab, (xi, yi), fontsize=7, xytext=(3, 3), textcoords="offset points")
     if fit:
         slope, intercept = np.polyfit(x, y, 1)
         grid = np.linspace(x.min(), x.max(), 50)
         ax.plot(grid, slope * grid + intercept, "k--", linewidth=1, label=f"fit: y = {slope:.2f}x {intercept:+.2f}")
-    if fit or groups is not None:
+    if identity:
+        lo, hi = min(x.min(), y.min()), max(x.max(), y.max())
+        ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls=":", label="y = x")
+    if fit or identity or groups is not None:
         ax.legend(loc="best", fontsize=8)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
+    if labels is not None:
+        place_labels(ax, x, y, list(labels))
     return fig
 
 
@@ -343,20 +402,35 @@ def slope_chart(
     names: tuple[str, str] = ("before", "after"),
     title: str = "",
     colors: Sequence[str] | None = None,
+    legend: dict[str, str] | None = None,
 ) -> Figure:
-    """One line per item from its ``before`` to its ``after`` value (ratings before / after style control)."""
+    """One line per item from its ``before`` to its ``after`` value (ratings before / after style control).
+    The labels at the right end are spread apart so none overlaps (a thin line joins a moved label to its
+    point); ``legend`` (label -> colour) explains the line colours."""
     before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
-    fig, ax = plt.subplots(figsize=(6.0, max(4.0, 0.3 * len(labels) + 2.0)))
-    for i, lab in enumerate(labels):
+    fig, ax = plt.subplots(figsize=(7.0, max(4.5, 0.32 * len(labels) + 2.0)))
+    for i in range(len(labels)):
         c = colors[i] if colors is not None else None
         ax.plot([0, 1], [before[i], after[i]], marker="o", color=c)
-        ax.annotate(lab, (1, after[i]), xytext=(6, 0), textcoords="offset points", va="center", fontsize=7)
     ax.set_xticks([0, 1], list(names))
-    ax.set_xlim(-0.2, 1.6)
+    ax.set_xlim(-0.15, 1.9)
     ax.set_ylabel(ylabel)
     ax.grid(axis="x", visible=False)
     if title:
         ax.set_title(title)
+    if legend:
+        add_legend(ax, legend, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncols=len(legend))
+    lo, hi = ax.get_ylim()
+    height_px = max(ax.get_window_extent().height, 1.0)
+    ys = np.asarray(after, dtype=float)
+    for _ in range(4):  # spreading can widen the axis, which shrinks a text line in data units: iterate
+        gap = 1.4 * 7 * fig.dpi / 72 / height_px * (hi - lo)  # one 7-pt text line, in data units
+        ys = spread_1d(after, gap)
+        lo, hi = min(lo, float(ys.min()) - gap), max(hi, float(ys.max()) + gap)
+    ax.set_ylim(lo, hi)
+    for lab, ya, yl in zip(labels, after, ys, strict=True):
+        ax.annotate(lab, (1, ya), xytext=(1.12, yl), textcoords="data", va="center", fontsize=7,
+                    arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5, "shrinkA": 0, "shrinkB": 2})
     return fig
 
 
