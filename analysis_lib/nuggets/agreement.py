@@ -57,12 +57,14 @@ class NuggetConfusion:
     @property
     def agreement_share_a(self) -> float:
         """C[A, A] / row total of human model_a (938 / 1,714 = 54.7%)."""
-        return self.agreements_a / float(self.counts[0].sum())
+        total = float(self.counts[0].sum())
+        return self.agreements_a / total if total else float("nan")
 
     @property
     def agreement_share_b(self) -> float:
         """C[B, B] / row total of human model_b (924 / 1,761 = 52.5%)."""
-        return self.agreements_b / float(self.counts[2].sum())
+        total = float(self.counts[2].sum())
+        return self.agreements_b / total if total else float("nan")
 
     @property
     def inversions(self) -> int:

@@ -64,17 +64,20 @@ def preferences(scores: pl.DataFrame, threshold: float = TIE_THRESHOLD, metric: 
     return nugget_preference(scores[f"{metric}_a"].to_numpy(), scores[f"{metric}_b"].to_numpy(), threshold)
 
 
-def subset_confusions(scores: pl.DataFrame, threshold: float = TIE_THRESHOLD) -> dict[tuple[str, str], NuggetConfusion]:
+def subset_confusions(scores: pl.DataFrame, threshold: float = TIE_THRESHOLD,
+                      min_battles: int = 30) -> dict[tuple[str, str], NuggetConfusion]:
     """Confusion matrices keyed like :func:`published_confusions`: ``("overall", "all")``, ``("language", L)`` for
     every language (plus ``"Others"`` = all but the six of Table 1 when any of them is present) and
-    ``("query_category", C)`` for every class in ``query_categories`` (a battle counts in each of its classes)."""
+    ``("query_category", C)`` for every class in ``query_categories`` (a battle counts in each of its classes).
+    Languages and classes with fewer than ``min_battles`` battles are left out (they stay in "Others")."""
     pref = preferences(scores, threshold)
     human = scores["winner"].to_numpy()
     out = {("overall", "all"): confusion(human, pref)}
     lang = scores["language"].fill_null("unknown").to_numpy()
     for value in sorted(set(lang.tolist())):
         mask = lang == value
-        out[("language", str(value))] = confusion(human[mask], pref[mask])
+        if mask.sum() >= min_battles:
+            out[("language", str(value))] = confusion(human[mask], pref[mask])
     if any(("language", x) in out for x in TABLE1_LANGUAGES):
         mask = ~np.isin(lang, TABLE1_LANGUAGES)
         out[("language", "Others")] = confusion(human[mask], pref[mask])
@@ -82,6 +85,8 @@ def subset_confusions(scores: pl.DataFrame, threshold: float = TIE_THRESHOLD) ->
         exploded = scores.with_row_index("_row").select("_row", "query_categories").explode("query_categories").drop_nulls()
         for (cat,), g in exploded.group_by("query_categories", maintain_order=True):
             rows = g["_row"].to_numpy()
+            if rows.size < min_battles:
+                continue
             out[("query_category", str(cat))] = confusion(human[rows], pref[rows])
     return out
 
