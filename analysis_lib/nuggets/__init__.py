@@ -14,6 +14,7 @@ Submodules, one job each:
 - :mod:`~analysis_lib.nuggets.plots`: the chapter's figures.
 """
 
+from analysis_lib.nuggets import diversity
 from analysis_lib.nuggets.agreement import (
     NuggetConfusion,
     confusion,
