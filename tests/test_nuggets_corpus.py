@@ -45,3 +45,16 @@ def test_retrieval_ranks_the_relevant_chunk_first(tmp_path):
     top = hits.filter(pl.col("rank") == 0).sort("query")["url"].to_list()
     assert top == ["u2", "u1"]
     assert np.all(np.diff(hits.filter(pl.col("query") == 0)["score"].to_numpy()) <= 0)
+
+
+def test_nli_share_and_offline_loader(monkeypatch):
+    from analysis_lib.nuggets import nli
+
+    def fake(premises, hyps):
+        return ["entailment" if h.lower() in p.lower() else "neutral" for p, h in zip(premises, hyps)]
+
+    share, ok = nli.entailed_share(["Paris is big", "cats fly"], [["x", "Yes, paris is big."], ["dogs run"]], fake)
+    assert share == pytest.approx(50.0) and ok.tolist() == [True, False]
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(nli.NLIUnavailable, match="not in the local Hugging Face cache"):
+        nli.load_nli("no-such-org/no-such-nli-model")
