@@ -23,8 +23,8 @@ def _clean_env(monkeypatch):
 
 def judge(payload):
     text = payload["messages"][0]["content"]
-    first = re.search(r"\[The Start of Assistant A's Answer\]\n(.*)\n\[The End of Assistant A's Answer\]", text, re.S).group(1)
-    second = re.search(r"\[The Start of Assistant B's Answer\]\n(.*)\n\[The End of Assistant B's Answer\]", text, re.S).group(1)
+    first = re.search(r"\[The Start of Assistant A's Answer\]\n(.*)\n\[The End of Assistant A's Answer\]", text, re.DOTALL).group(1)
+    second = re.search(r"\[The Start of Assistant B's Answer\]\n(.*)\n\[The End of Assistant B's Answer\]", text, re.DOTALL).group(1)
     if "GOOD" in first and "GOOD" in second:
         return "Both are fine. [[Tie]]"
     return "Reasoning... A mentions [[B]] style only as an example. Final: " + ("[[A]]" if "GOOD" in first else "[[B]]")
@@ -48,7 +48,7 @@ def test_parse_verdict_takes_the_last():
 
 def rubric(payload):
     text = payload["messages"][0]["content"]
-    response = re.search(r"Candidate response to evaluate:\n(.*)\n\nCriterion 1", text, re.S).group(1)
+    response = re.search(r"Candidate response to evaluate:\n(.*)\n\nCriterion 1", text, re.DOTALL).group(1)
     s = min(5, 1 + len(response) // 10)
     return json.dumps({k: {"feedback": "f", "score": s} for k in lt.CRITERIA})
 

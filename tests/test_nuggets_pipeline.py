@@ -20,7 +20,7 @@ FACTS = {  # nuggets the scripted model "creates" for each query, with their imp
 
 
 def _list_after(text: str, label: str) -> list[str]:
-    return ast.literal_eval(re.search(label + r": (\[.*?\])\n", text, flags=re.S).group(1))
+    return ast.literal_eval(re.search(label + r": (\[.*?\])\n", text, flags=re.DOTALL).group(1))
 
 
 def responder(payload):
@@ -33,7 +33,7 @@ def responder(payload):
             return "not a list"
         imp = dict(FACTS[query])
         return repr([imp[t] for t in _list_after(user, "Nugget List")])
-    passage = re.search(r"Passage: (.*)\nNugget List", user, flags=re.S).group(1)
+    passage = re.search(r"Passage: (.*)\nNugget List", user, flags=re.DOTALL).group(1)
     # support: the nugget's text is in the response; partial: its first word is; else not
     return json.dumps(["support" if t in passage else "partial_support" if t.split()[0] in passage else "not_support"
                        for t in _list_after(user, "Nugget List")])

@@ -23,7 +23,11 @@ from analysis_lib.nuggets.agreement import (
     ks_by_vote,
     threshold_sweep,
 )
-from analysis_lib.nuggets.diversity import mean_pairwise_cosine, mean_pairwise_jaccard, unigram_jaccard
+from analysis_lib.nuggets.diversity import (
+    mean_pairwise_cosine,
+    mean_pairwise_jaccard,
+    unigram_jaccard,
+)
 from analysis_lib.nuggets.perbattle import (
     battle_scores,
     cap_frame,
@@ -42,7 +46,12 @@ from analysis_lib.nuggets.published import (
     published_ks,
     responses_only_confusion,
 )
-from analysis_lib.nuggets.records import NuggetRecordError, NuggetRecords, load_nugget_records, records_from_dicts
+from analysis_lib.nuggets.records import (
+    NuggetRecordError,
+    NuggetRecords,
+    load_nugget_records,
+    records_from_dicts,
+)
 from analysis_lib.nuggets.scores import (
     HUMAN_VOTES,
     MAX_NUGGETS,
@@ -61,11 +70,46 @@ from analysis_lib.nuggets.scores import (
 )
 
 __all__ = [
-    "HUMAN_VOTES", "MAX_NUGGETS", "PREFERENCES", "SWEEP_THRESHOLDS", "TABLE1_LANGUAGES", "TIE_THRESHOLD",
-    "AssignedNugget", "Assignment", "Importance", "Nugget", "NuggetConfusion", "NuggetRecordError", "NuggetRecords",
-    "battle_scores", "cap_frame", "cap_nuggets", "confusion", "diffs_by_vote", "ecdf", "inversion_table",
-    "kappa_table", "kde_curves", "ks_by_vote", "ks_consistency", "ks_p_interval", "ks_pvalue", "load_nugget_records",
-    "mean_pairwise_cosine", "mean_pairwise_jaccard", "nugget_preference", "nugget_scores", "preferences",
-    "published_confusions", "published_ks", "records_from_dicts", "responses_only_confusion", "score_frame",
-    "score_summary", "subset_confusions", "threshold_sweep", "unigram_jaccard",
+    "HUMAN_VOTES",
+    "MAX_NUGGETS",
+    "PREFERENCES",
+    "SWEEP_THRESHOLDS",
+    "TABLE1_LANGUAGES",
+    "TIE_THRESHOLD",
+    "AssignedNugget",
+    "Assignment",
+    "Importance",
+    "Nugget",
+    "NuggetConfusion",
+    "NuggetRecordError",
+    "NuggetRecords",
+    "battle_scores",
+    "cap_frame",
+    "cap_nuggets",
+    "confusion",
+    "diffs_by_vote",
+    "diversity",
+    "ecdf",
+    "inversion_table",
+    "kappa_table",
+    "kde_curves",
+    "ks_by_vote",
+    "ks_consistency",
+    "ks_p_interval",
+    "ks_pvalue",
+    "load_nugget_records",
+    "mean_pairwise_cosine",
+    "mean_pairwise_jaccard",
+    "nugget_preference",
+    "nugget_scores",
+    "preferences",
+    "published_confusions",
+    "published_ks",
+    "records_from_dicts",
+    "responses_only_confusion",
+    "score_frame",
+    "score_summary",
+    "subset_confusions",
+    "threshold_sweep",
+    "unigram_jaccard",
 ]

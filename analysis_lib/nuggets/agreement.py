@@ -15,6 +15,7 @@ from scipy import stats as _sps
 from analysis_lib.nuggets.scores import _EPS, HUMAN_VOTES, PREFERENCES, SWEEP_THRESHOLDS
 from analysis_lib.stats import kappa_from_confusion
 
+
 @dataclass(frozen=True)
 class NuggetConfusion:
     """Human vote × nugget preference counts: a 4 × 3 matrix, rows :data:`HUMAN_VOTES`, columns :data:`PREFERENCES`."""

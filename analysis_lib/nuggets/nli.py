@@ -27,12 +27,12 @@ class NLIUnavailable(RuntimeError):
 def load_nli(model: str = DEFAULT_NLI_MODEL, batch_size: int = 16) -> Classifier:
     """A classifier ``(premises, hypotheses) -> top labels`` (lower case) from the locally cached model."""
     try:
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
         import torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(model, local_files_only=True)
         net = AutoModelForSequenceClassification.from_pretrained(model, local_files_only=True).eval()
-    except Exception as err:  # noqa: BLE001 - any loading failure means "not available here"
+    except Exception as err:
         raise NLIUnavailable(f"multilingual NLI model {model} is not in the local Hugging Face cache and the hub "
                              f"cannot be reached ({type(err).__name__})") from err
     labels = {i: str(n).lower() for i, n in net.config.id2label.items()}

@@ -20,7 +20,14 @@ from scipy.stats import gaussian_kde
 
 from analysis_lib.nuggets.agreement import NuggetConfusion, confusion
 from analysis_lib.nuggets.records import NuggetRecords
-from analysis_lib.nuggets.scores import MAX_NUGGETS, PREFERENCES, TABLE1_LANGUAGES, TIE_THRESHOLD, nugget_preference, score_frame
+from analysis_lib.nuggets.scores import (
+    MAX_NUGGETS,
+    PREFERENCES,
+    TABLE1_LANGUAGES,
+    TIE_THRESHOLD,
+    nugget_preference,
+    score_frame,
+)
 
 METRICS: tuple[str, ...] = ("all", "vital", "strict_all", "strict_vital")
 KDE_BW_ADJUST = 0.5

@@ -39,7 +39,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nuggetizer.core.types import Document, NuggetAssignMode, Query, Request, ScoredNugget
+from nuggetizer.core.types import (
+    Document,
+    NuggetAssignMode,
+    Query,
+    Request,
+    ScoredNugget,
+)
 from nuggetizer.core.types import Nugget as NzNugget
 from nuggetizer.models.nuggetizer import Nuggetizer
 
@@ -147,12 +153,12 @@ def run_pipeline(battles: Sequence[BattleInput], client: LLMClient, *, variant: 
         importance[q][k:k + n] = labels
     # 3. cap: at most 30, okay dropped first
     nuggets: dict[str, list[Nugget]] = {}
-    for q in current:
+    for q, texts in current.items():
         if q in failed:
             # placeholder importance (labelled "failed" in the record); one empty nugget if creation failed outright
-            nuggets[q] = [Nugget(t, "okay") for t in current[q]] or [Nugget("", "okay")]
+            nuggets[q] = [Nugget(t, "okay") for t in texts] or [Nugget("", "okay")]
         else:
-            nuggets[q] = cap_nuggets([Nugget(t, i) for t, i in zip(current[q], importance[q], strict=True)])
+            nuggets[q] = cap_nuggets([Nugget(t, i) for t, i in zip(texts, importance[q], strict=True)])
     # 4. assignment against each response
     assign = _task("ng_assign", model)
     answers = {(b.qid, "a"): b.answer_a for b in battles} | {(b.qid, "b"): b.answer_b for b in battles}

@@ -34,11 +34,15 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 import polars as pl
 from scipy import optimize, special
-from scipy.stats import norm
 
 from analysis_lib.fetch import published
 from analysis_lib.nuggets.agreement import NuggetConfusion
-from analysis_lib.nuggets.records import NUGGET_SCHEMA, SIDE_SCHEMA, NuggetRecords, _exclude
+from analysis_lib.nuggets.records import (
+    NUGGET_SCHEMA,
+    SIDE_SCHEMA,
+    NuggetRecords,
+    _exclude,
+)
 from analysis_lib.nuggets.scores import TIE_THRESHOLD
 
 VOTES = ("model_a", "tie", "model_b", "tie (bothbad)")
