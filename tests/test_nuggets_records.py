@@ -203,3 +203,21 @@ def test_diversity_per_battle():
     assert d["jaccard"][0] == pytest.approx((1 / 3 + 0 + 1 / 3) / 3)
     best, f1 = ng.diversity.rouge_l_argmax(["the cat sat on the mat"], ["a dog ran", "the cat sat on a mat"])
     assert best == 1 and f1.shape == (1, 2) and not math.isnan(f1[0, 1])
+
+
+def test_v1_7k_layout_loads_and_keeps_single_turn(tmp_path):
+    """A v1-7k-shaped parquet (the 24k columns plus precomputed cites_* / num_cites_*) goes through load_battles;
+    single_turn keeps turn == 1 with a vote."""
+    from raw_factory import conversation, make_raw
+
+    from analysis_lib.data import load_battles
+
+    rows = [conversation(conv_id="c0", winner="model_a"),
+            conversation(conv_id="c1", winner="tie", user=["q1", "q2"], answers_a=["a1", "a2"], answers_b=["b1", "b2"]),
+            conversation(conv_id="c2", winner=None)]
+    raw = make_raw(rows).with_columns(pl.lit(1).alias("cites_wiki_a"), pl.lit(2).alias("num_cites_wiki_a"))
+    path = tmp_path / "search-arena-v1-preference-7k.parquet"
+    raw.write_parquet(path)
+    one, left = ng_battles.single_turn(load_battles(path))
+    assert one["conv_id"].to_list() == ["c0"]
+    assert left == {"multi-turn battles": 1, "single-turn battles without a vote": 1}
