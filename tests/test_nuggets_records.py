@@ -221,3 +221,25 @@ def test_v1_7k_layout_loads_and_keeps_single_turn(tmp_path):
     one, left = ng_battles.single_turn(load_battles(path))
     assert one["conv_id"].to_list() == ["c0"]
     assert left == {"multi-turn battles": 1, "single-turn battles without a vote": 1}
+
+
+def test_calibration_stays_at_the_documented_fit():
+    fitted, deviance = sim.calibrate(per_row=2000, seed=7)
+    assert deviance < 20  # 12 cells, rows fixed: a good fit of the published Figure 4 matrix
+    for name in sim._FITTED:
+        assert getattr(fitted, name) > 0
+
+
+def test_figures_name_the_paper_figure():
+    from analysis_lib.nuggets import plots
+
+    recs, _ = sim.simulate_nugget_records(_battles(300), seed=1, texts=False)
+    scores = ng.battle_scores(recs)
+    groups = ng.diffs_by_vote(scores)
+    ks = ng.ks_by_vote(scores["diff"].to_numpy(), scores["winner"].to_numpy())
+    figs = [plots.kde_by_vote(groups, "Figure 3"), plots.ecdf_panels(groups, ks, "Figure 2"),
+            plots.confusion_grid(ng.published_confusions(), "language", "Figure 12")]
+    assert figs[0].axes[0].get_title() == "Figure 3" and len(figs[0].axes[0].lines) == 4  # 3 votes + zero line
+    assert len(figs[1].axes) == 3 and figs[1]._suptitle.get_text() == "Figure 2"
+    assert sum(ax.get_visible() for ax in figs[2].axes) == 10  # nine languages + Others
+    plots.plotting.plt.close("all")
