@@ -9,7 +9,13 @@ from scipy import stats as sps
 from sklearn.metrics import cohen_kappa_score
 
 from analysis_lib import nuggets as ng
-from analysis_lib.nuggets import AssignedNugget, Assignment, Importance, Nugget, NuggetConfusion
+from analysis_lib.nuggets import (
+    AssignedNugget,
+    Assignment,
+    Importance,
+    Nugget,
+    NuggetConfusion,
+)
 
 V, O = Importance.VITAL, Importance.OKAY
 S, P, N = Assignment.SUPPORT, Assignment.PARTIAL_SUPPORT, Assignment.NOT_SUPPORT

@@ -1,0 +1,64 @@
+"""NG-NLI: nugget factuality by multilingual natural-language inference.
+
+The paper checks that nuggets are entailed by at least one of their sources (the retrieved chunks and the two
+responses): 99.5% are. A nugget counts as entailed when, for some source s, the NLI model's top label for the
+pair (premise s, hypothesis nugget) is ``entailment``; the share is over all nuggets checked.
+
+The model is a multilingual NLI cross-encoder from the Hugging Face hub (default
+``MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7``), loaded with ``transformers`` from the local cache
+only: without a cached copy (no internet on the build machines) :func:`load_nli` raises
+:class:`NLIUnavailable` with the reason, and the chapter records NG-NLI as not run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+DEFAULT_NLI_MODEL = "MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7"
+Classifier = Callable[[Sequence[str], Sequence[str]], list[str]]
+
+
+class NLIUnavailable(RuntimeError):
+    """The NLI model could not be loaded (the message says why)."""
+
+
+def load_nli(model: str = DEFAULT_NLI_MODEL, batch_size: int = 16) -> Classifier:
+    """A classifier ``(premises, hypotheses) -> top labels`` (lower case) from the locally cached model."""
+    try:
+        import torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(model, local_files_only=True)
+        net = AutoModelForSequenceClassification.from_pretrained(model, local_files_only=True).eval()
+    except Exception as err:
+        raise NLIUnavailable(f"multilingual NLI model {model} is not in the local Hugging Face cache and the hub "
+                             f"cannot be reached ({type(err).__name__})") from err
+    labels = {i: str(n).lower() for i, n in net.config.id2label.items()}
+
+    def classify(premises: Sequence[str], hypotheses: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for k in range(0, len(premises), batch_size):
+            enc = tok(list(premises[k:k + batch_size]), list(hypotheses[k:k + batch_size]), truncation=True,
+                      padding=True, return_tensors="pt")
+            with torch.no_grad():
+                pred = net(**enc).logits.argmax(dim=-1).tolist()
+            out += [labels[p] for p in pred]
+        return out
+
+    return classify
+
+
+def entailed_share(nuggets: Sequence[str], sources: Sequence[Sequence[str]], classify: Classifier) -> tuple[float, np.ndarray]:
+    """Share (%) of nuggets entailed by at least one of their sources (``sources[i]`` for ``nuggets[i]``), and the
+    per-nugget booleans."""
+    if len(nuggets) != len(sources):
+        raise ValueError(f"{len(nuggets)} nuggets but {len(sources)} source lists")
+    owner = np.repeat(np.arange(len(nuggets)), [len(s) for s in sources])
+    premises = [p for s in sources for p in s]
+    hyps = [nuggets[i] for i in owner]
+    labels = np.asarray(classify(premises, hyps), dtype=object) if premises else np.array([], dtype=object)
+    entailed = np.zeros(len(nuggets), dtype=bool)
+    np.logical_or.at(entailed, owner, labels == "entailment")
+    return (100.0 * entailed.mean() if len(nuggets) else float("nan")), entailed

@@ -1,0 +1,245 @@
+"""Nugget records (format, loader, exclusions), per-battle scores, published Figure 5 / K-S checks, simulator."""
+
+import json
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats as sps
+
+from analysis_lib import nuggets as ng
+from analysis_lib.nuggets import battles as ng_battles
+from analysis_lib.nuggets.records import NuggetRecordError
+from analysis_lib.simulate import nuggets as sim
+
+
+def _side(qid, side, nuggets, winner="model_a", **extra):
+    return {"qid": qid, "side": side, "winner": winner,
+            "nuggets": [{"text": t, "importance": i, "assignment": a} for t, i, a in nuggets], **extra}
+
+
+BATTLE_1 = [("n0", "vital", "support"), ("n1", "vital", "partial_support"), ("n2", "okay", "not_support")]
+BATTLE_1B = [("n0", "vital", "not_support"), ("n1", "vital", "support"), ("n2", "okay", "support")]
+# hand computation, side a: values 1, .5, 0 -> All .5, Vital .75, Strict-All 1/3, Strict-Vital .5
+#                   side b: values 0, 1, 1 -> All 2/3, Vital .5, Strict-All 2/3, Strict-Vital .5
+
+
+def _write(tmp_path, objs, name="r.jsonl"):
+    p = tmp_path / name
+    p.write_text("\n".join(json.dumps(o) for o in objs) + "\n")
+    return p
+
+
+def test_load_and_score_hand_example(tmp_path):
+    p = _write(tmp_path, [_side("q1", "a", BATTLE_1, language="English", query_categories=["subjective"]),
+                          _side("q1", "b", BATTLE_1B, language="English", query_categories=["subjective"])])
+    recs = ng.load_nugget_records(p)
+    assert recs.n_battles == 1 and sum(recs.excluded.values()) == 0
+    s = ng.battle_scores(recs).row(0, named=True)
+    assert s["all_a"] == pytest.approx(0.5) and s["vital_a"] == pytest.approx(0.75)
+    assert s["strict_all_a"] == pytest.approx(1 / 3) and s["strict_vital_a"] == pytest.approx(0.5)
+    assert s["all_b"] == pytest.approx(2 / 3) and s["vital_b"] == pytest.approx(0.5)
+    assert s["diff"] == pytest.approx(2 / 3 - 0.5)
+    assert s["query_categories"] == ["subjective"] and s["n_nuggets"] == 3 and not s["capped"]
+
+
+def test_roundtrip_jsonl(tmp_path):
+    recs = ng.records_from_dicts([_side("q1", "a", BATTLE_1, model="m1"), _side("q1", "b", BATTLE_1B, model="m2")])
+    back = ng.load_nugget_records(recs.to_jsonl(tmp_path / "out.jsonl"))
+    assert back.nuggets.equals(recs.nuggets)
+    assert back.battles()["model_b"].to_list() == ["m2"]
+
+
+@pytest.mark.parametrize("obj,field", [
+    ({"qid": "q", "side": "c", "winner": "model_a", "nuggets": []}, "side"),
+    ({"qid": "q", "side": "a", "winner": "draw", "nuggets": []}, "winner"),
+    ({"qid": "q", "side": "a", "winner": "model_a"}, "nuggets"),
+    (_side("q", "a", [("t", "important", "support")]), "nuggets[0].importance"),
+    (_side("q", "a", [("t", "vital", "yes")]), "nuggets[0].assignment"),
+])
+def test_bad_records_name_file_line_field(tmp_path, obj, field):
+    p = _write(tmp_path, [_side("ok", "a", BATTLE_1), obj])
+    with pytest.raises(NuggetRecordError) as err:
+        ng.load_nugget_records(p)
+    assert str(p) in str(err.value) and "line 2" in str(err.value) and repr(field) in str(err.value)
+
+
+def test_bad_json_and_duplicates(tmp_path):
+    p = tmp_path / "bad.jsonl"
+    p.write_text(json.dumps(_side("q", "a", BATTLE_1)) + "\n{not json\n")
+    with pytest.raises(NuggetRecordError, match="line 2: not valid JSON"):
+        ng.load_nugget_records(p)
+    with pytest.raises(NuggetRecordError, match="already given on line 1"):
+        ng.records_from_dicts([_side("q", "a", BATTLE_1), _side("q", "a", BATTLE_1)])
+
+
+def test_exclusions_are_counted():
+    failed = [("n0", "vital", "failed")]
+    recs = ng.records_from_dicts([
+        _side("ok", "a", BATTLE_1), _side("ok", "b", BATTLE_1B),
+        _side("one", "a", BATTLE_1),
+        _side("fail", "a", failed), _side("fail", "b", failed),
+        _side("diff", "a", BATTLE_1), _side("diff", "b", [("other", "vital", "support")]),
+        _side("vote", "a", BATTLE_1, winner="model_a"), _side("vote", "b", BATTLE_1B, winner="model_b"),
+    ])
+    assert recs.sides["qid"].unique().to_list() == ["ok"]
+    assert recs.excluded["battles with only one side"] == 1
+    assert recs.excluded["battles whose two sides give different winners"] == 1
+    assert recs.excluded["battles whose sides list different nuggets"] == 1
+    assert recs.excluded["battles with a failed nuggetizer step (importance or assignment 'failed')"] == 1
+
+
+def test_lmsys_nuggetize_layout(tmp_path):
+    line = {"question_id": 7, "winner": "tie", "completion_a": "x", "completion_b": "y",
+            "assigned_nuggets_a": [{"text": t, "importance": i, "assignment": a} for t, i, a in BATTLE_1],
+            "assigned_nuggets_b": [{"text": t, "importance": i, "assignment": a} for t, i, a in BATTLE_1B]}
+    (tmp_path / "assignments").mkdir()
+    _write(tmp_path / "assignments", [line], "assigned_nuggets_0.json")
+    recs = ng.load_nugget_records(tmp_path / "assignments")
+    s = ng.battle_scores(recs)
+    assert s["qid"].to_list() == ["7"] and s["all_b"][0] == pytest.approx(2 / 3)
+    assert sorted(recs.sides["answer_text"].to_list()) == ["x", "y"]
+
+
+def test_cap_frame_matches_cap_nuggets():
+    rng = np.random.default_rng(0)
+    rows = []
+    expected = {}
+    for b in range(20):
+        n = int(rng.integers(1, 45))
+        imp = rng.choice(["vital", "okay"], size=n, p=[0.4, 0.6])
+        expected[str(b)] = [f"{b}-{k}" for k in range(n) if
+                            any(x.text == f"{b}-{k}" for x in ng.cap_nuggets([ng.Nugget(f"{b}-{j}", imp[j]) for j in range(n)]))]
+        rows += [{"qid": str(b), "side": "a", "position": k, "text": f"{b}-{k}", "importance": imp[k],
+                  "assignment": "support"} for k in range(n)]
+    capped = ng.cap_frame(pl.DataFrame(rows))
+    for b, texts in expected.items():
+        assert capped.filter(pl.col("qid") == b)["text"].to_list() == texts
+
+
+def test_subset_confusions_match_direct_counts():
+    recs, _ = sim.simulate_nugget_records(_battles(600), seed=2, texts=False)
+    scores = ng.battle_scores(recs)
+    conf = ng.subset_confusions(scores, min_battles=1)
+    pref = ng.preferences(scores)
+    assert conf[("overall", "all")].counts.sum() == scores.height
+    eng = (scores["language"] == "English").to_numpy()
+    assert np.array_equal(conf[("language", "English")].counts, ng.confusion(scores["winner"].to_numpy()[eng], pref[eng]).counts)
+
+
+# ---------------------------------------------------------------- published Figure 5 and K-S statistics
+
+
+def test_figure5_shares():
+    m = ng.responses_only_confusion()
+    assert round(100 * m.agreement_share_a, 1) == 54.8 and round(100 * m.agreement_share_b, 1) == 52.4
+
+
+def test_ks_pvalue_matches_scipy_on_attainable_d():
+    rng = np.random.default_rng(5)
+    x, y = rng.normal(size=40), rng.normal(0.5, 1, size=55)
+    res = sps.ks_2samp(x, y, method="exact")
+    assert ng.ks_pvalue(res.statistic, 40, 55) == pytest.approx(res.pvalue, rel=1e-9)
+
+
+def test_published_ks_p_follows_from_d():
+    check = ng.ks_consistency()
+    assert check.height == 6 and check["consistent"].all()
+    wu = check.filter((pl.col("variant") == "with_urls") & (pl.col("comparison") == "model_a vs model_b")).row(0, named=True)
+    assert (wu["n_1"], wu["n_2"]) == (1714, 1761)
+
+
+# ---------------------------------------------------------------- single-turn battles and the simulator
+
+
+def _battles(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return pl.DataFrame({
+        "conv_id": [f"c{i}" for i in range(n)], "turn": rng.choice([1, 2], size=n, p=[0.8, 0.2]).tolist(),
+        "winner": rng.choice(["model_a", "model_b", "tie", "tie (bothbad)"], size=n, p=[0.336, 0.345, 0.205, 0.114]).tolist(),
+        "language": rng.choice(["English", "Russian", "German"], size=n).tolist(),
+        "prompt": ["q"] * n, "model_a": ["m1"] * n, "model_b": ["m2"] * n,
+    })
+
+
+def test_single_turn_and_shares():
+    b = _battles(500).with_columns(pl.when(pl.col("conv_id") == "c0").then(None).otherwise(pl.col("winner")).alias("winner"))
+    one, left = ng_battles.single_turn(b)
+    assert (one["turn"] == 1).all() and one["winner"].null_count() == 0
+    assert left["multi-turn battles"] == int((b["turn"] != 1).sum())
+    shares = ng_battles.vote_and_language_shares(one)
+    assert sum(shares[f"vote share {w} (%)"] for w in ng_battles.WINNERS) == pytest.approx(100.0)
+
+
+def test_simulator_reproduces_published_matrix_within_sampling_error():
+    """At the published row totals, the simulated row-conditional preferences are consistent with Figure 4
+    (chi-square homogeneity test per row of simulated vs published counts)."""
+    target = sim.target_matrix().counts
+    winners = np.repeat(np.array(sim.VOTES), target.sum(axis=1) * 4)
+    b = pl.DataFrame({"conv_id": [f"c{i}" for i in range(winners.size)], "winner": winners.tolist()})
+    recs, planted = sim.simulate_nugget_records(b, seed=11, texts=False)
+    scores = ng.battle_scores(recs)
+    got = ng.subset_confusions(scores)[("overall", "all")].counts
+    for row in range(4):
+        _, p, _, _ = sps.chi2_contingency(np.stack([got[row], target[row]]))
+        assert p > 0.001, (row, got[row], target[row])
+    assert planted["mean_nuggets"] == 12.5
+    assert 11.5 < scores["n_nuggets"].mean() < 13.5
+
+
+def test_simulator_excludes_unvoted_and_validates():
+    b = _battles(50).with_columns(pl.when(pl.col("conv_id") == "c1").then(None).otherwise(pl.col("winner")).alias("winner"))
+    recs, _ = sim.simulate_nugget_records(b, seed=0, texts=False)
+    assert recs.excluded["battles without a vote (winner null)"] == 1 and recs.n_battles == 49
+    with pytest.raises(ValueError, match="conv_id"):
+        sim.simulate_nugget_records(b.drop("conv_id"))
+
+
+def test_diversity_per_battle():
+    rows = [{"qid": "1", "side": s, "position": k, "text": t, "importance": "vital", "assignment": "support"}
+            for s in "ab" for k, t in enumerate(["a b", "b c", "c d"])]
+    d = ng.diversity.battle_diversity(pl.DataFrame(rows))
+    assert d["jaccard"][0] == pytest.approx((1 / 3 + 0 + 1 / 3) / 3)
+    best, f1 = ng.diversity.rouge_l_argmax(["the cat sat on the mat"], ["a dog ran", "the cat sat on a mat"])
+    assert best == 1 and f1.shape == (1, 2) and not math.isnan(f1[0, 1])
+
+
+def test_v1_7k_layout_loads_and_keeps_single_turn(tmp_path):
+    """A v1-7k-shaped parquet (the 24k columns plus precomputed cites_* / num_cites_*) goes through load_battles;
+    single_turn keeps turn == 1 with a vote."""
+    from raw_factory import conversation, make_raw
+
+    from analysis_lib.data import load_battles
+
+    rows = [conversation(conv_id="c0", winner="model_a"),
+            conversation(conv_id="c1", winner="tie", user=["q1", "q2"], answers_a=["a1", "a2"], answers_b=["b1", "b2"]),
+            conversation(conv_id="c2", winner=None)]
+    raw = make_raw(rows).with_columns(pl.lit(1).alias("cites_wiki_a"), pl.lit(2).alias("num_cites_wiki_a"))
+    path = tmp_path / "search-arena-v1-preference-7k.parquet"
+    raw.write_parquet(path)
+    one, left = ng_battles.single_turn(load_battles(path))
+    assert one["conv_id"].to_list() == ["c0"]
+    assert left == {"multi-turn battles": 1, "single-turn battles without a vote": 1}
+
+
+def test_calibration_stays_at_the_documented_fit():
+    fitted, deviance = sim.calibrate(per_row=2000, seed=7)
+    assert deviance < 20  # 12 cells, rows fixed: a good fit of the published Figure 4 matrix
+    for name in sim._FITTED:
+        assert getattr(fitted, name) > 0
+
+
+def test_figures_name_the_paper_figure():
+    from analysis_lib.nuggets import plots
+
+    recs, _ = sim.simulate_nugget_records(_battles(300), seed=1, texts=False)
+    scores = ng.battle_scores(recs)
+    groups = ng.diffs_by_vote(scores)
+    ks = ng.ks_by_vote(scores["diff"].to_numpy(), scores["winner"].to_numpy())
+    figs = [plots.kde_by_vote(groups, "Figure 3"), plots.ecdf_panels(groups, ks, "Figure 2"),
+            plots.confusion_grid(ng.published_confusions(), "language", "Figure 12")]
+    assert figs[0].axes[0].get_title() == "Figure 3" and len(figs[0].axes[0].lines) == 4  # 3 votes + zero line
+    assert len(figs[1].axes) == 3 and figs[1]._suptitle.get_text() == "Figure 2"
+    assert sum(ax.get_visible() for ax in figs[2].axes) == 10  # nine languages + Others
+    plots.plotting.plt.close("all")
