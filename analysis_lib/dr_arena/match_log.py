@@ -40,6 +40,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis_lib import fetch as _fetch
 from analysis_lib.dr_arena.loop import VERDICT_CODES, FailureType
 
 SCHEMA: dict[str, Any] = {
@@ -175,3 +176,20 @@ def matches(rounds: pl.DataFrame) -> pl.DataFrame:
 def truncated_matches(rounds: pl.DataFrame, k: int) -> pl.DataFrame:
     """:func:`matches` as if every match had stopped after at most ``k`` rounds (Table 6's "Round k only")."""
     return matches(rounds.filter(pl.col("round") <= k))
+
+
+PUBLISHED_TRACES = "dr_arena_match_traces"
+
+
+def published_traces() -> pl.DataFrame:
+    """The framework's released match traces (``published/dr_arena_match_traces.csv``, see its SOURCES entry)
+    in the log's vocabulary: ``verdict`` as a code (``Tie`` → ``TIE``), ``tie_quality`` read off the logged action
+    (a tie followed by ``pressure_test`` was high quality, by ``backtrack`` low) and ``evolution_kind`` kept."""
+    raw = pl.read_csv(_fetch.published(PUBLISHED_TRACES))
+    tie = pl.col("verdict") == "TIE"
+    return raw.with_columns(pl.col("verdict").str.to_uppercase()).with_columns(
+        tie_quality=pl.when(tie & (pl.col("evolution_kind") == "pressure_test")).then(pl.lit("high"))
+        .when(tie).then(pl.lit("low")),
+        failure_type=pl.when(tie).then(None).otherwise(pl.col("failure_type")),
+        logged_failure_type=pl.col("failure_type"),
+    )
