@@ -17,6 +17,7 @@ Ratings
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -74,7 +75,8 @@ def _fit(data: bt.PairData, w: np.ndarray) -> tuple[np.ndarray, float]:
     x = data.design()
     for reg in (0.0, RIDGE_FALLBACK):
         try:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # non-convergence is handled below
                 theta = bt.fit_logistic_batch(x, data.outcomes, w, reg=reg, n_ratings=len(data.models))
         except np.linalg.LinAlgError:
             continue
