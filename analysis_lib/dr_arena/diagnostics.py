@@ -117,3 +117,20 @@ def share(table: pl.DataFrame, kind: str, category: str) -> float:
 def mean_rounds(rounds: pl.DataFrame) -> float:
     """Average number of rounds per match."""
     return float(np.mean(matches(rounds)["n_rounds"].to_numpy()))
+
+
+def separated_models(board: pl.DataFrame) -> int:
+    """Number of models whose interval ``[ci_lower, ci_upper]`` overlaps no other model's (0 without intervals)."""
+    lo, hi = board["ci_lower"].to_numpy(), board["ci_upper"].to_numpy()
+    if np.isnan(lo).any() or np.isnan(hi).any():
+        return 0
+    overlap = (lo[:, None] <= hi[None, :]) & (lo[None, :] <= hi[:, None])
+    np.fill_diagonal(overlap, False)
+    return int((~overlap.any(axis=1)).sum())
+
+
+def pairs_met_twice(matches_frame: pl.DataFrame) -> int:
+    """Unordered model pairs that met in more than one Swiss round."""
+    pairs = matches_frame.select(pl.min_horizontal("model_a", "model_b").alias("x"),
+                                 pl.max_horizontal("model_a", "model_b").alias("y"), "tournament_round").unique()
+    return int(pairs.group_by("x", "y").len().filter(pl.col("len") > 1).height)
