@@ -48,7 +48,7 @@ def state_diagram(config: LoopConfig = FRAMEWORK) -> Figure:
         ax.text(0.1, y, label, va="center", ha="left", fontsize=9,
                 bbox={"boxstyle": "round,pad=0.3", "facecolor": "#f2f2f2", "edgecolor": "#999999"})
         a = transition(v, f)
-        ax.annotate("", xy=(5.6, ys[a]), xytext=(3.3, y),
+        ax.annotate("", xy=(5.6, ys[a]), xytext=(2.7, y),
                     arrowprops={"arrowstyle": "->", "color": ACTION_COLORS[a], "lw": 1.4})
     for a, y in ys.items():
         ax.text(5.7, y, _action_text(a, config), va="center", ha="left", fontsize=9,
@@ -59,7 +59,7 @@ def state_diagram(config: LoopConfig = FRAMEWORK) -> Figure:
     ax.text(0.1, -1.1, f"Start: depth {config.start_depth} (root = 1), width {config.start_width}.   Points: Much "
             f"Better {config.much_better_points:g}, Better {config.better_points:g}, tie {config.tie_points:g}.\n"
             f"Stop rule: {stop}.", fontsize=8.5, va="top")
-    ax.set_title(f"DR-Arena Table 2: evolvement loop state machine ({config.name})")
+    ax.set_title(f"Table 2: evolvement loop state machine — rules: {config.name}")
     return fig
 
 
@@ -74,12 +74,12 @@ def trace_plot(trace: pl.DataFrame, title: str) -> Figure:
     top.legend(loc="upper right", fontsize=8)
     bottom.plot(r, trace["score_a"].to_numpy(), marker="o", color=OUTCOME_COLORS["model_a"], label="score A")
     bottom.plot(r, trace["score_b"].to_numpy(), marker="s", color=OUTCOME_COLORS["model_b"], label="score B")
-    for x, v, f in zip(r, trace["verdict"], trace["failure_type"], strict=True):
-        bottom.annotate(v + ("" if f is None else f"\n{f}"), (x, 0), xytext=(0, -28), textcoords="offset points",
-                        ha="center", fontsize=6.5, color="#333333")
+    labels = [f"{x}\n{v}" + ("" if f is None else f"\nloser: {f}")
+              for x, v, f in zip(r, trace["verdict"], trace["failure_type"], strict=True)]
     bottom.set_ylabel("cumulative score (points)")
-    bottom.set_xlabel("round")
-    bottom.set_xticks(r)
+    bottom.set_xlabel("round and verdict")
+    bottom.set_xticks(r, labels, fontsize=7)
+    top.yaxis.get_major_locator().set_params(integer=True)
     bottom.legend(loc="upper left", fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
