@@ -197,7 +197,7 @@ def test_simulated_match_follows_the_loop_on_a_tree():
 def test_simulation_recovers_the_planted_ranking():
     tree = {"children": [{"children": [{"children": []}] * 3}] * 3}
     agents = sim.make_agents(6, seed=1)
-    rounds, plan = sim.simulate_tournament(agents, {f"t{i}": tree for i in range(6)}, n_rounds=3, seed=2)
+    rounds, _ = sim.simulate_tournament(agents, {f"t{i}": tree for i in range(6)}, n_rounds=3, seed=2)
     board = tn.ratings(ml.matches(rounds), n_bootstrap=0)
     planted = sim.planted_strength(agents)
     rho = sps.spearmanr(board["rating"].to_numpy(), [planted[m] for m in board["model"]]).statistic

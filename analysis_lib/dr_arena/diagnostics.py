@@ -29,7 +29,7 @@ from analysis_lib.dr_arena.tournament import ratings
 def correlation_by_rounds(rounds: pl.DataFrame, reference: Mapping[str, float], max_k: int | None = None) -> pl.DataFrame:
     """``k, n_models, spearman, pearson`` for ``k = 1 … max_k`` (default: the longest match), over the models
     both in the logs and in ``reference``; the last row with ``k = max_k`` equals the full tournament."""
-    max_k = int(rounds["round"].max()) if max_k is None else max_k
+    max_k = int(rounds.select(pl.col("round").max()).item()) if max_k is None else max_k
     rows = []
     for k in range(1, max_k + 1):
         board = ratings(truncated_matches(rounds, k), n_bootstrap=0).filter(pl.col("model").is_in(list(reference)))

@@ -33,7 +33,15 @@ import polars as pl
 
 from analysis_lib import llm
 from analysis_lib.dr_arena import match_log
-from analysis_lib.dr_arena.loop import FRAMEWORK, FailureType, LoopConfig, Verdict, node_at, start_state, step
+from analysis_lib.dr_arena.loop import (
+    FRAMEWORK,
+    FailureType,
+    LoopConfig,
+    Verdict,
+    node_at,
+    start_state,
+    step,
+)
 from analysis_lib.dr_arena.tournament import run_swiss
 
 CONTENT_CHARS = 1200

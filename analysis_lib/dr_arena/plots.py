@@ -9,7 +9,14 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from analysis_lib.dr_arena.loop import FRAMEWORK, Action, FailureType, LoopConfig, Verdict, transition
+from analysis_lib.dr_arena.loop import (
+    FRAMEWORK,
+    Action,
+    FailureType,
+    LoopConfig,
+    Verdict,
+    transition,
+)
 from analysis_lib.dr_arena.match_log import FAILURE_CODES
 from analysis_lib.plotting import ACCENT, OUTCOME_COLORS
 
@@ -149,7 +156,7 @@ def verdict_share_plot(shares: pl.DataFrame, title: str) -> Figure:
             ax.annotate(f"{100 * s:.1f}%\n(n={n})", (i, 100 * s), ha="center", va="bottom", fontsize=7)
         ax.set_ylabel(f"% of {'rounds' if kind == 'verdict' else 'decided rounds'}")
         ax.set_xlabel(kind)
-        ax.set_ylim(0, 100 * float(part["share"].max()) * 1.3 if part.height else 1)
+        ax.set_ylim(0, 130 * float(part.select(pl.col("share").max()).item()) if part.height else 1)
         ax.tick_params(axis="x", labelsize=8)
     fig.suptitle(title)
     fig.tight_layout()

@@ -31,7 +31,14 @@ import numpy as np
 import polars as pl
 from scipy.special import expit
 
-from analysis_lib.dr_arena.loop import FRAMEWORK, FailureType, LoopConfig, Verdict, start_state, step
+from analysis_lib.dr_arena.loop import (
+    FRAMEWORK,
+    FailureType,
+    LoopConfig,
+    Verdict,
+    start_state,
+    step,
+)
 from analysis_lib.dr_arena.tournament import run_swiss
 
 
@@ -52,6 +59,9 @@ class SimConfig:
     soft_sd: float = 0.35
     tie_margin: float = 0.5
     much_better_margin: float = 1.5
+
+
+DEFAULT_SIM = SimConfig()
 
 
 def make_agents(n: int = 12, seed: int = 0, spread: float = 1.2, mean: float = 1.0) -> list[SimAgent]:
@@ -94,7 +104,7 @@ def _attempt(agent: SimAgent, depth: int, width: int, cfg: SimConfig, rng: np.ra
 
 
 def simulate_match(a: SimAgent, b: SimAgent, tree: Mapping, tree_id: str, rng: np.random.Generator,
-                   sim: SimConfig = SimConfig(), loop: LoopConfig = FRAMEWORK, match_id: str = "",
+                   sim: SimConfig = DEFAULT_SIM, loop: LoopConfig = FRAMEWORK, match_id: str = "",
                    tournament_round: int | None = None) -> list[dict[str, Any]]:
     """One match on one tree; returns its round records in the match-log format."""
     def choose(n: int) -> int:
@@ -123,7 +133,7 @@ def simulate_match(a: SimAgent, b: SimAgent, tree: Mapping, tree_id: str, rng: n
 
 
 def simulate_tournament(agents: Sequence[SimAgent], trees: Mapping[str, Mapping], n_rounds: int = 4, seed: int = 0,
-                        sim: SimConfig = SimConfig(), loop: LoopConfig = FRAMEWORK) -> tuple[pl.DataFrame, pl.DataFrame]:
+                        sim: SimConfig = DEFAULT_SIM, loop: LoopConfig = FRAMEWORK) -> tuple[pl.DataFrame, pl.DataFrame]:
     """A Swiss tournament of ``n_rounds`` in which each pair plays one match on every tree (sides by the
     pairing); returns ``(rounds, pairings)`` as :func:`analysis_lib.dr_arena.tournament.run_swiss`."""
     by_name = {a.name: a for a in agents}

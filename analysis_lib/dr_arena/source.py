@@ -38,7 +38,7 @@ def search_arena_reference(models: list[str]) -> dict[str, float]:
 
 
 def load_match_source(match_logs: str, trees: Mapping[str, Mapping], *, n_agents: int = 12, n_rounds: int = 4,
-                      seed: int = 0, sim: simulation.SimConfig = simulation.SimConfig()) -> MatchSource:
+                      seed: int = 0, sim: simulation.SimConfig = simulation.DEFAULT_SIM) -> MatchSource:
     """User match logs when ``match_logs`` is a path, else a simulated Swiss tournament (``n_agents`` latent-skill
     agents, ``n_rounds`` Swiss rounds, one match per pair and tree)."""
     if match_logs:
