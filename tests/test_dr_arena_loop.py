@@ -166,3 +166,12 @@ def test_chapter_v1_does_not_reproduce_the_published_traces(traces):
     g = traces.filter(pl.col("match_id") == "tree_0020_glm47_vs_pplsonar_1302")
     r = d.replay_trace(g, d.CHAPTER_V1)
     assert r.height < g.height  # it stops at the first Much Better (round 8), the framework plays 10
+
+
+def test_start_on_tree_descends_to_the_start_depth_or_a_leaf():
+    s = d.start_on_tree(TREE, choose=lambda n: n - 1)  # root's last child b is a leaf
+    assert (s.depth, s.width, s.path) == (2, 2, (1,))
+    deep = d.start_on_tree(TREE, d.LoopConfig(start_depth=4))  # a -> a1 is a leaf at depth 3
+    assert (deep.depth, deep.path) == (3, (0, 0))
+    assert d.start_on_tree(_n(), d.FRAMEWORK).depth == 1  # a lone root
+    assert d.start_on_tree(TREE, d.CHAPTER_V1).path == ()

@@ -134,3 +134,14 @@ def pairs_met_twice(matches_frame: pl.DataFrame) -> int:
     pairs = matches_frame.select(pl.min_horizontal("model_a", "model_b").alias("x"),
                                  pl.max_horizontal("model_a", "model_b").alias("y"), "tournament_round").unique()
     return int(pairs.group_by("x", "y").len().filter(pl.col("len") > 1).height)
+
+
+def match_ends(rounds: pl.DataFrame) -> pl.DataFrame:
+    """The task of each match's last round: ``match_id, n_rounds, depth, width`` (the population of Fig 8)."""
+    return (rounds.sort("match_id", "round").group_by("match_id", maintain_order=True)
+            .agg(pl.col("round").last().alias("n_rounds"), pl.col("depth", "width").last()))
+
+
+def mode(values: pl.Series | np.ndarray) -> int:
+    """The smallest most frequent value of non-negative integers."""
+    return int(np.bincount(np.asarray(values, dtype=np.int64)).argmax())

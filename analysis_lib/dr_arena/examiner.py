@@ -39,7 +39,7 @@ from analysis_lib.dr_arena.loop import (
     LoopConfig,
     Verdict,
     node_at,
-    start_state,
+    start_on_tree,
     step,
 )
 from analysis_lib.dr_arena.tournament import run_swiss
@@ -148,8 +148,7 @@ def play_llm_match(client: llm.LLMClient, tree: Mapping, tree_id: str, model_a: 
     def choose(n: int) -> int:
         return int(rng.integers(n))
 
-    n_root = len(tree["children"])
-    state = start_state(config, (choose(n_root),) if n_root and config.start_depth > 1 else ())
+    state = start_on_tree(tree, config, choose)
     examiner = examiner_model or client.model
     qt, at, jt = question_task(examiner), answer_task(), judge_task(examiner)
     records: list[dict[str, Any]] = []

@@ -233,6 +233,18 @@ def _first_child(n: int) -> int:
     return 0
 
 
+def start_on_tree(tree: Mapping, config: LoopConfig = FRAMEWORK, choose: Chooser = _first_child) -> LoopState:
+    """The start state on a tree: descend from the root ``start_depth - 1`` levels through children picked by
+    ``choose(n_children)``, stopping early at a leaf (then the depth is lower than ``start_depth``)."""
+    path: tuple[int, ...] = ()
+    while len(path) < config.start_depth - 1:
+        n = len(node_at(tree, path)["children"])
+        if n == 0:
+            break
+        path = (*path, choose(n))
+    return LoopState(depth=len(path) + 1, width=config.start_width, path=path)
+
+
 def _apply(state: LoopState, action: Action, config: LoopConfig, tree: Mapping | None,
            choose: Chooser) -> tuple[int, int, tuple[int, ...], str]:
     """(depth, width, path, what was done) after ``action``."""

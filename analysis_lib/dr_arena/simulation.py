@@ -15,7 +15,8 @@ Examiner
     DEEP, coverage wrong = WIDE, neither = NONE (lost on soft quality).
 Matches
     The loop (:mod:`analysis_lib.dr_arena.loop`, framework defaults) runs on a tree: it starts at a random child
-    of the root and descends into random children; in a Swiss round each pair plays one match per tree.
+    of the root (:func:`~analysis_lib.dr_arena.loop.start_on_tree`) and descends into random children; in a Swiss
+    round each pair plays one match per tree.
 Planted truth
     A model's planted strength is its expected hard score at the start task, ``σ(δ) + σ(ω)``; Spearman with the
     planted ranking is the simulation's stand-in for the paper's correlation with Search Arena.
@@ -36,7 +37,7 @@ from analysis_lib.dr_arena.loop import (
     FailureType,
     LoopConfig,
     Verdict,
-    start_state,
+    start_on_tree,
     step,
 )
 from analysis_lib.dr_arena.tournament import run_swiss
@@ -110,11 +111,7 @@ def simulate_match(a: SimAgent, b: SimAgent, tree: Mapping, tree_id: str, rng: n
     def choose(n: int) -> int:
         return int(rng.integers(n))
 
-    n_root = len(tree["children"])
-    path = tuple(choose(n_root) for _ in range(loop.start_depth - 1)) if n_root else ()
-    state = start_state(loop, path[:1] if n_root else ())
-    if not n_root:
-        state = start_state(loop).__class__(depth=1, width=loop.start_width)
+    state = start_on_tree(tree, loop, choose)
     records = []
     while state.stopped is None:
         verdict, failure = judge(_attempt(a, state.depth, state.width, sim, rng),
