@@ -127,3 +127,17 @@ def test_topology_summary_on_hand_made_frames():
     assert (topo.modal_node_depth, topo.modal_node_depth_share) == (2, 0.5)
     assert (topo.modal_group_size, topo.groups, topo.groups_4_to_7) == (2, 3, 1)
     assert topo.share_groups_4_to_7 == 1 / 3
+
+
+def test_leaderboard_agreement_matches_scipy_and_counts_swaps():
+    from scipy import stats as sps
+
+    from analysis_lib import stats
+
+    a, b = [1.0, 2.0, 3.0, 4.0], [1.0, 3.0, 2.0, 10.0]
+    r = stats.leaderboard_agreement(a, b)
+    assert r.spearman == pytest.approx(sps.spearmanr(a, b).statistic)
+    assert r.pearson == pytest.approx(sps.pearsonr(a, b).statistic)
+    assert r.n_rank_swaps == 1 and r.n_models == 4
+    with pytest.raises(ValueError, match="same length"):
+        stats.leaderboard_agreement([1, 2, 3], [1, 2])
