@@ -258,7 +258,7 @@ def topology_summary(shapes: pl.DataFrame, nodes: pl.DataFrame) -> TopologySumma
     node_depth = np.bincount(nodes["depth"].to_numpy())
     groups = sibling_group_sizes(nodes)
     return TopologySummary(
-        max_tree_depth=int(shapes["depth"].max()),
+        max_tree_depth=int(shapes["depth"].to_numpy().max()),
         modal_tree_depth=int(tree_depth.argmax()),
         trees_at_modal_depth=int(tree_depth.max()),
         modal_node_depth=int(node_depth.argmax()),
