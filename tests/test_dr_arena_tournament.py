@@ -3,6 +3,7 @@ simulation study, on hand-made cases."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
@@ -204,3 +205,26 @@ def test_simulation_recovers_the_planted_ranking():
     assert rho > 0.6
     by_k = dg.correlation_by_rounds(rounds, planted, max_k=3)
     assert by_k["k"].to_list() == [1, 2, 3] and by_k["n_models"].to_list() == [6, 6, 6]
+
+
+def test_search_avoids_a_repeat_the_greedy_pass_makes():
+    ratings = {"a": 4, "b": 3, "c": 2, "d": 1}
+    met = {frozenset(("a", "b")), frozenset(("b", "d"))}
+    rng = np.random.default_rng(0)
+    assert tn.swiss_pairs(list(ratings), ratings, met, rng, rule="greedy").pairs == (("a", "c"), ("b", "d"))
+    assert tn.swiss_pairs(list(ratings), ratings, met, rng).pairs == (("a", "d"), ("b", "c"))
+    # odd count: the greedy pass skips a met pair and leaves d for the bye
+    r5 = {"a": 5, "b": 4, "c": 3, "d": 2, "e": 1}
+    p = tn.swiss_pairs(list(r5), r5, {frozenset(("c", "d"))}, rng)
+    assert p.pairs == (("a", "b"), ("c", "e")) and p.bye == "d"
+    # odd count where the greedy pass repeats b-d (b has met a, d and e); the search keeps e's bye and pairs
+    # a-d, b-c instead
+    met5 = {frozenset(("a", "b")), frozenset(("b", "d")), frozenset(("b", "e"))}
+    greedy = tn.swiss_pairs(list(r5), r5, met5, rng, rule="greedy")
+    assert greedy.pairs == (("a", "c"), ("b", "d")) and greedy.bye == "e"
+    searched = tn.swiss_pairs(list(r5), r5, met5, rng)
+    assert not any(frozenset(q) in met5 for q in searched.pairs) and searched.bye is not None
+    assert searched.pairs == (("a", "d"), ("b", "c")) and searched.bye == "e"
+    # everyone has met everyone: the greedy pairing is the fallback
+    full = {frozenset(p) for p in itertools.combinations("abcd", 2)}
+    assert tn.swiss_pairs(list(ratings), ratings, full, rng).pairs == (("a", "b"), ("c", "d"))

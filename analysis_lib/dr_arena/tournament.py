@@ -4,7 +4,9 @@ Pairing
     Round 1 pairs the models in a random order: (1st, 2nd), (3rd, 4th), … Later rounds sort the models by their
     current Elo (best first; ties by name) and pair greedily: the best unpaired model meets the next unpaired
     model in that order that it has not met yet, falling back to the next unpaired model when it has met them
-    all. With an odd number of models, the one left unpaired gets a bye (no match, no points).
+    all (the framework's rule). The greedy pass can repeat a pair when a repeat-free pairing exists; the default
+    rule then searches for one (:func:`swiss_pairs`). With an odd number of models, the one left unpaired gets a
+    bye (no match, no points).
 
 Ratings
     A match counts as one battle, decided by the final cumulative scores (higher wins, equal = tie, half a
@@ -20,7 +22,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -38,26 +40,60 @@ class Pairing:
     bye: str | None
 
 
+PairingRule = Literal["search", "greedy"]
+
+
+def _greedy(order: list[str], met: set[frozenset[str]]) -> list[tuple[str, str]]:
+    unpaired, pairs = list(order), []
+    while len(unpaired) >= 2:
+        a = unpaired.pop(0)
+        j = next((i for i, b in enumerate(unpaired) if frozenset((a, b)) not in met), 0)
+        pairs.append((a, unpaired.pop(j)))
+    return pairs
+
+
+def _no_repeat(order: list[str], met: set[frozenset[str]]) -> list[tuple[str, str]] | None:
+    """The first repeat-free perfect pairing of an even-sized ``order`` in the greedy's preference order
+    (depth-first: the best unpaired model takes the next model it has not met, backtracking on dead ends)."""
+    if not order:
+        return []
+    a = order[0]
+    for j in range(1, len(order)):
+        if frozenset((a, order[j])) in met:
+            continue
+        rest = _no_repeat(order[1:j] + order[j + 1:], met)
+        if rest is not None:
+            return [(a, order[j]), *rest]
+    return None
+
+
 def swiss_pairs(models: Sequence[str], ratings: Mapping[str, float] | None, met: set[frozenset[str]],
-                rng: np.random.Generator) -> Pairing:
+                rng: np.random.Generator, rule: PairingRule = "search") -> Pairing:
     """One round of pairings (module docstring). ``ratings=None`` = round 1 (random order); ``met`` holds the
-    pairs that have already played."""
+    pairs that have already played.
+
+    ``rule="greedy"`` is the framework's: the best unpaired model takes the next model it has not met, else the
+    next one. ``rule="search"`` (default) avoids repeats while possible: it returns the greedy pairing when that
+    has no repeat, else the first repeat-free pairing in the same preference order (the bye going to the
+    lowest-rated model that leaves one), and falls back to the greedy pairing when none exists."""
     if len(set(models)) != len(models):
         raise ValueError("model names must be unique")
     if ratings is None:
         order = [models[i] for i in rng.permutation(len(models))]
-    else:
-        missing = [m for m in models if m not in ratings]
-        if missing:
-            raise ValueError(f"no rating for {missing}")
-        order = sorted(models, key=lambda m: (-ratings[m], m))
-    unpaired = list(order)
-    pairs: list[tuple[str, str]] = []
-    while len(unpaired) >= 2:
-        a = unpaired.pop(0)
-        j = next((i for i, b in enumerate(unpaired) if frozenset((a, b)) not in met), 0) if ratings is not None else 0
-        pairs.append((a, unpaired.pop(j)))
-    return Pairing(tuple(pairs), unpaired[0] if unpaired else None)
+        pairs = [(order[i], order[i + 1]) for i in range(0, len(order) - 1, 2)]
+        return Pairing(tuple(pairs), order[-1] if len(order) % 2 else None)
+    missing = [m for m in models if m not in ratings]
+    if missing:
+        raise ValueError(f"no rating for {missing}")
+    order = sorted(models, key=lambda m: (-ratings[m], m))
+    greedy = _greedy(order, met)
+    if rule == "search" and any(frozenset(p) in met for p in greedy):
+        for bye in (reversed(order) if len(order) % 2 else [None]):
+            found = _no_repeat([m for m in order if m != bye], met)
+            if found is not None:
+                return Pairing(tuple(found), bye)
+    paired = {m for p in greedy for m in p}
+    return Pairing(tuple(greedy), next((m for m in order if m not in paired), None))
 
 
 def battles(matches: pl.DataFrame) -> pl.DataFrame:
@@ -127,7 +163,7 @@ PlayMatch = Callable[[str, str, int], list[dict[str, Any]]]
 
 
 def run_swiss(models: Sequence[str], play: PlayMatch, n_rounds: int = 4, seed: int = 0,
-              progress: Callable[[Any], Any] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+              progress: Callable[[Any], Any] | None = None, rule: PairingRule = "search") -> tuple[pl.DataFrame, pl.DataFrame]:
     """Play a Swiss tournament: ``(rounds, pairings)`` where ``rounds`` is every logged round (match-log
     schema) and ``pairings`` has ``tournament_round, model_a, model_b`` (``model_b`` null for a bye)."""
     rng = np.random.default_rng(seed)
@@ -137,7 +173,7 @@ def run_swiss(models: Sequence[str], play: PlayMatch, n_rounds: int = 4, seed: i
     iterator = range(1, n_rounds + 1)
     for t in progress(iterator) if progress else iterator:
         current = None if t == 1 else point_ratings(_matches(rounds_frame(records)), models)
-        pairing = swiss_pairs(models, current, met, rng)
+        pairing = swiss_pairs(models, current, met, rng, rule)
         for a, b in pairing.pairs:
             met.add(frozenset((a, b)))
             plan.append({"tournament_round": t, "model_a": a, "model_b": b})
