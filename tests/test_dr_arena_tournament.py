@@ -228,3 +228,22 @@ def test_search_avoids_a_repeat_the_greedy_pass_makes():
     # everyone has met everyone: the greedy pairing is the fallback
     full = {frozenset(p) for p in itertools.combinations("abcd", 2)}
     assert tn.swiss_pairs(list(ratings), ratings, full, rng).pairs == (("a", "b"), ("c", "d"))
+
+
+def test_match_source_reads_a_user_folder_and_finds_table3_models(tmp_path):
+    from analysis_lib.dr_arena import source
+
+    rows = [rec("m1", 1, "A_MUCH_BETTER", "BOTH", sa=2, sb=0, a="GPT-5.1-Search", b="my-agent", stop="SCORE_GAP")]
+    ml.write_match_log(tmp_path / "logs" / "m1.jsonl", rows)
+    src = source.load_match_source(str(tmp_path / "logs"), {})
+    assert src.kind == "real" and src.rounds.height == 1 and src.pairings is None
+    assert list(src.reference) == ["GPT-5.1-Search"] and "1 matches" in src.detail
+
+
+def test_match_source_simulates_by_default():
+    from analysis_lib.dr_arena import source
+
+    tree = {"children": [{"children": []}, {"children": []}]}
+    src = source.load_match_source("", {"t1": tree, "t2": tree}, n_agents=4, n_rounds=2, seed=0)
+    assert src.kind == "simulated" and set(src.reference) == {a.name for a in src.agents}
+    assert ml.matches(src.rounds).height == 2 * 2 * 2  # 2 pairs x 2 rounds x 2 trees
