@@ -288,3 +288,50 @@ def benchmark_correlations(
                 row[f"{name}_lo"], row[f"{name}_hi"] = float(lo), float(hi)
         rows.append(row)
     return pl.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------ leaderboard agreement
+
+
+@dataclass(frozen=True)
+class LeaderboardAgreement:
+    """Agreement of two leaderboards over the same models (DR-Arena Table 3, Table 6, Fig 4)."""
+
+    n_models: int
+    spearman: float
+    spearman_p: float
+    pearson: float
+    pearson_p: float
+    spearman_published_ranks: float
+    n_rank_swaps: int
+
+
+def rank_swaps(a: np.ndarray, b: np.ndarray) -> int:
+    """Number of model pairs ordered differently by two score vectors (pairs tied in either count as agreeing)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    da, db = np.sign(a[:, None] - a[None, :]), np.sign(b[:, None] - b[None, :])
+    return int(np.triu(da * db < 0, 1).sum())
+
+
+def leaderboard_agreement(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> LeaderboardAgreement:
+    """Spearman's rho (average ranks) and Pearson's r between two rating vectors over the same models, with
+    scipy's p-values, and the number of pairs the two order differently. ``spearman_published_ranks`` equals
+    ``spearman`` here (no separate rank columns)."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.shape != y.shape or x.size < 3:
+        raise ValueError(f"need two rating vectors of the same length >= 3, got {x.size} and {y.size}")
+    rho = _sps.spearmanr(x, y)
+    r = _sps.pearsonr(x, y)
+    return LeaderboardAgreement(x.size, float(rho.statistic), float(rho.pvalue), float(r.statistic),
+                                float(r.pvalue), float(rho.statistic), rank_swaps(x, y))
+
+
+def leaderboard_correlations(table: pl.DataFrame, x: str = "search_arena_elo", y: str = "dr_arena_elo") -> LeaderboardAgreement:
+    """Spearman (average ranks) and Pearson between two Elo columns of a leaderboard table (DR-Arena Table 3),
+    and Spearman between the published rank columns (``x``/``y`` with ``_elo`` replaced by ``_rank``) as a
+    consistency check."""
+    base = leaderboard_agreement(table[x].to_numpy(), table[y].to_numpy())
+    xr, yr = x.replace("_elo", "_rank"), y.replace("_elo", "_rank")
+    rank_rho = float(_sps.spearmanr(table[xr].to_numpy(), table[yr].to_numpy()).statistic)
+    return LeaderboardAgreement(base.n_models, base.spearman, base.spearman_p, base.pearson, base.pearson_p,
+                                rank_rho, base.n_rank_swaps)

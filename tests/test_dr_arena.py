@@ -1,8 +1,7 @@
-"""DR-Arena: tree loader and shape, Table 8/9 comparison, Table 3 correlations, evolvement loop (Table 2)."""
+"""DR-Arena: tree loader and shape, Table 8/9 comparison, Table 3 correlations (the loop: test_dr_arena_loop.py)."""
 
 from __future__ import annotations
 
-import itertools
 import json
 
 import numpy as np
@@ -120,94 +119,6 @@ def test_table3_correlations_from_published_csv():
     assert r.n_rank_swaps == 1
 
 
-# ---- evolvement loop. Table 2 transcribed independently of the module, as (verdict row, signal) -> action.
-PD, PW, PT, BT = "depth+1", "width+1", "depth+1 & width+1", "parent"
-TABLE2 = {
-    ("Tie (High Quality)", "N/A"): PT,
-    ("Tie (Low Quality)", "N/A"): BT,
-    ("Winner Decided", "Deep"): PD,
-    ("Winner Decided", "Wide"): PW,
-    ("Winner Decided", "Both"): PT,
-    ("Winner Decided", "None"): PT,
-}
-EXPECTED_DELTA = {PD: (1, 0), PW: (0, 1), PT: (1, 1), BT: (-1, 0)}
-ROW_OF = {
-    "A_MUCH_BETTER": "Winner Decided", "A_BETTER": "Winner Decided", "B_BETTER": "Winner Decided",
-    "B_MUCH_BETTER": "Winner Decided", "TIE_HIGH": "Tie (High Quality)", "TIE_LOW": "Tie (Low Quality)",
-}
-
-
-@pytest.mark.parametrize("verdict,failure", list(itertools.product(d.Verdict, [*d.FailureType, None])))
-def test_transition_every_verdict_and_failure_type(verdict, failure):
-    row = ROW_OF[verdict.name]
-    if row != "Winner Decided":
-        expected = TABLE2[(row, "N/A")]  # ties: the failure type is not applicable and is ignored
-    elif failure is None:
-        with pytest.raises(ValueError, match="failure type is required"):
-            d.transition(verdict, failure)
-        return
-    else:
-        expected = TABLE2[(row, failure.value)]
-    action = d.transition(verdict, failure)
-    assert action.delta == EXPECTED_DELTA[expected]
-    # and step applies that change to (depth, width) from a state away from the floor
-    s = d.step(d.LoopState(depth=3, width=3), verdict, failure, d.LoopConfig(max_rounds=99, gap_threshold=99, stop_on_much_better=False))
-    assert (s.depth - 3, s.width - 3) == EXPECTED_DELTA[expected]
-
-
-def test_transition_table_covers_all_combinations():
-    t = d.transition_table()
-    assert t.height == 4 * 4 + 2
-    assert t.select("verdict", "failure_type").unique().height == t.height
-
-
-def test_failure_taxonomy_table1():
-    assert [f.value for f in d.FailureType] == ["Deep", "Wide", "Both", "None"]
-    assert d.FAILURE_CRITERIA[d.FailureType.NONE].startswith("Soft Gap")
-
-
-def test_tiered_verdict_points_and_winner():
-    c = d.LoopConfig(much_better_points=2, better_points=1, tie_points=0.5)
-    assert c.points(d.Verdict.A_MUCH_BETTER) == (2, 0)
-    assert c.points(d.Verdict.B_BETTER) == (0, 1)
-    assert c.points(d.Verdict.TIE_LOW) == (0.5, 0.5)
-    assert d.Verdict.B_MUCH_BETTER.winner == "B" and d.Verdict.TIE_HIGH.winner is None
-
-
-def test_stop_on_much_better():
-    s = d.run_match([(d.Verdict.A_BETTER, d.FailureType.DEEP), (d.Verdict.B_MUCH_BETTER, d.FailureType.WIDE),
-                     (d.Verdict.A_BETTER, d.FailureType.DEEP)])
-    assert s.stopped is d.StopReason.MUCH_BETTER and s.round == 2
-
-
-def test_stop_on_score_gap_and_max_rounds():
-    c = d.LoopConfig(gap_threshold=3, max_rounds=5)
-    better_a = (d.Verdict.A_BETTER, d.FailureType.WIDE)
-    s = d.run_match([better_a] * 10, c)
-    assert s.stopped is d.StopReason.SCORE_GAP and s.round == 3 and s.gap == 3
-    alternate = [better_a, (d.Verdict.B_BETTER, d.FailureType.DEEP)] * 5
-    s = d.run_match(alternate, c)
-    assert s.stopped is d.StopReason.MAX_ROUNDS and s.round == 5
-    ties = [(d.Verdict.TIE_HIGH, None)] * 2
-    s = d.run_match(ties, c)
-    assert s.stopped is None and s.round == 2 and (s.depth, s.width) == (3, 3)
-
-
-def test_much_better_takes_precedence_and_stopped_state_is_final():
-    c = d.LoopConfig(gap_threshold=2, max_rounds=1)
-    s = d.step(d.LoopState(), d.Verdict.A_MUCH_BETTER, d.FailureType.BOTH, c)
-    assert s.stopped is d.StopReason.MUCH_BETTER
-    with pytest.raises(ValueError, match="already stopped"):
-        d.step(s, d.Verdict.A_BETTER, d.FailureType.DEEP, c)
-
-
-def test_backtrack_floors_at_min_depth_and_trace():
-    s = d.run_match([(d.Verdict.TIE_LOW, None)] * 3, d.LoopConfig(max_rounds=3))
-    assert s.depth == 1 and s.stopped is d.StopReason.MAX_ROUNDS
-    tr = d.trace_table(s, d.LoopConfig(max_rounds=3))
-    assert tr["round"].to_list() == [1, 2, 3] and tr["stop"].to_list()[-1] == d.StopReason.MAX_ROUNDS.value
-
-
 def test_topology_summary_on_hand_made_frames():
     shapes = pl.DataFrame({"depth": [2, 2, 4]})
     nodes = pl.DataFrame({"depth": [0, 1, 1, 2, 2, 2], "n_children": [2, 3, 0, 5, 0, 0]})
@@ -216,3 +127,17 @@ def test_topology_summary_on_hand_made_frames():
     assert (topo.modal_node_depth, topo.modal_node_depth_share) == (2, 0.5)
     assert (topo.modal_group_size, topo.groups, topo.groups_4_to_7) == (2, 3, 1)
     assert topo.share_groups_4_to_7 == 1 / 3
+
+
+def test_leaderboard_agreement_matches_scipy_and_counts_swaps():
+    from scipy import stats as sps
+
+    from analysis_lib import stats
+
+    a, b = [1.0, 2.0, 3.0, 4.0], [1.0, 3.0, 2.0, 10.0]
+    r = stats.leaderboard_agreement(a, b)
+    assert r.spearman == pytest.approx(sps.spearmanr(a, b).statistic)
+    assert r.pearson == pytest.approx(sps.pearsonr(a, b).statistic)
+    assert r.n_rank_swaps == 1 and r.n_models == 4
+    with pytest.raises(ValueError, match="same length"):
+        stats.leaderboard_agreement([1, 2, 3], [1, 2])

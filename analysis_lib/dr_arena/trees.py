@@ -1,5 +1,4 @@
-"""DR-Arena (seed 003): information trees (Tables 8, 9, Fig 8), leaderboard agreement (Table 3) and the
-adaptive evolvement loop (Tables 1, 2, Appendix C) as a pure state machine.
+"""DR-Arena (seed 003) information trees: loading and validation, shape, Tables 8 and 9, Fig 8 topology.
 
 Trees
 -----
@@ -20,33 +19,18 @@ Conventions, the upstream crawler's own (each node stores ``depth``, 0 at the ro
 - **branching width** (``max_branching``): the largest number of children of one node, i.e. the largest
   sibling group. The paper's "width constraint" is "the number of sibling information units required for
   aggregation" (App. I.2), which is this quantity; the summary's ``max_width_at_depth`` is it, per level.
-
-Leaderboards
-------------
-:func:`leaderboard_correlations` computes Spearman's rho and Pearson's r between the Search Arena and DR-Arena
-Elo columns of Table 3 with scipy (no ties in either column, so average and ordinal ranks coincide).
-
-Evolvement loop
----------------
-:func:`transition` maps (verdict, failure type of the loser) to an action by Table 2; :func:`step` applies it to
-a :class:`LoopState` (current depth and width constraint, cumulative score, round) and decides whether to stop
-(Much Better verdict, cumulative score gap at or above a threshold, or the round limit). The paper states the
-stop rules but not the per-tier scores, the gap threshold or the round limit (Algorithm 1's text is not in
-the extracted paper); they are parameters of :class:`LoopConfig`, with defaults that are ours.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from enum import Enum
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
 import numpy as np
 import polars as pl
-from scipy import stats as sps
 
 from analysis_lib import fetch as _fetch
 
@@ -274,7 +258,7 @@ def topology_summary(shapes: pl.DataFrame, nodes: pl.DataFrame) -> TopologySumma
     node_depth = np.bincount(nodes["depth"].to_numpy())
     groups = sibling_group_sizes(nodes)
     return TopologySummary(
-        max_tree_depth=int(shapes["depth"].max()),
+        max_tree_depth=int(shapes["depth"].to_numpy().max()),
         modal_tree_depth=int(tree_depth.argmax()),
         trees_at_modal_depth=int(tree_depth.max()),
         modal_node_depth=int(node_depth.argmax()),
@@ -350,232 +334,3 @@ def compare_counts(ours: Mapping[str, int], paper: Mapping[str, int | None], key
         },
         schema={key: pl.String, "ours": pl.Int64, "paper": pl.Int64, "in_paper": pl.Boolean},
     ).with_columns(agree=(pl.col("ours") == pl.col("paper")).fill_null(False))
-
-
-# ------------------------------------------------------------------------------------ leaderboards
-
-
-@dataclass(frozen=True)
-class LeaderboardAgreement:
-    n_models: int
-    spearman: float
-    spearman_p: float
-    pearson: float
-    pearson_p: float
-    spearman_published_ranks: float
-    n_rank_swaps: int
-
-
-def leaderboard_correlations(
-    table: pl.DataFrame, x: str = "search_arena_elo", y: str = "dr_arena_elo"
-) -> LeaderboardAgreement:
-    """Spearman (average ranks) and Pearson between two Elo columns of Table 3, and Spearman between the
-    published rank columns (``x``/``y`` with ``_elo`` replaced by ``_rank``) as a consistency check."""
-    a, b = table[x].to_numpy().astype(float), table[y].to_numpy().astype(float)
-    rho = sps.spearmanr(a, b)
-    r = sps.pearsonr(a, b)
-    xr, yr = x.replace("_elo", "_rank"), y.replace("_elo", "_rank")
-    rank_rho = float(sps.spearmanr(table[xr].to_numpy(), table[yr].to_numpy()).statistic)
-    # pairs ordered differently by the two Elo columns
-    da, db = np.sign(a[:, None] - a[None, :]), np.sign(b[:, None] - b[None, :])
-    swaps = int(np.triu(da * db < 0, 1).sum())
-    return LeaderboardAgreement(
-        n_models=len(a),
-        spearman=float(rho.statistic),
-        spearman_p=float(rho.pvalue),
-        pearson=float(r.statistic),
-        pearson_p=float(r.pvalue),
-        spearman_published_ranks=rank_rho,
-        n_rank_swaps=swaps,
-    )
-
-
-# --------------------------------------------------------------------------------- evolvement loop
-
-
-class Verdict(Enum):
-    """Tiered adjudication (§3.3): decisive or marginal wins, high- or low-quality ties."""
-
-    A_MUCH_BETTER = "A much better"
-    A_BETTER = "A better"
-    TIE_HIGH = "Tie (high quality)"
-    TIE_LOW = "Tie (low quality)"
-    B_BETTER = "B better"
-    B_MUCH_BETTER = "B much better"
-
-    @property
-    def is_tie(self) -> bool:
-        return self in (Verdict.TIE_HIGH, Verdict.TIE_LOW)
-
-    @property
-    def is_decisive(self) -> bool:
-        return self in (Verdict.A_MUCH_BETTER, Verdict.B_MUCH_BETTER)
-
-    @property
-    def winner(self) -> str | None:
-        return None if self.is_tie else self.name[0]
-
-
-class FailureType(Enum):
-    """Table 1: the Examiner's diagnostic tag for the losing side."""
-
-    DEEP = "Deep"  # logic failure: wrong core entity, broken reasoning chain
-    WIDE = "Wide"  # coverage failure: missing attribute details (data gap)
-    BOTH = "Both"  # systemic failure
-    NONE = "None"  # soft gap: lost only on formatting / utility
-
-
-FAILURE_CRITERIA: dict[FailureType, str] = {
-    FailureType.DEEP: "Logic Failure. Failed to identify the correct core entity due to a broken reasoning chain.",
-    FailureType.WIDE: "Coverage Failure. Failed to aggregate specific attribute details (Data Gap).",
-    FailureType.BOTH: "Systemic Failure. Failed on both logical identification and factual completeness.",
-    FailureType.NONE: "Soft Gap. The loss was determined solely by soft filters (formatting or utility preferences).",
-}
-
-
-class Action(Enum):
-    """Table 2's evolution actions, with their change to (depth, width)."""
-
-    PRESSURE_TEST = "Pressure test (depth+1 & width+1)"
-    BACKTRACK = "Backtrack (move to parent)"
-    PROBE_DEPTH = "Probe depth (depth+1)"
-    PROBE_WIDTH = "Probe width (width+1)"
-
-    @property
-    def delta(self) -> tuple[int, int]:
-        return {
-            Action.PRESSURE_TEST: (1, 1),
-            Action.BACKTRACK: (-1, 0),
-            Action.PROBE_DEPTH: (1, 0),
-            Action.PROBE_WIDTH: (0, 1),
-        }[self]
-
-
-def transition(verdict: Verdict, failure: FailureType | None = None) -> Action:
-    """Table 2. Ties ignore the failure type (N/A); a win needs one (the loser's)."""
-    if verdict is Verdict.TIE_HIGH:
-        return Action.PRESSURE_TEST
-    if verdict is Verdict.TIE_LOW:
-        return Action.BACKTRACK
-    if failure is None:
-        raise ValueError(f"verdict {verdict.value!r} decides a winner: the loser's failure type is required")
-    return {
-        FailureType.DEEP: Action.PROBE_DEPTH,
-        FailureType.WIDE: Action.PROBE_WIDTH,
-        FailureType.BOTH: Action.PRESSURE_TEST,
-        FailureType.NONE: Action.PRESSURE_TEST,
-    }[failure]
-
-
-class StopReason(Enum):
-    MUCH_BETTER = "decisive Much Better verdict"
-    SCORE_GAP = "cumulative score gap reached the threshold (mercy rule)"
-    MAX_ROUNDS = "maximum number of rounds reached"
-
-
-@dataclass(frozen=True)
-class LoopConfig:
-    """Stop rules and scoring. The paper names the rules, not the numbers; these defaults are ours."""
-
-    much_better_points: float = 2.0
-    better_points: float = 1.0
-    tie_points: float = 0.0
-    gap_threshold: float = 3.0
-    max_rounds: int = 5
-    min_depth: int = 1
-    min_width: int = 1
-    stop_on_much_better: bool = True
-
-    def points(self, verdict: Verdict) -> tuple[float, float]:
-        """Points to (A, B) for one verdict."""
-        if verdict.is_tie:
-            return (self.tie_points, self.tie_points)
-        p = self.much_better_points if verdict.is_decisive else self.better_points
-        return (p, 0.0) if verdict.winner == "A" else (0.0, p)
-
-
-@dataclass(frozen=True)
-class LoopState:
-    """State of one match: task complexity (depth, width), cumulative scores, rounds played, history."""
-
-    depth: int = 1
-    width: int = 1
-    score_a: float = 0.0
-    score_b: float = 0.0
-    round: int = 0
-    stopped: StopReason | None = None
-    history: tuple[tuple[Verdict, FailureType | None, Action], ...] = field(default=())
-
-    @property
-    def gap(self) -> float:
-        return self.score_a - self.score_b
-
-    @property
-    def leader(self) -> str | None:
-        return None if self.gap == 0 else ("A" if self.gap > 0 else "B")
-
-
-def step(state: LoopState, verdict: Verdict, failure: FailureType | None = None, config: LoopConfig = LoopConfig()) -> LoopState:
-    """One round: score the verdict, apply Table 2's action to (depth, width), then check the stop rules in
-    the order Much Better, score gap, round limit. A stopped state accepts no more rounds."""
-    if state.stopped is not None:
-        raise ValueError(f"the match has already stopped ({state.stopped.value})")
-    action = transition(verdict, failure)
-    dd, dw = action.delta
-    pa, pb = config.points(verdict)
-    new = replace(
-        state,
-        depth=max(config.min_depth, state.depth + dd),
-        width=max(config.min_width, state.width + dw),
-        score_a=state.score_a + pa,
-        score_b=state.score_b + pb,
-        round=state.round + 1,
-        history=(*state.history, (verdict, None if verdict.is_tie else failure, action)),
-    )
-    if config.stop_on_much_better and verdict.is_decisive:
-        reason: StopReason | None = StopReason.MUCH_BETTER
-    elif abs(new.gap) >= config.gap_threshold:
-        reason = StopReason.SCORE_GAP
-    elif new.round >= config.max_rounds:
-        reason = StopReason.MAX_ROUNDS
-    else:
-        reason = None
-    return replace(new, stopped=reason)
-
-
-def run_match(
-    rounds: Iterable[tuple[Verdict, FailureType | None]],
-    config: LoopConfig = LoopConfig(),
-    start: LoopState | None = None,
-) -> LoopState:
-    """Feed verdicts until a stop rule fires (later verdicts are not used) or the sequence ends."""
-    state = start or LoopState()
-    for verdict, failure in rounds:
-        state = step(state, verdict, failure, config)
-        if state.stopped is not None:
-            break
-    return state
-
-
-def transition_table() -> pl.DataFrame:
-    """Every (verdict, failure type) pair with its action: Table 2 expanded over the six tiered verdicts."""
-    rows = []
-    for v in Verdict:
-        for f in [None] if v.is_tie else list(FailureType):
-            a = transition(v, f)
-            rows.append({"verdict": v.value, "failure_type": "N/A" if f is None else f.value, "action": a.value,
-                         "d_depth": a.delta[0], "d_width": a.delta[1]})
-    return pl.DataFrame(rows)
-
-
-def trace_table(state: LoopState, config: LoopConfig = LoopConfig(), start: LoopState | None = None) -> pl.DataFrame:
-    """A match's rounds replayed from ``start``: verdict, failure type, action, (depth, width) after the
-    round, cumulative scores and the stop rule that fired (``start`` and ``config`` as given to :func:`run_match`)."""
-    rows, s = [], start or LoopState()
-    for v, f, _ in state.history:
-        s = step(s, v, f, config)
-        rows.append({"round": s.round, "verdict": v.value, "failure_type": "N/A" if f is None else f.value,
-                     "action": s.history[-1][2].value, "depth": s.depth, "width": s.width,
-                     "score_a": s.score_a, "score_b": s.score_b,
-                     "stop": None if s.stopped is None else s.stopped.value})
-    return pl.DataFrame(rows)

@@ -1,0 +1,177 @@
+"""DR-Arena evolvement loop: Table 2 transcribed independently, the framework's stop rules and start state on
+hand-made sequences, tree-aware actions on a hand-made tree, and the released match traces replayed."""
+
+from __future__ import annotations
+
+import itertools
+
+import polars as pl
+import pytest
+
+from analysis_lib import dr_arena as d
+from analysis_lib.dr_arena.match_log import published_traces
+
+V, F = d.Verdict, d.FailureType
+
+# Table 2 as printed, (verdict row, signal) -> action; nominal (d_depth, d_width) of each action.
+PD, PW, PT, BT = "depth+1", "width+1", "depth+1 & width+1", "parent"
+TABLE2 = {
+    ("Tie (High Quality)", "N/A"): PT, ("Tie (Low Quality)", "N/A"): BT, ("Winner Decided", "Deep"): PD,
+    ("Winner Decided", "Wide"): PW, ("Winner Decided", "Both"): PT, ("Winner Decided", "None"): PT,
+}
+EXPECTED_DELTA = {PD: (1, 0), PW: (0, 1), PT: (1, 1), BT: (-1, 0)}
+ROW_OF = {"A_MUCH_BETTER": "Winner Decided", "A_BETTER": "Winner Decided", "B_BETTER": "Winner Decided",
+          "B_MUCH_BETTER": "Winner Decided", "TIE_HIGH": "Tie (High Quality)", "TIE_LOW": "Tie (Low Quality)"}
+NO_STOP_KEEP = d.LoopConfig(max_rounds=99, gap_threshold=99, backtrack_width="keep")
+
+
+@pytest.mark.parametrize("verdict,failure", list(itertools.product(V, [*F, None])))
+def test_transition_every_verdict_and_failure_type(verdict, failure):
+    row = ROW_OF[verdict.name]
+    if row != "Winner Decided":
+        expected = TABLE2[(row, "N/A")]
+    elif failure is None:
+        with pytest.raises(ValueError, match="failure type is required"):
+            d.transition(verdict, failure)
+        return
+    else:
+        expected = TABLE2[(row, failure.value)]
+    assert d.transition(verdict, failure).delta == EXPECTED_DELTA[expected]
+    s = d.step(d.LoopState(depth=3, width=3), verdict, failure, NO_STOP_KEEP)
+    assert (s.depth - 3, s.width - 3) == EXPECTED_DELTA[expected]
+
+
+def test_framework_defaults():
+    c = d.LoopConfig()
+    assert (c.min_rounds, c.max_rounds, c.gap_threshold, c.stop_on_much_better) == (1, 10, 2.0, False)
+    assert (c.much_better_points, c.better_points, c.tie_points) == (2, 1, 0)
+    s = d.start_state(c)
+    assert (s.depth, s.width, s.round) == (2, 2, 0)
+    assert d.transition_table().height == 4 * 4 + 2
+
+
+def test_much_better_from_level_scores_stops_by_the_gap_not_by_its_own_rule():
+    s = d.run_match([(V.A_MUCH_BETTER, F.BOTH), (V.B_BETTER, F.DEEP)])
+    assert s.round == 1 and s.stopped is d.StopReason.SCORE_GAP and (s.score_a, s.score_b) == (2, 0)
+    # B leads by 1; A's Much Better leaves a gap of 1: the match goes on (no stop on Much Better)
+    s = d.run_match([(V.B_BETTER, F.NONE), (V.A_MUCH_BETTER, F.BOTH)])
+    assert s.stopped is None and s.round == 2 and s.gap == 1
+
+
+def test_two_betters_in_a_row_trigger_the_mercy_rule():
+    s = d.run_match([(V.A_BETTER, F.WIDE)] * 5)
+    assert s.round == 2 and s.stopped is d.StopReason.SCORE_GAP
+
+
+def test_max_rounds_and_min_rounds():
+    alternate = [(V.A_BETTER, F.DEEP), (V.B_BETTER, F.WIDE)] * 8
+    s = d.run_match(alternate)
+    assert s.round == 10 and s.stopped is d.StopReason.MAX_ROUNDS and s.gap == 0
+    s = d.run_match([(V.A_MUCH_BETTER, F.BOTH)] * 5, d.LoopConfig(min_rounds=3))
+    assert s.round == 3 and s.stopped is d.StopReason.SCORE_GAP
+
+
+def test_stopped_state_is_final_and_decided_round_needs_failure():
+    s = d.run_match([(V.A_MUCH_BETTER, F.BOTH)])
+    with pytest.raises(ValueError, match="already stopped"):
+        d.step(s, V.A_BETTER, F.DEEP)
+    with pytest.raises(ValueError, match="failure type"):
+        d.step(d.start_state(), V.B_BETTER, None)
+
+
+def test_backtrack_resets_width_and_stops_at_the_root():
+    s = d.run_match([(V.TIE_HIGH, None), (V.TIE_LOW, None)])
+    assert [(r.depth, r.width) for r in s.history] == [(2, 2), (3, 3)] and (s.depth, s.width) == (2, 2)
+    s = d.run_match([(V.B_BETTER, F.WIDE), (V.A_BETTER, F.WIDE), (V.TIE_LOW, None), (V.TIE_LOW, None)])
+    assert [(r.depth, r.width) for r in s.history] == [(2, 2), (2, 3), (2, 4), (1, 2)]
+    assert (s.depth, s.width) == (1, 2)  # root: no parent, width reset
+    assert s.history[-1].applied == "at the root: width reset"
+
+
+def test_chapter_v1_variant_stops_on_much_better():
+    c = d.CHAPTER_V1
+    s = d.run_match([(V.B_BETTER, F.NONE), (V.A_MUCH_BETTER, F.BOTH)], c)
+    assert s.stopped is d.StopReason.MUCH_BETTER and s.round == 2
+    assert set(d.LOOP_VARIANTS) == {"framework", "chapter_v1"}
+
+
+# root -> [a -> [a1 -> []], b -> []]
+def _n(*children):
+    return {"children": list(children)}
+
+
+TREE = _n(_n(_n()), _n())
+
+
+def test_tree_aware_descent_falls_back_to_width():
+    start = d.start_state(path=(0,))  # at a (depth 2)
+    s = d.step(start, V.A_BETTER, F.DEEP, tree=TREE)  # a has a child: descend to a1
+    assert (s.depth, s.width, s.path) == (3, 2, (0, 0))
+    s = d.step(s, V.B_BETTER, F.DEEP, tree=TREE)  # a1 is a leaf: width + 1 instead
+    assert (s.depth, s.width, s.path) == (3, 3, (0, 0)) and s.history[-1].applied == "no child: width + 1"
+    s = d.step(s, V.TIE_HIGH, None, tree=TREE)  # pressure test at a leaf: width only
+    assert (s.depth, s.width, s.path) == (3, 4, (0, 0))
+    s = d.step(s, V.TIE_LOW, None, tree=TREE)  # backtrack: back to a, width reset
+    assert (s.depth, s.width, s.path) == (2, 2, (0,))
+    stay = d.LoopConfig(no_child="stay")
+    s = d.step(d.start_state(path=(1,)), V.A_BETTER, F.DEEP, stay, tree=TREE)
+    assert (s.depth, s.width, s.path) == (2, 2, (1,))
+
+
+def test_chooser_picks_the_child():
+    tree = _n(_n(_n(), _n(), _n()))
+    s = d.step(d.start_state(path=(0,)), V.TIE_HIGH, None, tree=tree, choose=lambda n: n - 1)
+    assert s.path == (0, 2) and (s.depth, s.width) == (3, 3)
+
+
+def test_verdict_codes_round_trip():
+    for v in V:
+        assert d.Verdict.from_code(v.code, v.tie_quality) is v
+    with pytest.raises(ValueError, match="tie_quality"):
+        d.Verdict.from_code("TIE")
+    with pytest.raises(ValueError, match="unknown verdict"):
+        d.Verdict.from_code("A_WINS")
+
+
+@pytest.fixture(scope="module")
+def traces():
+    return published_traces()
+
+
+def test_published_traces_replay_to_their_logged_end_state(traces):
+    assert traces["match_id"].n_unique() == 3
+    for (mid,), g in traces.group_by("match_id", maintain_order=True):
+        r = d.replay_trace(g)
+        assert r.height == g.height, mid  # the loop stops at the logged last round
+        for col in ("depth", "width", "score_a", "score_b"):
+            assert r[col].to_list() == r[f"logged_{col}"].to_list(), (mid, col)
+        logged = g.sort("round")["evolution_kind"].to_list()
+        stop = r["stop"][-1]
+        assert stop == ("SCORE_GAP" if logged[-1] == "mercy_rule" else "MAX_ROUNDS"), mid
+        # every logged action but a final mercy rule is the action Table 2 gives
+        kinds = r["action"].to_list()
+        assert [k for k, lg in zip(kinds, logged, strict=True) if lg != "mercy_rule"] == [
+            lg for lg in logged if lg != "mercy_rule"], mid
+
+
+def test_published_trace_end_states(traces):
+    ends = {mid: (r["round"][-1], r["score_a"][-1], r["score_b"][-1], r["stop"][-1])
+            for (mid,), g in traces.group_by("match_id") for r in [d.replay_trace(g)]}
+    assert ends["tree_0020_glm47_vs_pplsonar_1302"] == (10, 2.0, 1.0, "MAX_ROUNDS")
+    assert ends["tree_0030_glm47_vs_pplsonar_1301"] == (7, 3.0, 1.0, "SCORE_GAP")
+    assert ends["tree_0022_glm47_vs_pplsonar_1300"] == (5, 3.0, 1.0, "SCORE_GAP")
+
+
+def test_chapter_v1_does_not_reproduce_the_published_traces(traces):
+    g = traces.filter(pl.col("match_id") == "tree_0020_glm47_vs_pplsonar_1302")
+    r = d.replay_trace(g, d.CHAPTER_V1)
+    assert r.height < g.height  # it stops at the first Much Better (round 8), the framework plays 10
+
+
+def test_start_on_tree_descends_to_the_start_depth_or_a_leaf():
+    s = d.start_on_tree(TREE, choose=lambda n: n - 1)  # root's last child b is a leaf
+    assert (s.depth, s.width, s.path) == (2, 2, (1,))
+    deep = d.start_on_tree(TREE, d.LoopConfig(start_depth=4))  # a -> a1 is a leaf at depth 3
+    assert (deep.depth, deep.path) == (3, (0, 0))
+    assert d.start_on_tree(_n(), d.FRAMEWORK).depth == 1  # a lone root
+    assert d.start_on_tree(TREE, d.CHAPTER_V1).path == ()
