@@ -55,3 +55,5 @@ from .scorecard import (
     table2_cited_share,
     wide_scorecard,
 )
+from .agreement import confidence_distribution, judge_agreement, judge_values, load_answer_labels
+from .loading import AnswerData, load_answers
