@@ -54,6 +54,8 @@ from .scorecard import (
     scorecard_matrix,
     table2_cited_share,
     wide_scorecard,
+    display_name,
+    recorded_scorecard,
 )
 from .agreement import confidence_distribution, judge_agreement, judge_values, load_answer_labels
 from .loading import AnswerData, load_answers

@@ -191,3 +191,31 @@ def wide_scorecard(long: pl.DataFrame, group: str = "engine") -> pl.DataFrame:
     look = {(r[group], r["metric"]): r["value"] for r in long.iter_rows(named=True)}
     return pl.DataFrame({"metric": [f"pct_{k}" for k in METRICS],
                          **{e: [look.get((e, k), math.nan) for k in METRICS] for e in engines}})
+
+
+#: Display names of the three AEE engines, keyed by the lower-cased name without separators, so the
+#: published columns (``you_com``), the released records (``YouCom``) and Table 2 (``youchat``) agree.
+ENGINE_NAMES = {"youcom": "You.com", "youchat": "You.com", "bingchat": "BingChat", "bingcopilot": "BingChat",
+                "perplexity": "Perplexity"}
+
+
+def display_name(engine: str) -> str:
+    """The paper's name for an engine key (``you_com``, ``YouCom`` → ``You.com``); unknown keys unchanged."""
+    return ENGINE_NAMES.get("".join(ch for ch in engine.lower() if ch.isalnum()), engine)
+
+
+def recorded_scorecard(long: pl.DataFrame, planted: pl.DataFrame | None = None) -> list[dict]:
+    """What the chapter records for a recomputed scorecard, one dict per (engine, metric) of the three AEE
+    engines: ``quantity`` (``"<Engine>: % <metric>, recomputed from answers"``), ``value``, ``note`` (the
+    bootstrap interval and the answers it used) and ``planted`` (None without a simulation)."""
+    look = {} if planted is None else {(r["engine"], r["metric"]): r["planted"] for r in planted.iter_rows(named=True)}
+    out = []
+    for r in long.iter_rows(named=True):
+        name = display_name(r["engine"])
+        if name not in ENGINE_NAMES.values():
+            continue
+        out.append({"quantity": f"{name}: % {r['metric']}, recomputed from answers", "value": r["value"],
+                    "note": f"95% bootstrap CI [{r['lo']:.1f}, {r['hi']:.1f}] over {r['n_answers']} answers"
+                            + (f" ({r['n_undefined']} undefined, skipped)" if r["n_undefined"] else ""),
+                    "planted": look.get((r["engine"], r["metric"]))})
+    return out
