@@ -59,3 +59,4 @@ from .scorecard import (
 )
 from .agreement import confidence_distribution, judge_agreement, judge_values, load_answer_labels
 from .loading import AnswerData, load_answers
+from .pipeline import JudgeReport, judge_records
