@@ -109,9 +109,9 @@ class _Scraper:
                 parser.parse(body.decode("utf-8", errors="replace").splitlines())
             except urllib.error.HTTPError as err:
                 if err.code in (401, 403):
-                    parser.disallow_all = True
+                    parser.disallow_all = True  # type: ignore[attr-defined]  # set by RobotFileParser.__init__
                 elif 400 <= err.code < 500:
-                    parser.allow_all = True
+                    parser.allow_all = True  # type: ignore[attr-defined]
                 else:
                     self.robots[key] = f"robots.txt: HTTP {err.code}"
                     return self.robots[key]

@@ -54,7 +54,7 @@ def responder(payload: dict) -> str:
         return json.dumps({"support": "full" if _bare(statement) in document else "none"})
     if kind == "confidence":
         return json.dumps({"confidence": "Strongly Confident" if "zoos" in prompt else "Neutral"})
-    numbered = re.findall(r"^\[(\d+)\] (.*)$", prompt, flags=re.M)
+    numbered = re.findall(r"^\[(\d+)\] (.*)$", prompt, flags=re.MULTILINE)
     agree = [int(k) for k, s in numbered if "Critics" not in s]
     return json.dumps({"agree_statements": agree, "disagree_statements": [int(k) for k, s in numbered if "Critics" in s],
                        "neutral_statements": []})

@@ -168,3 +168,17 @@ def test_simulator_records_validate_and_recover_the_planted_rates():
     # and the engines keep their published order on the planted-direct metrics
     one_sided = dict(zip(*sc.filter(pl.col("metric") == "one_sided_answer").select("engine", "value")))
     assert one_sided["perplexity"] > max(one_sided["you_com"], one_sided["bing_chat"])
+
+
+def test_load_answers_reads_user_records_and_their_support_file(tmp_path):
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps([_record()]))
+    (tmp_path / "mine_support_results.jsonl").write_text(json.dumps(
+        {"sample_id": "a1", "source_idx": 2, "core_statement_id": "s3", "support": "full"}) + "\n")
+    data = ae.load_answers(path)
+    assert data.kind == "real" and data.judging is None and data.support.height == 1
+    # the JSONL replaces the records' supporting_sources: s3 ← {2}; s1's pairs were never judged (missing)
+    assert data.converted.answers[0].support.tolist() == [[False, False], [False, False], [False, True]]
+    assert data.converted.meta["missing_support"].item() == 3
+    m = data.metrics()
+    assert m.columns[:3] == ["id", "engine", "query_type"] and m["unsupported_statements"].item() == 0.5

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -26,7 +27,7 @@ zoos are not threatened at all, which weakens the conservation argument.</p>
 
 
 class _Handler(BaseHTTPRequestHandler):
-    requests: list[str] = []
+    requests: ClassVar[list[str]] = []
 
     def log_message(self, *args):  # quiet
         pass
@@ -38,7 +39,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         type(self).requests.append(self.path)
         ua = self.headers.get("User-Agent", "")
         if self.path == "/robots.txt":

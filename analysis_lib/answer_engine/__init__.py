@@ -3,7 +3,21 @@ vectorised over many answers (:mod:`.batch`), answer records in the released lay
 judging steps (:mod:`.pipeline`), the Fig 8 scorecard with bootstrap intervals and Table 7 thresholds
 (:mod:`.scorecard`), the answer simulator (:mod:`.simulate`) and the chapter's figures (:mod:`.plots`)."""
 
-from .batch import AnswerBatch, batch_metrics, greedy_cover_sizes, min_cover_sizes, pack_answers, popcount
+from .agreement import (
+    confidence_distribution,
+    judge_agreement,
+    judge_values,
+    load_answer_labels,
+)
+from .batch import (
+    AnswerBatch,
+    batch_metrics,
+    greedy_cover_sizes,
+    min_cover_sizes,
+    pack_answers,
+    popcount,
+)
+from .loading import AnswerData, load_answers
 from .metrics import (
     CATEGORIES,
     DEBATE_ONLY,
@@ -29,6 +43,7 @@ from .metrics import (
     uncited_sources,
     unsupported_statements,
 )
+from .pipeline import JudgeReport, judge_records
 from .records import (
     CONFIDENCE_LABELS,
     AnswerRecord,
@@ -49,14 +64,75 @@ from .scorecard import (
     category_counts,
     classify,
     classify_scorecard,
+    display_name,
     engine_scorecard,
     load_thresholds,
+    recorded_scorecard,
     scorecard_matrix,
     table2_cited_share,
     wide_scorecard,
-    display_name,
-    recorded_scorecard,
 )
-from .agreement import confidence_distribution, judge_agreement, judge_values, load_answer_labels
-from .loading import AnswerData, load_answers
-from .pipeline import JudgeReport, judge_records
+
+__all__ = [
+    "CATEGORIES",
+    "CONFIDENCE_LABELS",
+    "DEBATE_ONLY",
+    "FIGURE7_PAPER",
+    "METRICS",
+    "Answer",
+    "AnswerBatch",
+    "AnswerData",
+    "AnswerRecord",
+    "AnswerRecordError",
+    "Category",
+    "ConvertedAnswers",
+    "JudgeReport",
+    "NecessityMethod",
+    "Ratio",
+    "Statement",
+    "Threshold",
+    "VertexCover",
+    "answer_metrics",
+    "batch_metrics",
+    "bootstrap_scorecard",
+    "category_counts",
+    "citation_accuracy",
+    "citation_thoroughness",
+    "classify",
+    "classify_scorecard",
+    "confidence_distribution",
+    "confidence_frame",
+    "display_name",
+    "engine_scorecard",
+    "figure7_example",
+    "greedy_cover_sizes",
+    "greedy_source_cover",
+    "judge_agreement",
+    "judge_records",
+    "judge_values",
+    "load_answer_labels",
+    "load_answer_records",
+    "load_answers",
+    "load_support_results",
+    "load_thresholds",
+    "metrics_frame",
+    "min_cover_sizes",
+    "minimum_source_covers",
+    "minimum_vertex_cover",
+    "one_sided_answer",
+    "overconfident_answer",
+    "pack_answers",
+    "parse_citations",
+    "parse_records",
+    "popcount",
+    "recorded_scorecard",
+    "records_to_answers",
+    "relevant_statements",
+    "scorecard_matrix",
+    "scrape_ok",
+    "source_necessity",
+    "table2_cited_share",
+    "uncited_sources",
+    "unsupported_statements",
+    "wide_scorecard",
+]

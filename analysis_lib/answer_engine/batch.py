@@ -22,12 +22,18 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from .metrics import METRICS, Answer, NecessityMethod, minimum_vertex_cover, one_sided_answer
+from .metrics import (
+    METRICS,
+    Answer,
+    NecessityMethod,
+    minimum_vertex_cover,
+    one_sided_answer,
+)
 
 MAX_SOURCES = 16
 #: Largest number of sources for the exact cover table (2^12 subsets per answer).
 MAX_EXACT_SOURCES = 12
-_POPCOUNT = np.array([bin(i).count("1") for i in range(1 << 16)], dtype=np.int64)
+_POPCOUNT = np.array([i.bit_count() for i in range(1 << 16)], dtype=np.int64)
 
 
 def popcount(x: np.ndarray) -> np.ndarray:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -342,7 +341,7 @@ def metrics_frame(answers: list[tuple[str, bool, Answer]], necessity: NecessityM
             if k in DEBATE_ONLY and (not debate or v is None):
                 row[k] = math.nan
             else:
-                row[k] = v.value if isinstance(v, Ratio) else float(v)
+                row[k] = v.value if isinstance(v, Ratio) else (math.nan if v is None else float(v))
         rows.append(row)
     return pl.DataFrame(rows, schema={"engine": pl.String, "debate": pl.Boolean, **{k: pl.Float64 for k in METRICS}})
 

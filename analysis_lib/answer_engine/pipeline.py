@@ -8,8 +8,9 @@ valid input of the loader and of the released notebook alike:
    markers (:func:`.records.parse_citations`);
 2. **factual support** (``ae_support``): one request per (core statement, scraped source) pair, appended to the
    support-results JSONL keyed ``{answer id}_{source index}_{statement id}`` as each reply arrives, so an
-   interrupted run resumes where it stopped (pairs already in the file are never asked again); then each
-   statement's ``supporting_sources`` are the sources judged ``full``;
+   interrupted run resumes where it stopped (pairs already in the file, and statements that already carry
+   ``supporting_sources``, are never asked again); then each statement whose pairs are all judged gets
+   ``supporting_sources``, the sources judged ``full``;
 3. **confidence** (``ae_confidence``): five labels, mapped to 1–5 by the loader;
 4. **stance** (``ae_stance``, debate answers only): ``opinion_balance`` agree / disagree / neutral per core
    statement.
@@ -32,7 +33,14 @@ import polars as pl
 
 from analysis_lib.llm import LLMClient, Task, fill, load_prompt
 
-from .records import CONFIDENCE_LABELS, N_SOURCE_SLOTS, ScrapeRule, load_support_results, parse_citations, scrape_ok
+from .records import (
+    CONFIDENCE_LABELS,
+    N_SOURCE_SLOTS,
+    ScrapeRule,
+    load_support_results,
+    parse_citations,
+    scrape_ok,
+)
 
 PAPER_MODEL = "gpt-4o"  # §4.2: the judges are GPT-4o
 
@@ -133,7 +141,7 @@ def judge_records(records: list[dict[str, Any]], client: LLMClient, support_path
             report.clipped_sources += len(text) > max_source_chars
             for st in r.get("core_statements", []):
                 vid = f"{r['id']}_{src}_{st['id']}"
-                if str(st["core"]) == "1" and vid not in done:
+                if str(st["core"]) == "1" and "supporting_sources" not in st and vid not in done:
                     pairs.append({"verif_id": vid, "sample_id": str(r["id"]), "source_idx": src,
                                   "core_statement_id": st["id"], "document": text[:max_source_chars],
                                   "statement": st["sentence"]})
@@ -149,12 +157,15 @@ def judge_records(records: list[dict[str, Any]], client: LLMClient, support_path
         res = client.run(support_task(), pairs, model=model, desc="factual support", on_result=append)
     report.add("factual support", res, client)
     if support_path.exists():
-        judged = load_support_results(support_path).filter(pl.col("support") == "full")
-        full = set(zip(judged["sample_id"], judged["source_idx"], judged["core_statement_id"]))
+        judged = load_support_results(support_path)
+        seen = set(zip(judged["sample_id"], judged["source_idx"], judged["core_statement_id"]))
+        full_rows = judged.filter(pl.col("support") == "full")
+        full = set(zip(full_rows["sample_id"], full_rows["source_idx"], full_rows["core_statement_id"]))
         for r in out:
             kept = _kept_sources(r, scrape_rule)
             for st in r.get("core_statements", []):
-                if str(st["core"]) == "1":
+                complete = all((str(r["id"]), s, st["id"]) in seen for s in kept)  # else resumed later
+                if str(st["core"]) == "1" and "supporting_sources" not in st and complete:
                     st["supporting_sources"] = [s for s in kept if (str(r["id"]), s, st["id"]) in full]
 
     todo = [r for r in out if r.get("confidence_score") is None]

@@ -9,6 +9,7 @@ percentile interval of the resampled means.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +84,7 @@ def load_thresholds(path: str | Path | None = None) -> dict[str, Threshold]:
 def _check_partition(t: Threshold) -> None:
     """The three intervals must tile [0, 100], in the order the direction implies."""
     spans = sorted(t.intervals.values())
-    if spans[0][0] != 0.0 or spans[-1][1] != 100.0 or any(a[1] != b[0] for a, b in zip(spans, spans[1:])):
+    if spans[0][0] != 0.0 or spans[-1][1] != 100.0 or any(a[1] != b[0] for a, b in itertools.pairwise(spans)):
         raise ValueError(f"{t.metric}: Table 7 intervals {t.intervals} do not tile [0, 100]")
     acc_lo = t.intervals["acceptable"][0]
     if t.higher_is_better != (acc_lo > t.intervals["problematic"][0]):
@@ -114,7 +115,7 @@ def category_counts(classified: pl.DataFrame) -> pl.DataFrame:
     rows = []
     for e in engines:
         cats = classified.filter(pl.col("engine") == e)["category"].to_list()
-        rows.append({"engine": e, **{c: cats.count(c) for c in CATEGORIES}})
+        rows.append({"engine": e} | {str(c): cats.count(c) for c in CATEGORIES})
     return pl.DataFrame(rows)
 
 

@@ -37,6 +37,7 @@ The 0.7, 0.5 / 0.3 / 0.2, 0.75 / 0.25 and :data:`P_SCRAPE_FAIL` are simulator ch
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -147,7 +148,7 @@ def _answer(rng: np.random.Generator, p: EngineProfile, rid: str, question: str,
         cites = [int(j) + 1 for j in np.flatnonzero(cit[i])]
         marker = "".join(f" [{c}]" for c in cites)
         text = (f"Simulated {'claim' if relevant[i] else 'filler sentence'} {i + 1} of {p.engine}'s answer.{marker}")
-        st = {"id": f"{rid}-s{i + 1}", "sentence": text, "core": "1" if relevant[i] else "0", "citations": cites}
+        st: dict[str, Any] = {"id": f"{rid}-s{i + 1}", "sentence": text, "core": "1" if relevant[i] else "0", "citations": cites}
         if relevant[i]:
             st["supporting_sources"] = [int(j) + 1 for j in np.flatnonzero(sup[i])]
             if debate:
