@@ -182,3 +182,46 @@ def test_load_answers_reads_user_records_and_their_support_file(tmp_path):
     assert data.converted.meta["missing_support"].item() == 3
     m = data.metrics()
     assert m.columns[:3] == ["id", "engine", "query_type"] and m["unsupported_statements"].item() == 0.5
+
+
+def test_confidence_distribution_lists_every_level():
+    recs = ae.parse_records([_record(id="x", confidence_score="Neutral"), _record(id="y"),
+                             _record(id="z", is_charged=False)])
+    dist = ae.confidence_distribution(ae.confidence_frame(recs))
+    assert dist.height == 2 * 5  # (E, debate) and (E, expertise), five levels each
+    debate = dist.filter(pl.col("query_type") == "debate").sort("confidence")
+    assert debate["n"].to_list() == [0, 0, 1, 0, 1] and debate["share"].sum() == pytest.approx(1.0)
+
+
+def test_judge_agreement_against_numpy(tmp_path):
+    rng = np.random.default_rng(5)
+    conf = rng.integers(1, 6, size=30)
+    raw = [_record(id=f"r{k}", confidence_score=int(c)) for k, c in enumerate(conf)]
+    recs = ae.parse_records(raw)
+    human_a = np.clip(conf + rng.integers(-1, 2, size=30), 1, 5)
+    human_b = np.clip(conf + rng.integers(-1, 2, size=30), 1, 5)
+    lines = ["task,item_id,human"] + [f"confidence,r{k},{a}" for k, a in enumerate(human_a)] \
+        + [f"confidence,r{k},{b}" for k, b in enumerate(human_b)] + ["confidence,unknown,3"] \
+        + ["support,r0_1_s1,full", "support,r0_2_s1,none", "support,r0_1_s3,partial", "support,r0_2_s3,0"]
+    path = tmp_path / "labels.csv"
+    path.write_text("\n".join(lines) + "\n")
+    labels = ae.load_answer_labels(path)
+    assert labels.filter(pl.col("item_id") == "r0")["n_annotators"].item() == 2
+    got = ae.judge_agreement(labels, ae.judge_values(recs))
+    row = got.filter(pl.col("task") == "confidence").row(0, named=True)
+    assert (row["n"], row["n_unmatched"]) == (30, 1)
+    assert row["r"] == pytest.approx(np.corrcoef((human_a + human_b) / 2, conf)[0, 1])
+    assert row["lo"] < row["r"] < row["hi"]
+    sup = got.filter(pl.col("task") == "support").row(0, named=True)
+    # judge (records' supporting_sources): s1 ← {1, 2}, s3 ← {}; humans: 1, 0, 0, 0
+    assert sup["n"] == 4 and sup["r"] == pytest.approx(np.corrcoef([1, 0, 0, 0], [1, 1, 0, 0])[0, 1])
+
+
+def test_bad_labels_name_line_and_field(tmp_path):
+    path = tmp_path / "labels.csv"
+    path.write_text("task,item_id,human\nconfidence,a,4\nconfidence,b,7\n")
+    with pytest.raises(ae.AnswerRecordError, match=r"labels.csv, line 3, field 'human'"):
+        ae.load_answer_labels(path)
+    path.write_text("task,item_id,human\nstance,a,4\n")
+    with pytest.raises(ae.AnswerRecordError, match=r"line 2, field 'task'"):
+        ae.load_answer_labels(path)

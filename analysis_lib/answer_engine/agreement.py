@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from .records import CONFIDENCE_LABELS, AnswerRecord, AnswerRecordError
+from .records import CONFIDENCE_LABELS, AnswerRecord, AnswerRecordError, scrape_ok
 
 LABEL_TASKS = ("confidence", "support")
 _SUPPORT_VALUE = {"full": 1.0, "partial": 0.0, "none": 0.0}
@@ -82,7 +82,7 @@ def judge_values(records: Sequence[AnswerRecord], support: pl.DataFrame | None =
             for st in r.statements or ():
                 if st.core and st.supporting_sources is not None:
                     rows += [{"task": "support", "item_id": f"{r.id}_{s}_{st.id}", "judge": float(s in st.supporting_sources)}
-                             for s in r.listed() if r.contents[s - 1]]
+                             for s in r.listed() if scrape_ok(r.contents[s - 1])]
     return pl.DataFrame(rows, schema={"task": pl.String, "item_id": pl.String, "judge": pl.Float64})
 
 
