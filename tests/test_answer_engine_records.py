@@ -225,3 +225,15 @@ def test_bad_labels_name_line_and_field(tmp_path):
     path.write_text("task,item_id,human\nstance,a,4\n")
     with pytest.raises(ae.AnswerRecordError, match=r"line 2, field 'task'"):
         ae.load_answer_labels(path)
+
+
+def test_scorecard_figure_matches_published_columns_by_engine_name():
+    from analysis_lib.answer_engine import plots
+
+    card = pl.read_csv(published("aee_figure8_scorecard"))
+    long = pl.DataFrame([{"engine": e, "metric": k, "value": 50.0, "lo": 40.0, "hi": 60.0}
+                         for e in ("YouCom", "BingChat", "Perplexity") for k in ae.METRICS])
+    fig = plots.scorecard_intervals(long, card, ae.load_thresholds(), {})
+    ax = fig.axes[ae.METRICS.index("uncited_sources")]
+    diamonds = ax.collections[-1].get_offsets()[:, 1].tolist()
+    assert diamonds == [1.1, 36.2, 8.4]  # You.com, BingChat, Perplexity of the published Fig 8

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from analysis_lib.plotting import ACCENT, SCORECARD_COLORS
 
 from .metrics import METRICS
-from .scorecard import Threshold
+from .scorecard import Threshold, display_name
 
 CONFIDENCE_COLORS = ("#b2182b", "#ef8a62", "#d9d9d9", "#67a9cf", "#2166ac")  # 1 … 5
 
@@ -24,7 +24,9 @@ def scorecard_intervals(long: pl.DataFrame, published: pl.DataFrame, thresholds:
     the published Fig 8 value (open diamonds) and, when given, the planted value (crosses), over the Table 7
     bands coloured acceptable / borderline / problematic."""
     engines = list(dict.fromkeys(long["engine"].to_list()))
-    pub = {r["metric"].removeprefix("pct_"): r for r in published.iter_rows(named=True)}
+    # published columns (you_com, ...) matched to the engines by the paper's names (YouCom, you_com → You.com)
+    pub = {r["metric"].removeprefix("pct_"): {display_name(k): v for k, v in r.items() if k != "metric"}
+           for r in published.iter_rows(named=True)}
     fig, axes = plt.subplots(2, 4, figsize=(13, 6.2), sharex=True)
     x = np.arange(len(engines))
     for ax, metric in zip(axes.flat, METRICS):
@@ -35,7 +37,7 @@ def scorecard_intervals(long: pl.DataFrame, published: pl.DataFrame, thresholds:
         err = np.array([[sub[e]["value"] - sub[e]["lo"] for e in engines], [sub[e]["hi"] - sub[e]["value"] for e in engines]])
         ax.errorbar(x, val, yerr=err, fmt="o", color=ACCENT, capsize=3, label="recomputed (95% bootstrap CI)")
         if metric in pub:
-            ax.scatter(x + 0.18, [pub[metric][e] for e in engines], marker="D", facecolors="none", edgecolors="black",
+            ax.scatter(x + 0.18, [pub[metric].get(display_name(e), np.nan) for e in engines], marker="D", facecolors="none", edgecolors="black",
                        label="published (Fig 8a)", zorder=3)
         if planted is not None:
             pl_sub = dict(zip(*planted.filter(pl.col("metric") == metric).select("engine", "planted")))
