@@ -10,7 +10,8 @@ iff no statement mask *s* ≠ 0 lies inside the complement of *T*. Let ``inside[
 answer *a* is a subset of *U*"; it is the superset closure of the indicator of the statement masks, computed
 for all 2^M subsets at once with one pass per source bit (the zeta transform over the subset lattice,
 O(N · M · 2^M)). The minimum cover size of answer *a* is then min |T| over T ⊆ listed(a) with
-``not inside[a, listed(a) \\ T]``. With M = 10 sources this is a few boolean passes over an N × 1024 table.
+``not inside[a, listed(a) \\ T]``. Answers are grouped by their number of sources m; with m = 10 this is a few
+boolean passes over an N × 1024 table.
 """
 
 from __future__ import annotations
@@ -101,27 +102,30 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def min_cover_sizes(support: np.ndarray, n_sources: np.ndarray) -> np.ndarray:
-    """Exact minimum number of sources covering every nonzero statement mask, per answer (0 when none)."""
+    """Exact minimum number of sources covering every nonzero statement mask, per answer (0 when none).
+
+    Answers are grouped by their number of sources *m*, so within a group the complement of a subset is the
+    same column index for every answer and each table has 2^m columns."""
     support = np.asarray(support, np.int64)
-    n = support.shape[0]
-    big_m = int(n_sources.max(initial=0))
-    if big_m > MAX_EXACT_SOURCES:
-        raise ValueError(f"exact set cover over 2^{big_m} subsets is limited to {MAX_EXACT_SOURCES} sources")
-    size = 1 << big_m
-    inside = np.zeros((n, size), bool)
-    rows = np.broadcast_to(np.arange(n)[:, None], support.shape)
-    nz = support > 0
-    inside[rows[nz], support[nz]] = True
-    subsets = np.arange(size, dtype=np.int64)
-    for b in range(big_m):  # superset closure: U contains a statement mask if U \ {b} does
-        with_b = subsets[(subsets >> b) & 1 == 1]
-        inside[:, with_b] |= inside[:, with_b ^ (1 << b)]
-    full = (np.int64(1) << n_sources.astype(np.int64)) - 1
-    complement = full[:, None] & ~subsets[None, :]
-    feasible = (subsets[None, :] & ~full[:, None]) == 0
-    covers = feasible & ~np.take_along_axis(inside, complement, axis=1)
-    sizes = np.where(covers, popcount(subsets)[None, :], big_m + 1)
-    return sizes.min(axis=1)
+    n_sources = np.asarray(n_sources, np.int64)
+    if int(n_sources.max(initial=0)) > MAX_EXACT_SOURCES:
+        raise ValueError(f"exact set cover over 2^{int(n_sources.max())} subsets is limited to {MAX_EXACT_SOURCES} sources")
+    out = np.zeros(support.shape[0], np.int64)
+    for m in np.unique(n_sources):
+        rows = np.flatnonzero(n_sources == m)
+        sub = support[rows]
+        size = 1 << int(m)
+        inside = np.zeros((rows.size, size), bool)
+        nz = sub > 0
+        inside[np.broadcast_to(np.arange(rows.size)[:, None], sub.shape)[nz], sub[nz]] = True
+        subsets = np.arange(size, dtype=np.int64)
+        for b in range(int(m)):  # superset closure: U contains a statement mask if U \ {b} does
+            view = inside.reshape(rows.size, size >> (b + 1), 2, 1 << b)  # axis 2 = bit b of the subset
+            view[:, :, 1, :] |= view[:, :, 0, :]
+        covers = ~inside[:, (size - 1) & ~subsets]
+        sizes = popcount(subsets).astype(np.int8)[None, :]
+        out[rows] = np.where(covers, sizes, np.int8(m + 1)).min(axis=1)
+    return out
 
 
 def greedy_cover_sizes(support: np.ndarray, n_sources: np.ndarray) -> np.ndarray:
