@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -342,108 +341,9 @@ def metrics_frame(answers: list[tuple[str, bool, Answer]], necessity: NecessityM
             if k in DEBATE_ONLY and (not debate or v is None):
                 row[k] = math.nan
             else:
-                row[k] = v.value if isinstance(v, Ratio) else float(v)
+                row[k] = v.value if isinstance(v, Ratio) else (math.nan if v is None else float(v))
         rows.append(row)
     return pl.DataFrame(rows, schema={"engine": pl.String, "debate": pl.Boolean, **{k: pl.Float64 for k in METRICS}})
-
-
-def engine_scorecard(metrics: pl.DataFrame) -> pl.DataFrame:
-    """Per-engine percentages (mean over answers × 100, NaN answers skipped), one column per engine.
-
-    The paper averages the per-answer ratios (macro average) — Fig 8 gives no other rule — so this does too.
-    Output has the layout of ``published/aee_figure8_scorecard.csv``: ``metric`` = ``pct_<name>``.
-    """
-    engines = list(dict.fromkeys(metrics["engine"].to_list()))
-    out: dict[str, list] = {"metric": [f"pct_{k}" for k in METRICS]}
-    for e in engines:
-        sub = metrics.filter(pl.col("engine") == e)
-        out[e] = [100.0 * float(np.nanmean(sub[k].to_numpy())) if np.isfinite(sub[k].to_numpy()).any() else math.nan for k in METRICS]
-    return pl.DataFrame(out)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Table 7 thresholds
-# ---------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """Table 7 row: half-open percentage intervals ``[lo, hi)`` per category (the one ending at 100 is closed)."""
-
-    metric: str
-    intervals: dict[Category, tuple[float, float]]
-    higher_is_better: bool
-
-    def classify(self, value: float) -> Category:
-        """Category of a percentage in [0, 100]."""
-        v = float(value)
-        if not 0.0 <= v <= 100.0 or math.isnan(v):
-            raise ValueError(f"{self.metric}: {value} is not a percentage in [0, 100]")
-        for cat, (lo, hi) in self.intervals.items():
-            if lo <= v < hi or (v == hi == 100.0):
-                return cat
-        raise ValueError(f"{self.metric}: {value} falls in no Table 7 interval")
-
-
-def _interval(text: str) -> tuple[float, float]:
-    t = text.strip()
-    if not (t.startswith("[") and t.endswith(")")):
-        raise ValueError(f"expected a half-open interval like [0;20), got {text!r}")
-    lo, hi = t[1:-1].replace(",", ";").split(";")
-    return float(lo), float(hi)
-
-
-def load_thresholds(path: str | Path | None = None) -> dict[str, Threshold]:
-    """Read Table 7 (``published/aee_table7_thresholds.csv``: intervals written ``[lo;hi)``)."""
-    if path is None:
-        from analysis_lib.fetch import published
-
-        path = published("aee_table7_thresholds")
-    frame = pl.read_csv(path, infer_schema=False)
-    out = {}
-    for row in frame.iter_rows(named=True):
-        hib = str(row["higher_is_better"]).strip().lower() == "true"
-        out[row["metric"]] = Threshold(row["metric"], {c: _interval(row[c]) for c in CATEGORIES}, hib)
-        _check_partition(out[row["metric"]])
-    return out
-
-
-def _check_partition(t: Threshold) -> None:
-    """The three intervals must tile [0, 100], in the order the direction implies."""
-    spans = sorted(t.intervals.values())
-    if spans[0][0] != 0.0 or spans[-1][1] != 100.0 or any(a[1] != b[0] for a, b in zip(spans, spans[1:])):
-        raise ValueError(f"{t.metric}: Table 7 intervals {t.intervals} do not tile [0, 100]")
-    acc_lo = t.intervals["acceptable"][0]
-    if t.higher_is_better != (acc_lo > t.intervals["problematic"][0]):
-        raise ValueError(f"{t.metric}: higher_is_better={t.higher_is_better} contradicts the intervals")
-
-
-def classify(metric: str, value: float, thresholds: dict[str, Threshold]) -> Category:
-    """Table 7 category of one metric value in percent (``metric`` with or without the ``pct_`` prefix)."""
-    return thresholds[metric.removeprefix("pct_")].classify(value)
-
-
-def classify_scorecard(scorecard: pl.DataFrame, thresholds: dict[str, Threshold]) -> pl.DataFrame:
-    """Long frame ``engine, metric, value, category`` for the eight metric rows of a Fig 8-style scorecard."""
-    engines = [c for c in scorecard.columns if c != "metric"]
-    rows = []
-    for row in scorecard.iter_rows(named=True):
-        key = row["metric"].removeprefix("pct_")
-        if key not in thresholds:
-            continue
-        for e in engines:
-            rows.append({"engine": e, "metric": key, "value": float(row[e]), "category": classify(key, row[e], thresholds)})
-    return pl.DataFrame(rows, schema={"engine": pl.String, "metric": pl.String, "value": pl.Float64, "category": pl.String})
-
-
-def category_counts(classified: pl.DataFrame) -> pl.DataFrame:
-    """Per engine, how many of the eight metrics fall in each category (the summary row of Fig 8)."""
-    engines = list(dict.fromkeys(classified["engine"].to_list()))
-    rows = []
-    for e in engines:
-        cats = classified.filter(pl.col("engine") == e)["category"].to_list()
-        rows.append({"engine": e, **{c: cats.count(c) for c in CATEGORIES}})
-    return pl.DataFrame(rows)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -486,36 +386,3 @@ FIGURE7_PAPER: dict[str, tuple[int, int] | int] = {
     "citation_accuracy": (4, 7),
     "citation_thoroughness": (4, 10),
 }
-
-
-def scorecard_matrix(classified: pl.DataFrame) -> tuple[np.ndarray, list[list[str]], list[str], list[str]]:
-    """``(values, categories, metrics, engines)`` arrays of :func:`classify_scorecard` output, metrics in
-    Fig 8 order, for ``plotting.scorecard``."""
-    engines = list(dict.fromkeys(classified["engine"].to_list()))
-    metrics = [k for k in METRICS if k in set(classified["metric"].to_list())]
-    look = {(r["metric"], r["engine"]): r for r in classified.iter_rows(named=True)}
-    values = np.array([[look[(k, e)]["value"] for e in engines] for k in metrics])
-    cats = [[look[(k, e)]["category"] for e in engines] for k in metrics]
-    return values, cats, metrics, engines
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Table 2: sources displayed vs cited
-# ---------------------------------------------------------------------------------------------------------
-
-
-def table2_cited_share(table2: pl.DataFrame) -> pl.DataFrame:
-    """Share of displayed sources that are cited, mean cited / mean displayed, per engine (Table 2's "( )").
-
-    ``table2`` is ``published/aee_table2_sources.csv``. The paper's percentages are the ratio of the two means
-    truncated to a whole percent (2.58 / 5.00 = 51.6% is printed 51%), so ``pct_floor`` is compared with them.
-    """
-    means = table2.filter(pl.col("statistic") == "mean")
-    return means.select(
-        "engine",
-        "displayed",
-        "cited",
-        (100 * pl.col("cited") / pl.col("displayed")).alias("pct_cited"),
-        (100 * pl.col("cited") / pl.col("displayed") + 1e-9).floor().cast(pl.Int64).alias("pct_floor"),
-        pl.col("cited_pct_reported"),
-    )
