@@ -13,8 +13,8 @@ book, and the parenthesis that closes the heading names the paper's figures and 
 place where a section's paper figure number is written: :func:`figure_index` reads it back from the executed
 chapters, so the index of figures and the status page's links are generated, never typed twice.
 
-A build's table of contents is the committed ``_toc.yml`` (chapters grouped by paper) restricted to the
-chapters the build executed: :func:`toc_for_build`.
+A build's table of contents (the committed ``_toc.yml`` restricted to the chapters that finished) is written by
+the runner, ``bookbuild.toc``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
-import yaml  # type: ignore[import-untyped]
 
 #: ``## SA-D5 · Leaderboard (Table D.1)``: the ID, the separator (middle dot, colon or dash), the title.
 _HEADING = re.compile(r"^##\s+(?P<id>[A-Z]{2,3}-[A-Za-z0-9]+)\s*(?:[·:—–-]\s*)?(?P<title>.*?)\s*$")
@@ -162,45 +161,3 @@ def section_href(chapter: Chapter, analysis_id: str) -> str:
 # --- the table of contents of one build -----------------------------------------------------------------------
 
 
-def toc_for_build(toc: str | Path | Mapping, built: Iterable[str], chapters_prefix: str = "book/chapters/") -> str:
-    """The committed table of contents restricted to the chapters one build executed, as YAML.
-
-    ``toc`` is the committed ``_toc.yml`` (path, text or parsed). Entries ``<chapters_prefix><stem>`` stay only
-    when ``stem`` is in ``built``; other files (intro, library page) stay; a part left with no chapter is
-    dropped. Executed chapters the committed file does not list are appended as a last part, so nothing a
-    build ran is hidden (after the last part that lists chapters).
-    """
-    if isinstance(toc, Mapping):
-        spec = dict(toc)
-    else:
-        text = Path(toc).read_text(encoding="utf-8") if isinstance(toc, Path) else str(toc)
-        spec = yaml.safe_load(text)
-    built = list(built)
-    listed: set[str] = set()
-
-    def keep(entry: Mapping) -> bool:
-        file = str(entry.get("file", ""))
-        if file.startswith(chapters_prefix):
-            stem = file[len(chapters_prefix):]
-            listed.add(stem)
-            return stem in built
-        return True
-
-    parts = []
-    after_chapters = 0  # the extra part goes after the last part that lists chapters (before the reference)
-    for part in spec.get("parts", []):
-        entries = list(part.get("chapters", []))
-        chapters = [dict(c) for c in entries if keep(c)]
-        if chapters:
-            parts.append({**part, "chapters": chapters})
-        if any(str(c.get("file", "")).startswith(chapters_prefix) for c in entries):
-            after_chapters = len(parts)
-    extra = [s for s in built if s not in listed]
-    if extra:
-        part = {"caption": "Other chapters", "chapters": [{"file": chapters_prefix + s} for s in extra]}
-        parts.insert(after_chapters, part)
-    out = {k: v for k, v in spec.items() if k != "parts"}
-    out["parts"] = parts
-    return "# Generated for this build from the committed _toc.yml (only the chapters it executed).\n" + yaml.safe_dump(
-        out, sort_keys=False, allow_unicode=True
-    )

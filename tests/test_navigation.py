@@ -74,19 +74,6 @@ def test_unreadable_notebook_is_named(tmp_path):
         navigation.read_chapter(bad)
 
 
-def test_toc_for_build_keeps_the_grouping_and_drops_what_did_not_run():
-    committed = yaml.safe_load(REPO_TOC.read_text())
-    out = yaml.safe_load(navigation.toc_for_build(REPO_TOC, ["99_reproduction_status", "07_nuggets", "10_new"]))
-    assert out["root"] == committed["root"]
-    files = [c["file"] for p in out["parts"] for c in p["chapters"]]
-    assert "book/chapters/07_nuggets" in files and "book/chapters/10_new" in files
-    assert "book/chapters/01_dataset" not in files
-    assert "book/library" in files
-    assert all(p["chapters"] for p in out["parts"])  # empty parts dropped
-    captions = [p["caption"] for p in out["parts"]]
-    assert captions[-2:] == ["Other chapters", "Reference"]  # new chapters before the reference page
-
-
 def test_committed_toc_groups_every_chapter_notebook_by_paper():
     committed = yaml.safe_load(REPO_TOC.read_text())
     files = [c["file"] for p in committed["parts"] for c in p["chapters"]]
