@@ -7,6 +7,7 @@ Chapters the committed TOC does not name follow in name order, in the part that 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -87,7 +88,9 @@ def toc_text(root: Path, book_dir: Path, chapters: Sequence[str], committed: Pat
     for caption, files in parts:
         if not files:
             continue
-        lines += [f"  - caption: {caption}", "    chapters:"] if caption else ["  - chapters:"]
+        # captions are written as JSON strings (valid YAML), so a caption with ": " or "#" stays one string
+        lines += [f"  - caption: {json.dumps(caption, ensure_ascii=False)}", "    chapters:"] if caption \
+            else ["  - chapters:"]
         lines += [f"      - file: {f}" for f in files]
     if lines[-1] == "parts:":
         lines[-1] = "chapters: []"

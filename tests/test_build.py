@@ -254,7 +254,7 @@ def test_generated_toc_keeps_the_committed_parts_and_only_finished_chapters(tmp_
     (tmp_path / "book" / "library.md").write_text("# Library\n")
     committed = tmp_path / "_toc.yml"
     committed.write_text("format: jb-book\nroot: book/intro\nparts:\n  - caption: Overview\n    chapters:\n"
-                         "      - file: book/chapters/99_reproduction_status\n  - caption: Chapters\n    chapters:\n"
+                         "      - file: book/chapters/99_reproduction_status\n  - caption: 'SA · Chapters: one # two'\n    chapters:\n"
                          "      - file: book/chapters/02_b\n      - file: book/chapters/01_a\n"
                          "  - caption: Reference\n    chapters:\n      - file: book/library\n")
     assert toc.chapter_order(committed) == ["99_reproduction_status", "02_b", "01_a"]
@@ -263,7 +263,7 @@ def test_generated_toc_keeps_the_committed_parts_and_only_finished_chapters(tmp_
 
     parsed = yaml.safe_load(text)
     assert [(p["caption"], [c["file"] for c in p["chapters"]]) for p in parsed["parts"]] == [
-        ("Chapters", ["book/chapters/02_b", "book/chapters/01_a", "book/chapters/05_new"]),
+        ("SA · Chapters: one # two", ["book/chapters/02_b", "book/chapters/01_a", "book/chapters/05_new"]),
         ("Reference", ["book/library"]),
     ]  # the status page did not finish: no link to it
 
