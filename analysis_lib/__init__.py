@@ -1,22 +1,25 @@
 """analysis_lib: the library behind the search-augmented-LLM evaluation compendium.
 
-One module per method family; every function is a pure function over polars frames and numpy arrays.
+One module per method family, pure functions over polars frames and numpy arrays. The full module map, with
+every submodule, is in ``book/library.md`` (a test keeps it complete); by family:
 
-- :mod:`analysis_lib.fetch`     data manifest, hash-verified downloads, local mirror
-- :mod:`analysis_lib.data`      Search Arena release loader and validation (tidy battle frame)
-- :mod:`analysis_lib.domains`   citation URL -> domain group mapping (Appendix E.2)
-- :mod:`analysis_lib.simulate`  Search Arena simulator (raw release schema, planted parameters)
-- :mod:`analysis_lib.bt`        Bradley-Terry and contextual (style-controlled) Bradley-Terry
-- :mod:`analysis_lib.stats`     tests and agreement statistics
-- :mod:`analysis_lib.llm`       cached OpenAI-compatible client for structured LLM tasks
-- :mod:`analysis_lib.report`    records each computed number beside the paper's for the status page
-- :mod:`analysis_lib.plotting`  the one plotting style
-- :mod:`analysis_lib.llm_http`  the LLM client's HTTP side on ``openai``: same-origin only, deadlines
-- :mod:`analysis_lib.llm_tasks` prompt templates and the structured :class:`~analysis_lib.llm.Task`
-- :mod:`analysis_lib.llm_records` the LLM result cache, run statistics and result frame
-- :mod:`analysis_lib.paths`     package resources, repository root, cache folder (leaf)
-- :mod:`analysis_lib.sources`   the data-source grammar: sample[:N], hf[:REF], a path (leaf)
-  (the book runner is the separate package ``bookbuild``: ``python -m bookbuild``)
+- data: :mod:`~analysis_lib.fetch`, :mod:`~analysis_lib.paths`, :mod:`~analysis_lib.sources`,
+  :mod:`~analysis_lib.schema`, :mod:`~analysis_lib.models`, :mod:`~analysis_lib.data`,
+  :mod:`~analysis_lib.domains`, :mod:`~analysis_lib.dataset`, :mod:`~analysis_lib.prompts_data`
+- simulators: :mod:`~analysis_lib.simulate` (Search Arena, Text Arena, nugget records)
+- ranking: :mod:`~analysis_lib.ranking` (paper-agnostic BT / contextual BT), :mod:`~analysis_lib.bt` (the Search
+  Arena layer), :mod:`~analysis_lib.preference`, :mod:`~analysis_lib.validation`
+- statistics: :mod:`~analysis_lib.stats`, :mod:`~analysis_lib.cross_arena`
+- prompts and LLM steps: :mod:`~analysis_lib.llm` (with ``llm_http``, ``llm_tasks``, ``llm_records``),
+  :mod:`~analysis_lib.intents`, :mod:`~analysis_lib.languages`, :mod:`~analysis_lib.topics`,
+  :mod:`~analysis_lib.describe`
+- the other papers: :mod:`~analysis_lib.nuggets`, :mod:`~analysis_lib.dr_arena`,
+  :mod:`~analysis_lib.answer_engine`, :mod:`~analysis_lib.scrape`
+- the book: :mod:`~analysis_lib.report`, :mod:`~analysis_lib.status`, :mod:`~analysis_lib.status_page`,
+  :mod:`~analysis_lib.navigation`, :mod:`~analysis_lib.plotting`, :mod:`~analysis_lib.preference_plots`,
+  :mod:`~analysis_lib.plot_text`
+
+The book runner is the separate package ``bookbuild`` (``python -m bookbuild``).
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def expected_outcome_fit(truth: pl.DataFrame, models: Iterable[str], anchor: str
 def offset_study(
     seeds: Iterable[int], n_conversations: int, d1_target: Mapping[str, float], *, progress: bool = True
 ) -> pl.DataFrame:
-    """Fit every seed's simulated release (``simulate.search_arena(n_conversations, seed)``) three times, plain
+    """Fit every seed's simulated release (``simulate.search_arena.simulate(n_conversations, seed)``) three times, plain
     BT against ``d1_target``, the thirteen-control contextual BT against the planted ratings, and plain BT on
     expected votes (:func:`expected_outcome_fit`, fit ``"plain, expected votes"``) against ``d1_target``, and
     decompose the errors (:func:`error_decomposition`). Long frame ``seed, fit, model, estimate, truth, error,
@@ -90,7 +90,7 @@ def offset_study(
     frames = []
     seeds = list(seeds)
     for seed in tqdm(seeds, desc="offset study (seeds)", disable=not progress, file=sys.__stderr__):
-        raw, planted = simulate.search_arena(n_conversations, seed=seed)
+        raw, planted = simulate.search_arena.simulate(n_conversations, seed=seed)
         battles = bt.prepare_battles(data.load_battles(raw)).frame
         plain = bt.fit_ratings(battles)
         controlled = bt.fit_style(battles, bt.ALL_CONTROLS, 0, seed).ratings()

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from reference_features import features_loop, features_pandas_rows  # noqa: E402
 
 from analysis_lib.data import derive  # noqa: E402
-from analysis_lib.simulate import search_arena  # noqa: E402
+from analysis_lib.simulate.search_arena import simulate  # noqa: E402
 
 
 def _differences(tidy, columns: dict[str, list[float]]) -> int:
@@ -48,7 +48,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    raw, _ = search_arena(n=args.n, seed=args.seed)
+    raw, _ = simulate(n=args.n, seed=args.seed)
 
     t0 = time.perf_counter()
     tidy, _ = derive(raw, "benchmark")

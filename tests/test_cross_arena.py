@@ -321,7 +321,7 @@ def test_cross_arena_figure_draws_the_vote_counts():
 
     matplotlib.use("Agg")
     from analysis_lib import plotting
-    from analysis_lib.simulate import text_arena as simulate_text_arena
+    from analysis_lib.simulate.text_arena import simulate as simulate_text_arena
 
     rows, planted = simulate_text_arena(n=544, seed=0)
     table = cross_arena.vote_table(cross_arena.load_text_arena(rows))

@@ -327,7 +327,7 @@ def test_seed_reproduces_the_pre_split_output_byte_for_byte(n, seed):
     assert _digest(*simulate(n=n, seed=seed)) == DIGESTS[(n, seed)]
 
 
-def test_import_gives_the_module_and_the_module_still_simulates():
+def test_import_gives_the_module_and_its_simulate_runs_it():
     import types
 
     import analysis_lib.simulate.search_arena as sa_module
@@ -337,11 +337,12 @@ def test_import_gives_the_module_and_the_module_still_simulates():
     assert isinstance(sa_module, types.ModuleType) and sa_module.__name__ == "analysis_lib.simulate.search_arena"
     assert isinstance(ta_module, types.ModuleType) and ta_module.__name__ == "analysis_lib.simulate.text_arena"
     assert sim_pkg.search_arena is sa_module and sim_pkg.text_arena is ta_module
-    raw_call, _ = sim_pkg.search_arena(50, 2)  # the chapters' call
-    raw_fn, _ = sa_module.simulate(n=50, seed=2)
+    assert not callable(sa_module) and not callable(ta_module)
+    raw_call, _ = sim_pkg.search_arena.simulate(50, 2)  # the chapters' call
+    raw_fn, _ = sa_module.search_arena(n=50, seed=2)  # the former name
     assert raw_call.equals(raw_fn)
-    rows_call, _ = sim_pkg.text_arena(n=20, seed=1)
-    assert rows_call == ta_module.simulate(n=20, seed=1)[0]
+    rows_call, _ = sim_pkg.text_arena.simulate(n=20, seed=1)
+    assert rows_call == ta_module.text_arena(n=20, seed=1)[0]
 
 
 def test_planted_p_a_is_the_expected_half_win_score():

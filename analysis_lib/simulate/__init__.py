@@ -6,8 +6,7 @@
 - :mod:`analysis_lib.simulate.text_arena` -- the Text Arena cross-arena deployment (``text_arena_battles.jsonl``
   rows) and its :class:`TextArenaPlanted` per-intent vote counts: :func:`analysis_lib.simulate.text_arena.simulate`.
 
-``simulate.search_arena`` and ``simulate.text_arena`` are the modules; each is also callable as its simulator
-(``simulate.search_arena(n, seed)``), which is how the chapters call them.
+``simulate.search_arena`` and ``simulate.text_arena`` are the modules; each module's ``simulate(n, seed)`` runs it.
 """
 
 from __future__ import annotations

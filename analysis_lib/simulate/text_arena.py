@@ -29,7 +29,6 @@ import numpy as np
 import polars as pl
 
 from analysis_lib.models import TEXT_ARENA_NON_SEARCH_MODEL, TEXT_ARENA_SEARCH_MODEL
-from analysis_lib.simulate._callable import make_callable
 
 SEARCH_MODEL = TEXT_ARENA_SEARCH_MODEL
 NON_SEARCH_TWIN = TEXT_ARENA_NON_SEARCH_MODEL
@@ -157,6 +156,5 @@ def text_arena(n: int = N_BATTLES, seed: int = 0) -> tuple[list[dict[str, Any]],
     return rows, TextArenaPlanted(counts=counts, n=n, seed=seed)
 
 
-#: The simulator under the name the Search Arena simulator uses; the module itself is callable as it.
+#: The simulator under the name the Search Arena simulator uses.
 simulate = text_arena
-make_callable(__name__, text_arena)

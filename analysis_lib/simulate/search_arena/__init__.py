@@ -19,8 +19,7 @@ in this order (the order of the draws is what a seed reproduces, byte for byte):
 - :mod:`~.votes`: item 11 (who votes, the outcome);
 - :mod:`~.output`: the text, the release table and the :class:`Planted` truth.
 
-``import analysis_lib.simulate.search_arena`` gives this package; calling it (``search_arena(n, seed)``, as the
-chapters do through ``analysis_lib.simulate.search_arena``) is :func:`simulate`.
+``import analysis_lib.simulate.search_arena`` gives this package; :func:`simulate` (``simulate(n, seed)``) runs it.
 
 
 Generative model (one conversation at a time, all draws vectorised with ``numpy.random.default_rng(seed)``)
@@ -135,7 +134,6 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from analysis_lib.simulate._callable import make_callable
 from analysis_lib.simulate.search_arena.calibration import (
     ANCHOR,
     BETAS,
@@ -182,5 +180,3 @@ def simulate(n: int = N_FULL, seed: int = 0) -> tuple[pl.DataFrame, Planted]:
 #: The former name of :func:`simulate` (``from analysis_lib.simulate.search_arena import search_arena``).
 search_arena = simulate
 
-
-make_callable(__name__, simulate)
