@@ -89,7 +89,8 @@ def dataset_comparison(battles: pl.DataFrame, sets: pl.DataFrame) -> pl.DataFram
             "conversations": [battles.height],
             "users": [battles["judge"].drop_nulls().n_unique()],
             "languages": [languages.n_languages(battles)],
-            "multi_turn_share": [float((battles["turn"] > 1).mean())],
+            # polars types Series.mean() as any Python literal; a Boolean series gives a float
+            "multi_turn_share": [float((battles["turn"] > 1).mean())],  # type: ignore[arg-type]
         },
         schema={"dataset": pl.String, "conversations": pl.Int64, "users": pl.Int64, "languages": pl.Int64, "multi_turn_share": pl.Float64},
     )

@@ -459,8 +459,12 @@ def topic_summary(topics: pl.DataFrame) -> dict[str, Any]:
     outliers = topics.filter(pl.col("topic") < 0)
     return {
         "n_topics": clustered.height,
-        "largest_share": float(clustered["share"].max()) if clustered.height else float("nan"),
-        "largest_share_clustered": float(clustered["share_clustered"].max()) if clustered.height else float("nan"),
+        # polars types Series.max() as any Python literal; these Float64 columns give floats
+        "largest_share": float(clustered["share"].max()) if clustered.height else float("nan"),  # type: ignore[arg-type]
+        "largest_share_clustered": (
+            float(clustered["share_clustered"].max())  # type: ignore[arg-type]
+            if clustered.height else float("nan")
+        ),
         "largest_label": clustered["label"][0] if clustered.height else None,
         "unclustered_share": float(outliers["share"].sum()) if outliers.height else 0.0,
     }

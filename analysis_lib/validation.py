@@ -90,7 +90,7 @@ def offset_study(
     frames = []
     seeds = list(seeds)
     for seed in tqdm(seeds, desc="offset study (seeds)", disable=not progress, file=sys.__stderr__):
-        raw, planted = simulate.search_arena(n_conversations, seed=seed)
+        raw, planted = simulate.search_arena.simulate(n_conversations, seed=seed)
         battles = bt.prepare_battles(data.load_battles(raw)).frame
         plain = bt.fit_ratings(battles)
         controlled = bt.fit_style(battles, bt.ALL_CONTROLS, 0, seed).ratings()

@@ -64,7 +64,9 @@ def run_judge(battles: pl.DataFrame, client: LLMClient, *, seed: int = 0, model:
     out = client.run(judge_task(model or client.paper_model(JUDGE_MODEL)), items, desc="NG-F6 judge")
     first, second = np.where(swapped, "model_b", "model_a"), np.where(swapped, "model_a", "model_b")
     verdict = out["verdict"].to_numpy()
-    judge = np.where(verdict == "A", first, np.where(verdict == "B", second, np.where(verdict == "Tie", "tie", None)))
+    # numpy's stubs reject None as a np.where branch; at run time it gives an object array with None
+    tie_or_none = np.where(verdict == "Tie", "tie", None)  # type: ignore[call-overload]
+    judge = np.where(verdict == "A", first, np.where(verdict == "B", second, tie_or_none))
     return pl.DataFrame({"qid": battles["qid"], "swapped": swapped, "judge": judge.tolist(),
                          "status": out["status"], "error": out["error"]})
 

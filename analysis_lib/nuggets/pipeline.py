@@ -51,7 +51,7 @@ from nuggetizer.models.nuggetizer import Nuggetizer
 
 from analysis_lib.llm import LLMClient, Task
 from analysis_lib.nuggets.records import FAILED, NuggetRecords, records_from_dicts
-from analysis_lib.nuggets.scores import MAX_NUGGETS, Nugget, cap_nuggets
+from analysis_lib.nuggets.scores import MAX_NUGGETS, Importance, Nugget, cap_nuggets
 
 WINDOW = 10
 PAPER_MODEL = "gpt-4.1"
@@ -156,9 +156,9 @@ def run_pipeline(battles: Sequence[BattleInput], client: LLMClient, *, variant: 
     for q, texts in current.items():
         if q in failed:
             # placeholder importance (labelled "failed" in the record); one empty nugget if creation failed outright
-            nuggets[q] = [Nugget(t, "okay") for t in texts] or [Nugget("", "okay")]
+            nuggets[q] = [Nugget(t, Importance.OKAY) for t in texts] or [Nugget("", Importance.OKAY)]
         else:
-            nuggets[q] = cap_nuggets([Nugget(t, i) for t, i in zip(texts, importance[q], strict=True)])
+            nuggets[q] = cap_nuggets([Nugget(t, Importance(i)) for t, i in zip(texts, importance[q], strict=True)])
     # 4. assignment against each response
     assign = _task("ng_assign", model)
     answers = {(b.qid, "a"): b.answer_a for b in battles} | {(b.qid, "b"): b.answer_b for b in battles}

@@ -32,20 +32,23 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from analysis_lib.nuggets.scores import Assignment, Importance
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
 
 HUMAN_WINNERS = ("model_a", "model_b", "tie", "tie (bothbad)")
 FAILED = "failed"
 _IMPORTANCE = {i.value for i in Importance}
 _ASSIGNMENT = {a.value for a in Assignment}
 
-NUGGET_SCHEMA = {"qid": pl.String, "side": pl.String, "position": pl.Int64, "text": pl.String,
+NUGGET_SCHEMA: dict[str, PolarsDataType] = {"qid": pl.String, "side": pl.String, "position": pl.Int64, "text": pl.String,
                  "importance": pl.String, "assignment": pl.String}
-SIDE_SCHEMA = {"qid": pl.String, "side": pl.String, "winner": pl.String, "query": pl.String, "model": pl.String,
+SIDE_SCHEMA: dict[str, PolarsDataType] = {"qid": pl.String, "side": pl.String, "winner": pl.String, "query": pl.String, "model": pl.String,
                "language": pl.String, "query_categories": pl.List(pl.String), "answer_text": pl.String}
 
 
