@@ -7,12 +7,12 @@ from datetime import datetime
 
 import polars as pl
 import pytest
+from raw_factory import conversation, make_raw
+from reference_features import features_loop
 
 from analysis_lib import data
 from analysis_lib.data import DataValidationError, derive, load_battles, load_battles_report
 from analysis_lib.domains import DOMAIN_GROUPS
-from raw_factory import conversation, make_raw
-from reference_features import features_loop
 
 YT = ["[1]", "https://www.youtube.com/watch?v=abc"]
 WIKI = ["[2]", "https://en.wikipedia.org/wiki/Lambda_calculus"]
