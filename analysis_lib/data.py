@@ -259,7 +259,9 @@ def _parse_timestamps(raw: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     elif dtype.is_integer():  # epoch: the unit follows from the magnitude (2025 is ~1.7e9 s, 1.7e18 ns)
         # polars types Series.max() as any Python literal; an integer column gives an int (or None)
         top = cast(int, raw["timestamp"].abs().max() or 0)
-        unit: Literal["s", "ms", "us", "ns"] = "s" if top < 10**11 else "ms" if top < 10**14 else "us" if top < 10**17 else "ns"
+        unit: Literal["s", "ms", "us", "ns"] = (
+            "s" if top < 10**11 else "ms" if top < 10**14 else "us" if top < 10**17 else "ns"
+        )
         parsed = pl.from_epoch(pl.col("timestamp"), time_unit=unit).cast(pl.Datetime("ns"))
     else:
         parsed = pl.col("timestamp").cast(pl.Datetime("ns"))
@@ -333,7 +335,9 @@ def _citation_features(raw: pl.DataFrame, side: str, match: domains.Match) -> tu
     return wide, issues
 
 
-def derive(raw: pl.DataFrame, origin: str = "input", *, match: domains.Match = "substring") -> tuple[pl.DataFrame, LoadReport]:
+def derive(
+    raw: pl.DataFrame, origin: str = "input", *, match: domains.Match = "substring"
+) -> tuple[pl.DataFrame, LoadReport]:
     """Validated raw release -> tidy battle frame and report (see module docstring for definitions)."""
     validate_raw(raw, origin)
     if raw.height == 0:
@@ -382,7 +386,8 @@ def derive(raw: pl.DataFrame, origin: str = "input", *, match: domains.Match = "
     ]
     for side in SIDES:
         cols += [
-            _messages_of(side, "assistant").list.eval(words_expr(pl.element())).list.mean().alias(f"response_length_{side}"),
+            _messages_of(side, "assistant").list.eval(words_expr(pl.element())).list.mean()
+            .alias(f"response_length_{side}"),
             _trace(side).list.eval(pl.element().list.len()).list.mean().fill_null(0.0).alias(f"citation_count_{side}"),
         ]
     cols += _attribution_columns(raw)
@@ -438,7 +443,9 @@ def _flag(report: LoadReport, raw: pl.DataFrame, tidy: pl.DataFrame) -> None:
     f["null primary_intent"] = int(tidy["primary_intent"].null_count())
     f["null client_country"] = int(tidy["client_country"].null_count())
     for side in SIDES:
-        f[f"no assistant message (side {side}; response_length null)"] = int(tidy[f"response_length_{side}"].null_count())
+        f[f"no assistant message (side {side}; response_length null)"] = int(
+            tidy[f"response_length_{side}"].null_count()
+        )
         f[f"no citations in any turn (side {side})"] = int((tidy[f"citation_count_{side}"] == 0).sum())
 
 

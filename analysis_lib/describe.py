@@ -355,7 +355,8 @@ def prompt_comparisons(client: LLMClient, *, seed: int = 0, models: Mapping[str,
 
 
 def response_comparisons(client: LLMClient, *, seed: int = 0, models: Mapping[str, str] | None = None,
-                         settings: Settings | None = None, cache_dir=None) -> dict[tuple[str, str, str], DescribeResult]:
+                         settings: Settings | None = None,
+                         cache_dir=None) -> dict[tuple[str, str, str], DescribeResult]:
     """The five C.2 comparisons, in the paper's direction for each (see :data:`PAPER_C2`)."""
     out = {}
     for arena, intent, direction in PAPER_C2:

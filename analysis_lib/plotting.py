@@ -296,7 +296,8 @@ VOTE_COLORS = {"search": "#1f77b4", "non-search": "#d62728", "tie": "#8c8c8c"}
 
 
 def vote_distribution(
-    long: pl.DataFrame, *, by: str = "intent", order: Sequence[str] | None = None, title: str = "", ylabel: str = "battles"
+    long: pl.DataFrame, *, by: str = "intent", order: Sequence[str] | None = None, title: str = "",
+    ylabel: str = "battles",
 ) -> Figure:
     """Grouped bars of vote counts per category (Figure 8): one bar per ``vote`` (search, non-search, tie),
     labelled with its share of the category's battles. ``long`` has columns ``by``, ``vote``, ``count``, ``share``."""
@@ -487,7 +488,8 @@ def scorecard(
     fig, ax = plt.subplots(figsize=(1.6 * m + 2.8, 0.42 * n + 1.2))
     for i in range(n):
         for j in range(m):
-            ax.add_patch(plt.Rectangle((j, n - 1 - i), 1, 1, facecolor=SCORECARD_COLORS[categories[i][j]], edgecolor="white"))
+            ax.add_patch(plt.Rectangle((j, n - 1 - i), 1, 1, facecolor=SCORECARD_COLORS[categories[i][j]],
+                                       edgecolor="white"))
             ax.text(j + 0.5, n - 0.5 - i, fmt.format(values[i, j]), ha="center", va="center", fontsize=9)
     ax.set_xlim(0, m)
     ax.set_ylim(0, n)

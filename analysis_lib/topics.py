@@ -324,7 +324,8 @@ def fit_topics(
     - ``representation="keybert"`` (BERTopic's ``KeyBERTInspired`` then ``MaximalMarginalRelevance``): the
       top c-TF-IDF words are candidates, re-ranked by the cosine similarity of each word's embedding (same
       model as the texts, cached) to the topic's embedding (the mean embedding of its 10 texts most
-      similar to the topic under c-TF-IDF), then picked for diversity, ``argmax_w [(1 − λ)·cos(w, topic) − λ·max_{v picked} cos(w, v)]`` with
+      similar to the topic under c-TF-IDF), then picked for diversity,
+      ``argmax_w [(1 − λ)·cos(w, topic) − λ·max_{v picked} cos(w, v)]`` with
       ``λ =`` :data:`MMR_DIVERSITY`;
       ``"c-tf-idf"`` keeps the c-TF-IDF ranking.
     """

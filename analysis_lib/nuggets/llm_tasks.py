@@ -29,7 +29,8 @@ from analysis_lib.stats import cohen_kappa
 
 JUDGE_MODEL = "gpt-4.1"
 RUBRIC_MODEL = "gpt-4.1-nano"
-CRITERIA = ("Criterion 1: Fluency and Coherence", "Criterion 2: Grammar and Syntax", "Criterion 3: Readability and Presentation")
+CRITERIA = ("Criterion 1: Fluency and Coherence", "Criterion 2: Grammar and Syntax",
+            "Criterion 3: Readability and Presentation")
 CRITERION_NAMES = ("fluency", "grammar", "readability")
 ASSIGNMENT_ORDER = ("not_support", "partial_support", "support")
 _VERDICT = re.compile(r"\[\[(A|B|Tie)\]\]", re.IGNORECASE)
@@ -51,7 +52,8 @@ def judge_task(model: str | None = None) -> Task:
         name="ng_judge",
         schema={"type": "object", "properties": {"verdict": {"type": "string", "enum": ["A", "B", "Tie"]}},
                 "required": ["verdict"]},
-        build=lambda item: [{"role": "user", "content": fill(template, query=item[0], answer_a=item[1], answer_b=item[2])}],
+        build=lambda item: [{"role": "user",
+                             "content": fill(template, query=item[0], answer_a=item[1], answer_b=item[2])}],
         parse=parse_verdict, params={"temperature": 0}, json_mode=False, model=model)
 
 

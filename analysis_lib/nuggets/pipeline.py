@@ -105,7 +105,9 @@ class PipelineResult:
     calls: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
-def _run(client: LLMClient, task: Task, prompts: list[list[dict[str, str]]], calls: dict[str, dict[str, int]]) -> list[list[str] | None]:
+def _run(
+    client: LLMClient, task: Task, prompts: list[list[dict[str, str]]], calls: dict[str, dict[str, int]]
+) -> list[list[str] | None]:
     if not prompts:
         return []
     frame = client.run(task, prompts, desc=task.name)
@@ -123,9 +125,11 @@ def run_pipeline(battles: Sequence[BattleInput], client: LLMClient, *, variant: 
     model = model or client.paper_model(PAPER_MODEL)
     nz = _prompts()
     calls: dict[str, dict[str, int]] = {}
-    docs = {b.qid: [s for s in ((b.answer_a, b.answer_b) if variant == "responses_only" else b.sources) if s and s.strip()]
+    docs = {b.qid: [s for s in ((b.answer_a, b.answer_b) if variant == "responses_only" else b.sources)
+                    if s and s.strip()]
             for b in battles}
-    requests = {b.qid: Request(Query(b.qid, b.query), [Document(str(k), s) for k, s in enumerate(docs[b.qid])]) for b in battles}
+    requests = {b.qid: Request(Query(b.qid, b.query), [Document(str(k), s) for k, s in enumerate(docs[b.qid])])
+                for b in battles}
     current: dict[str, list[str]] = {b.qid: [] for b in battles}
     failed: set[str] = set()
     # 1. creation: one window of documents per round, all battles in parallel
@@ -142,7 +146,8 @@ def run_pipeline(battles: Sequence[BattleInput], client: LLMClient, *, variant: 
     # 2. importance, in windows of nuggets
     score = _task("ng_importance", model)
     jobs = [(b.qid, k) for b in battles if b.qid not in failed for k in range(0, len(current[b.qid]), window)]
-    prompts = [nz._create_score_prompt(requests[q].query.text, [NzNugget(t) for t in current[q][k:k + window]]) for q, k in jobs]
+    prompts = [nz._create_score_prompt(requests[q].query.text, [NzNugget(t) for t in current[q][k:k + window]])
+               for q, k in jobs]
     importance: dict[str, list[str]] = {q: [FAILED] * len(current[q]) for q in current}
     for (q, k), out in zip(jobs, _run(client, score, prompts, calls), strict=True):
         n = len(current[q][k:k + window])
