@@ -30,7 +30,7 @@ import hashlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import polars as pl
 
@@ -40,6 +40,9 @@ from analysis_lib.models import model_table
 from analysis_lib.models import provider_of as provider_of  # re-exported
 from analysis_lib.schema import ATTRIBUTION_COUNTS, MODERATION_PROMPT, SIDES, WINNERS
 from analysis_lib.simulate import search_arena
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +212,8 @@ def validate_raw(raw: pl.DataFrame, origin: str = "input") -> None:
             raise DataValidationError(f"{origin}: column {name!r} has type {got}, expected {expected}")
     for side in SIDES:
         meta = schema[f"system_{side}_metadata"]
-        fields = {f.name: f.dtype for f in meta.fields}  # type: ignore[union-attr]
+        # a Struct by the column check above (an all-null metadata column fails here, as it always did)
+        fields = {f.name: f.dtype for f in cast(pl.Struct, meta).fields}
         for fname, expected in METADATA_FIELDS.items():
             if fname not in fields:
                 raise DataValidationError(
@@ -227,7 +231,7 @@ def validate_raw(raw: pl.DataFrame, origin: str = "input") -> None:
         )
 
 
-def _compatible(got: pl.DataType, expected: Any) -> bool:
+def _compatible(got: PolarsDataType, expected: Any) -> bool:
     """Dtype equality that accepts integer widths and Null-typed nested leaves (all-null jsonl fields)."""
     if got == expected:
         return True
@@ -253,8 +257,11 @@ def _parse_timestamps(raw: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     if dtype == pl.String:
         parsed = pl.col("timestamp").str.to_datetime(time_unit="ns", strict=False)
     elif dtype.is_integer():  # epoch: the unit follows from the magnitude (2025 is ~1.7e9 s, 1.7e18 ns)
-        top = raw["timestamp"].abs().max() or 0
-        unit = "s" if top < 10**11 else "ms" if top < 10**14 else "us" if top < 10**17 else "ns"
+        # polars types Series.max() as any Python literal; an integer column gives an int (or None)
+        top = cast(int, raw["timestamp"].abs().max() or 0)
+        unit: Literal["s", "ms", "us", "ns"] = (
+            "s" if top < 10**11 else "ms" if top < 10**14 else "us" if top < 10**17 else "ns"
+        )
         parsed = pl.from_epoch(pl.col("timestamp"), time_unit=unit).cast(pl.Datetime("ns"))
     else:
         parsed = pl.col("timestamp").cast(pl.Datetime("ns"))
@@ -328,7 +335,9 @@ def _citation_features(raw: pl.DataFrame, side: str, match: domains.Match) -> tu
     return wide, issues
 
 
-def derive(raw: pl.DataFrame, origin: str = "input", *, match: domains.Match = "substring") -> tuple[pl.DataFrame, LoadReport]:
+def derive(
+    raw: pl.DataFrame, origin: str = "input", *, match: domains.Match = "substring"
+) -> tuple[pl.DataFrame, LoadReport]:
     """Validated raw release -> tidy battle frame and report (see module docstring for definitions)."""
     validate_raw(raw, origin)
     if raw.height == 0:
@@ -377,7 +386,8 @@ def derive(raw: pl.DataFrame, origin: str = "input", *, match: domains.Match = "
     ]
     for side in SIDES:
         cols += [
-            _messages_of(side, "assistant").list.eval(words_expr(pl.element())).list.mean().alias(f"response_length_{side}"),
+            _messages_of(side, "assistant").list.eval(words_expr(pl.element())).list.mean()
+            .alias(f"response_length_{side}"),
             _trace(side).list.eval(pl.element().list.len()).list.mean().fill_null(0.0).alias(f"citation_count_{side}"),
         ]
     cols += _attribution_columns(raw)
@@ -433,7 +443,9 @@ def _flag(report: LoadReport, raw: pl.DataFrame, tidy: pl.DataFrame) -> None:
     f["null primary_intent"] = int(tidy["primary_intent"].null_count())
     f["null client_country"] = int(tidy["client_country"].null_count())
     for side in SIDES:
-        f[f"no assistant message (side {side}; response_length null)"] = int(tidy[f"response_length_{side}"].null_count())
+        f[f"no assistant message (side {side}; response_length null)"] = int(
+            tidy[f"response_length_{side}"].null_count()
+        )
         f[f"no citations in any turn (side {side})"] = int((tidy[f"citation_count_{side}"] == 0).sum())
 
 

@@ -65,7 +65,8 @@ def prompt_sets(*, cache_dir: str | None = None) -> pl.DataFrame:
         ("BrowseComp", prompts_data.benchmark_prompts("browsecomp", cache_dir=cache_dir)),
     ]
     sets = pl.concat(
-        [pl.DataFrame({"dataset": name, "text": texts}, schema={"dataset": pl.String, "text": pl.String}) for name, texts in parts]
+        [pl.DataFrame({"dataset": name, "text": texts}, schema={"dataset": pl.String, "text": pl.String})
+         for name, texts in parts]
     )
     return sets.with_columns(data.words_expr(pl.col("text")).cast(pl.Int64).alias("words"))
 
@@ -81,7 +82,8 @@ def dataset_comparison(battles: pl.DataFrame, sets: pl.DataFrame) -> pl.DataFram
         sets.filter(pl.col("dataset") != "Search Arena")
         .group_by("dataset", maintain_order=True)
         .agg(pl.len().cast(pl.Int64).alias("conversations"))
-        .with_columns(users=pl.lit(None, dtype=pl.Int64), languages=pl.lit(1, dtype=pl.Int64), multi_turn_share=pl.lit(0.0))
+        .with_columns(users=pl.lit(None, dtype=pl.Int64), languages=pl.lit(1, dtype=pl.Int64),
+                      multi_turn_share=pl.lit(0.0))
     )
     arena = pl.DataFrame(
         {
@@ -89,9 +91,11 @@ def dataset_comparison(battles: pl.DataFrame, sets: pl.DataFrame) -> pl.DataFram
             "conversations": [battles.height],
             "users": [battles["judge"].drop_nulls().n_unique()],
             "languages": [languages.n_languages(battles)],
-            "multi_turn_share": [float((battles["turn"] > 1).mean())],
+            # polars types Series.mean() as any Python literal; a Boolean series gives a float
+            "multi_turn_share": [float((battles["turn"] > 1).mean())],  # type: ignore[arg-type]
         },
-        schema={"dataset": pl.String, "conversations": pl.Int64, "users": pl.Int64, "languages": pl.Int64, "multi_turn_share": pl.Float64},
+        schema={"dataset": pl.String, "conversations": pl.Int64, "users": pl.Int64, "languages": pl.Int64,
+                "multi_turn_share": pl.Float64},
     )
     return pl.concat([bench, arena], how="vertical_relaxed")
 

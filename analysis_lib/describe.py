@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from analysis_lib import prompts_data
 from analysis_lib.llm import NOT_RUN, LLMClient, ReplyError, RunStats, Task, clip_text, fill, load_prompt
 
 #: The paper's three models (Appendix C.1 and C.2).
@@ -343,8 +344,6 @@ PAPER_C2 = {
 def prompt_comparisons(client: LLMClient, *, seed: int = 0, models: Mapping[str, str] | None = None,
                        settings: Settings | None = None, cache_dir=None) -> dict[tuple[str, str], DescribeResult]:
     """The four C.1 directions on the mirrored prompt sets (each benchmark with its own Search Arena sample)."""
-    from analysis_lib import prompts_data
-
     out = {}
     for bench, display in (("simpleqa", "SimpleQA"), ("browsecomp", "BrowseComp")):
         sa = prompts_data.search_arena_prompts(bench, dedup=True, cache_dir=cache_dir)
@@ -356,10 +355,9 @@ def prompt_comparisons(client: LLMClient, *, seed: int = 0, models: Mapping[str,
 
 
 def response_comparisons(client: LLMClient, *, seed: int = 0, models: Mapping[str, str] | None = None,
-                         settings: Settings | None = None, cache_dir=None) -> dict[tuple[str, str, str], DescribeResult]:
+                         settings: Settings | None = None,
+                         cache_dir=None) -> dict[tuple[str, str, str], DescribeResult]:
     """The five C.2 comparisons, in the paper's direction for each (see :data:`PAPER_C2`)."""
-    from analysis_lib import prompts_data
-
     out = {}
     for arena, intent, direction in PAPER_C2:
         pairs = prompts_data.response_pairs(arena, intent, cache_dir=cache_dir)

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Literal
 
 import polars as pl
+from polars.expr.whenthen import ChainedThen, Then
 
 DOMAIN_GROUPS: tuple[str, ...] = (
     "youtube",
@@ -74,7 +75,7 @@ def _pattern_expr(host: pl.Expr, pattern: str, match: Match) -> pl.Expr:
 
 def group_expr(host: pl.Expr, match: Match = "substring") -> pl.Expr:
     """The source group of each host (``other`` for no match or a null host)."""
-    expr: pl.Expr | pl.When | pl.Then | None = None
+    expr: Then | ChainedThen | None = None
     for group, patterns in group_patterns().items():
         cond = _group_condition(host, patterns, match).fill_null(False)
         expr = pl.when(cond).then(pl.lit(group)) if expr is None else expr.when(cond).then(pl.lit(group))

@@ -182,7 +182,8 @@ def _download(entry: ManifestEntry, cache: Path) -> Path:
     except Exception as err:  # network errors come in many types (requests, OSError, ...)
         raise DataFetchError(
             f"{entry.id}: could not download {entry.url} ({type(err).__name__}: {err}). "
-            f"Download it by hand and point ${MIRROR_ENV} at a directory holding it as {entry.mirror_path or entry.filename!r}, "
+            f"Download it by hand and point ${MIRROR_ENV} at a directory holding it as "
+            f"{entry.mirror_path or entry.filename!r}, "
             f"or place it in the cache {cache} as {entry.filename!r}."
         ) from err
     return Path(path)

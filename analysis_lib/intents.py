@@ -179,11 +179,17 @@ def top2_resolve(
         set1 = {p1} | ({s1} if s1 and s1 != UNASSIGNED else set())
         set2 = {p2} | ({s2} if s2 and s2 != UNASSIGNED else set())
         if p1 in set2:
-            r1.append(p1), r2.append(p1), match.append(True)
+            r1.append(p1)
+            r2.append(p1)
+            match.append(True)
         elif p2 in set1:
-            r1.append(p2), r2.append(p2), match.append(True)
+            r1.append(p2)
+            r2.append(p2)
+            match.append(True)
         else:
-            r1.append(p1), r2.append(p2), match.append(False)
+            r1.append(p1)
+            r2.append(p2)
+            match.append(False)
     return r1, r2, match
 
 

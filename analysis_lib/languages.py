@@ -50,7 +50,8 @@ def multilingual_share(frame: pl.DataFrame) -> float:
     multilingual.
     """
     n = frame["languages"].list.unique().list.len().fill_null(0)
-    return float((n > 1).mean())
+    # polars types Series.mean() as any Python literal; a Boolean series gives a float (or None)
+    return float((n > 1).mean())  # type: ignore[arg-type]
 
 
 @lru_cache(maxsize=None)

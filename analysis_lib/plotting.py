@@ -17,6 +17,7 @@ from matplotlib.artist import Artist
 from matplotlib.colors import BoundaryNorm, ListedColormap, to_hex
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+from matplotlib.projections.polar import PolarAxes
 
 from analysis_lib.plot_text import place_labels, spread_1d
 
@@ -34,7 +35,7 @@ ACCENT = "#1f77b4"
 SIMULATED_MARK = "SIMULATED DATA"
 
 
-def contrast_text_color(rgba: Sequence[float]) -> str:
+def contrast_text_color(rgba: Sequence[float] | np.ndarray) -> str:
     """Black or white, whichever reads better on a cell of colour ``rgba``: white when the colour's relative
     luminance (WCAG 2: 0.2126 R + 0.7152 G + 0.0722 B on linearised sRGB) is below 0.179, where the contrast
     ratios with black and with white are equal."""
@@ -295,7 +296,8 @@ VOTE_COLORS = {"search": "#1f77b4", "non-search": "#d62728", "tie": "#8c8c8c"}
 
 
 def vote_distribution(
-    long: pl.DataFrame, *, by: str = "intent", order: Sequence[str] | None = None, title: str = "", ylabel: str = "battles"
+    long: pl.DataFrame, *, by: str = "intent", order: Sequence[str] | None = None, title: str = "",
+    ylabel: str = "battles",
 ) -> Figure:
     """Grouped bars of vote counts per category (Figure 8): one bar per ``vote`` (search, non-search, tie),
     labelled with its share of the category's battles. ``long`` has columns ``by``, ``vote``, ``count``, ``share``."""
@@ -316,7 +318,8 @@ def vote_distribution(
                 ax.text(xi, c, f"{s:.0%}", ha="center", va="bottom", fontsize=6.5)
     ax.set_xticks(x, cats, rotation=30, ha="right")
     ax.set_ylabel(ylabel)
-    ax.set_ylim(0, max(1.0, float(long["count"].max() or 0)) * 1.22)  # headroom for the legend
+    # headroom for the legend; polars types Series.max() as any Python literal, an integer column gives an int
+    ax.set_ylim(0, max(1.0, float(long["count"].max() or 0)) * 1.22)  # type: ignore[arg-type]
     ax.legend(loc="upper right", fontsize=8, ncols=len(votes))
     ax.grid(axis="x", visible=False)
     if title:
@@ -333,6 +336,7 @@ def radar(
     angles = np.linspace(0, 2 * np.pi, len(axes), endpoint=False)
     closed = np.append(angles, angles[0])
     fig, ax = plt.subplots(figsize=(7.0, 5.6), subplot_kw={"projection": "polar"})
+    assert isinstance(ax, PolarAxes)  # the "polar" projection; narrows Axes for mypy
     ax.set_theta_offset(np.pi / 2)
     ax.set_theta_direction(-1)
     cmap = plt.get_cmap("tab10")
@@ -363,7 +367,10 @@ def error_scatter(
     markers = ["o", "s", "^", "D", "v"]
     group_names = list(dict.fromkeys(groups)) if groups is not None else [None]
     for g_i, g in enumerate(group_names):
-        idx = np.arange(x.size) if g is None else np.array([i for i, gg in enumerate(groups) if gg == g])
+        if g is None or groups is None:  # g is None exactly when groups is None
+            idx = np.arange(x.size)
+        else:
+            idx = np.array([i for i, gg in enumerate(groups) if gg == g])
         ax.errorbar(
             x[idx], y[idx],
             xerr=None if xerr is None else np.asarray(xerr)[:, idx],
@@ -373,7 +380,7 @@ def error_scatter(
             linestyle="none", zorder=3,
         )
         if colors is not None:
-            ax.scatter(x[idx], y[idx], c=[colors[i] for i in idx], marker=markers[g_i % len(markers)], zorder=4,
+            ax.scatter(x[idx], y[idx], c=[colors[int(i)] for i in idx], marker=markers[g_i % len(markers)], zorder=4,
                        edgecolors="black", linewidths=0.5)
     if fit:
         slope, intercept = np.polyfit(x, y, 1)
@@ -481,7 +488,8 @@ def scorecard(
     fig, ax = plt.subplots(figsize=(1.6 * m + 2.8, 0.42 * n + 1.2))
     for i in range(n):
         for j in range(m):
-            ax.add_patch(plt.Rectangle((j, n - 1 - i), 1, 1, facecolor=SCORECARD_COLORS[categories[i][j]], edgecolor="white"))
+            ax.add_patch(plt.Rectangle((j, n - 1 - i), 1, 1, facecolor=SCORECARD_COLORS[categories[i][j]],
+                                       edgecolor="white"))
             ax.text(j + 0.5, n - 0.5 - i, fmt.format(values[i, j]), ha="center", va="center", fontsize=9)
     ax.set_xlim(0, m)
     ax.set_ylim(0, n)

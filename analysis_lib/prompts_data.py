@@ -155,7 +155,9 @@ def load_wildchat(n: int = 100_000, *, timeout_s: float = 20.0) -> pl.DataFrame:
             if len(rows) >= n:
                 break
     except Exception as err:  # noqa: BLE001 - offline, gated, renamed: all mean "not available here"
-        raise ExternalDataUnavailable(f"{WILDCHAT_ID} could not be loaded ({type(err).__name__}: {str(err)[:200]})") from err
+        raise ExternalDataUnavailable(
+            f"{WILDCHAT_ID} could not be loaded ({type(err).__name__}: {str(err)[:200]})"
+        ) from err
     if not rows:
         raise ExternalDataUnavailable(f"{WILDCHAT_ID}: no conversations read")
     return _turns_frame(rows, "WildChat")
@@ -176,15 +178,19 @@ def load_coral(*, timeout_s: float = 20.0) -> pl.DataFrame:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except Exception as err:  # noqa: BLE001
-        raise ExternalDataUnavailable(f"{CORAL_ID} could not be loaded ({type(err).__name__}: {str(err)[:200]})") from err
+        raise ExternalDataUnavailable(
+            f"{CORAL_ID} could not be loaded ({type(err).__name__}: {str(err)[:200]})"
+        ) from err
     convs = data if isinstance(data, list) else list(data.values()) if isinstance(data, dict) else []
     rows = []
     for conv in convs:
-        turns = conv.get("turns") or conv.get("conversation") or conv.get("dialog") or [] if isinstance(conv, dict) else conv
+        turns = ((conv.get("turns") or conv.get("conversation") or conv.get("dialog") or [])
+                 if isinstance(conv, dict) else conv)
         if not isinstance(turns, list) or not turns:
             continue
         first = turns[0]
-        q = first.get("question") or first.get("query") or first.get("content") or "" if isinstance(first, dict) else str(first)
+        q = ((first.get("question") or first.get("query") or first.get("content") or "")
+             if isinstance(first, dict) else str(first))
         rows.append((len(turns), str(q)))
     if not rows:
         raise ExternalDataUnavailable(f"{CORAL_ID}: unrecognised layout of {CORAL_FILE}")

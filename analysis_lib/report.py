@@ -433,7 +433,8 @@ def html_table(
     table = f'<table style="{_TABLE_STYLE}">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
     box = f"max-height:{max_height_px}px;overflow:auto;" if max_height_px else ""
     wrapped = f'<div style="{box}max-width:100%;overflow-x:auto">{table}</div>'
-    return HTMLTable(wrapped, f"<table: {frame.height} rows × {frame.width} columns{': ' + caption if caption else ''}>")
+    return HTMLTable(wrapped,
+                     f"<table: {frame.height} rows × {frame.width} columns{': ' + caption if caption else ''}>")
 
 
 def section_table(results: list[Result], digits: int = 3) -> HTMLTable:

@@ -326,7 +326,9 @@ def leaderboard_agreement(a: Sequence[float] | np.ndarray, b: Sequence[float] | 
                                 float(r.pvalue), float(rho.statistic), rank_swaps(x, y))
 
 
-def leaderboard_correlations(table: pl.DataFrame, x: str = "search_arena_elo", y: str = "dr_arena_elo") -> LeaderboardAgreement:
+def leaderboard_correlations(
+    table: pl.DataFrame, x: str = "search_arena_elo", y: str = "dr_arena_elo"
+) -> LeaderboardAgreement:
     """Spearman (average ranks) and Pearson between two Elo columns of a leaderboard table (DR-Arena Table 3),
     and Spearman between the published rank columns (``x``/``y`` with ``_elo`` replaced by ``_rank``) as a
     consistency check."""

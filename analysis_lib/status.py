@@ -21,7 +21,8 @@ number it has that the paper reports was reproduced on real or published data, a
 or missing. An ID whose chapter failed in this build (``<results_dir>/_failed.json``, written by the runner)
 reads ``failed``: its partial numbers are not shown, and nothing links to the failed page.
 
-The page (:func:`analysis_lib.status_page.status_html`) shows one row per ID: its status, a one-line summary and a link, named by the
+The page (:func:`analysis_lib.status_page.status_html`) shows one row per ID: its status, a one-line summary and
+a link, named by the
 chapter's title, to the section that computes it (``03_preferences.html#sa-d5``, see
 :mod:`analysis_lib.navigation`); the numbers themselves sit in a collapsed ``<details>`` and on the chapter.
 """

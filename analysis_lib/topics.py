@@ -324,7 +324,8 @@ def fit_topics(
     - ``representation="keybert"`` (BERTopic's ``KeyBERTInspired`` then ``MaximalMarginalRelevance``): the
       top c-TF-IDF words are candidates, re-ranked by the cosine similarity of each word's embedding (same
       model as the texts, cached) to the topic's embedding (the mean embedding of its 10 texts most
-      similar to the topic under c-TF-IDF), then picked for diversity, ``argmax_w [(1 − λ)·cos(w, topic) − λ·max_{v picked} cos(w, v)]`` with
+      similar to the topic under c-TF-IDF), then picked for diversity,
+      ``argmax_w [(1 − λ)·cos(w, topic) − λ·max_{v picked} cos(w, v)]`` with
       ``λ =`` :data:`MMR_DIVERSITY`;
       ``"c-tf-idf"`` keeps the c-TF-IDF ranking.
     """
@@ -459,8 +460,12 @@ def topic_summary(topics: pl.DataFrame) -> dict[str, Any]:
     outliers = topics.filter(pl.col("topic") < 0)
     return {
         "n_topics": clustered.height,
-        "largest_share": float(clustered["share"].max()) if clustered.height else float("nan"),
-        "largest_share_clustered": float(clustered["share_clustered"].max()) if clustered.height else float("nan"),
+        # polars types Series.max() as any Python literal; these Float64 columns give floats
+        "largest_share": float(clustered["share"].max()) if clustered.height else float("nan"),  # type: ignore[arg-type]
+        "largest_share_clustered": (
+            float(clustered["share_clustered"].max())  # type: ignore[arg-type]
+            if clustered.height else float("nan")
+        ),
         "largest_label": clustered["label"][0] if clustered.height else None,
         "unclustered_share": float(outliers["share"].sum()) if outliers.height else 0.0,
     }

@@ -25,8 +25,8 @@ import numpy as np
 import polars as pl
 
 from analysis_lib import bt
-from analysis_lib.ranking.pairs import incidence
 from analysis_lib.domains import DOMAIN_GROUPS
+from analysis_lib.ranking.pairs import incidence
 
 
 def synthetic(n: int, seed: int = 0) -> pl.DataFrame:

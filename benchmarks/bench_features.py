@@ -65,9 +65,11 @@ def main() -> None:
 
     print(f"conversations: {raw.height:,}; features compared: {len(lean)} per conversation")
     print(f"vectorised derive():                       {t_vec:7.2f} s")
-    print(f"per-row loop, authors' pandas .loc pattern: {t_authors:7.2f} s  -> {t_authors / t_vec:5.1f}x (target >= 20x)")
+    print(f"per-row loop, authors' pandas .loc pattern: {t_authors:7.2f} s  -> {t_authors / t_vec:5.1f}x "
+          "(target >= 20x)")
     print(f"per-row loop over Python dicts:            {t_dicts:7.2f} s  -> {t_dicts / t_vec:5.1f}x")
-    print(f"values differing from derive(): authors' pattern {_differences(tidy, authors)}, dict loop {_differences(tidy, lean)} (target 0)")
+    print(f"values differing from derive(): authors' pattern {_differences(tidy, authors)}, "
+          f"dict loop {_differences(tidy, lean)} (target 0)")
     if math.isnan(t_vec):
         raise SystemExit(1)
 

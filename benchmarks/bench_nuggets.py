@@ -43,7 +43,8 @@ def main() -> None:
     total = t_score + t_test
     print(f"{n_sides:,} battle sides, {n_rows:,} nugget assignments (simulated in {t_sim:.2f} s)")
     print(f"score (cap + 4 scores + diff): {t_score:.3f} s")
-    print(f"test (confusions, kappa {kappa:.3f}, sweep of {sweep.height}, {ks.height} K-S tests, KDE {curves.height} points): {t_test:.3f} s")
+    print(f"test (confusions, kappa {kappa:.3f}, sweep of {sweep.height}, {ks.height} K-S tests, "
+          f"KDE {curves.height} points): {t_test:.3f} s")
     print(f"total {total:.3f} s; target {TARGET_S} s; ratio target/total = {TARGET_S / total:.2f}")
 
 

@@ -2,8 +2,8 @@
 
 Runs the whole pipeline twice, each in a fresh Python process (imports and just-in-time compilation
 included): once from a cold embedding cache (a new temporary directory) and once from the warm cache the
-first run left (embeddings and the UMAP coordinates). Prints both wall-clock times and the topic structure. Targets: cold < 300 s, warm < 30 s on
-two CPU cores.
+first run left (embeddings and the UMAP coordinates). Prints both wall-clock times and the topic structure.
+Targets: cold < 300 s, warm < 30 s on two CPU cores.
 
     python benchmarks/bench_topics.py [--keep-cache DIR]
 """

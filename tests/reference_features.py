@@ -55,7 +55,8 @@ def features_pandas_rows(frame: Any) -> dict[str, list[float]]:
     for side in ("a", "b"):
         lengths = []
         for index in frame.index:
-            words = [len(m["content"].split()) for m in frame.loc[index, f"messages_{side}"] if m["role"] == "assistant"]
+            words = [len(m["content"].split()) for m in frame.loc[index, f"messages_{side}"]
+                     if m["role"] == "assistant"]
             lengths.append(float(np.mean(words)) if words else float("nan"))
         out[f"response_length_{side}"] = lengths
         counts = []

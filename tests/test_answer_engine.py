@@ -225,7 +225,8 @@ def test_figure8_classification(thresholds):
     for row in got.iter_rows(named=True):
         i = ("you_com", "bing_chat", "perplexity").index(row["engine"])
         assert row["category"] == FIG8_EXPECTED[row["metric"]][i], row
-    counts = {r["engine"]: (r["acceptable"], r["borderline"], r["problematic"]) for r in ae.category_counts(got).iter_rows(named=True)}
+    counts = {r["engine"]: (r["acceptable"], r["borderline"], r["problematic"])
+              for r in ae.category_counts(got).iter_rows(named=True)}
     assert counts == {"you_com": (2, 4, 2), "bing_chat": (0, 5, 3), "perplexity": (0, 4, 4)}
 
 

@@ -47,7 +47,8 @@ def responder(payload: dict) -> str:
     if kind == "statements":
         answer = prompt.split("```")[1].strip()
         sentences = re.split(r"(?<=[.!?])\s+", answer)
-        return json.dumps({"sentences": [{"sentence": s, "core": "0" if s.startswith("Great") else "1"} for s in sentences]})
+        return json.dumps({"sentences": [{"sentence": s, "core": "0" if s.startswith("Great") else "1"}
+                                         for s in sentences]})
     if kind == "support":
         document = prompt.split("```")[1].lower()
         statement = prompt.split("Statement:\n")[1].split("\n\nReply")[0]
@@ -56,7 +57,8 @@ def responder(payload: dict) -> str:
         return json.dumps({"confidence": "Strongly Confident" if "zoos" in prompt else "Neutral"})
     numbered = re.findall(r"^\[(\d+)\] (.*)$", prompt, flags=re.MULTILINE)
     agree = [int(k) for k, s in numbered if "Critics" not in s]
-    return json.dumps({"agree_statements": agree, "disagree_statements": [int(k) for k, s in numbered if "Critics" in s],
+    return json.dumps({"agree_statements": agree,
+                       "disagree_statements": [int(k) for k, s in numbered if "Critics" in s],
                        "neutral_statements": []})
 
 
@@ -115,8 +117,10 @@ def test_pipeline_end_to_end_gives_the_hand_computed_metrics(server, tmp_path):
 def test_pipeline_resumes_from_the_support_file_and_the_cache(server, tmp_path):
     support_path = tmp_path / "s.jsonl"
     support_path.write_text(
-        json.dumps({"verif_id": "a_1_a-2", "sample_id": "a", "source_idx": 1, "core_statement_id": "a-2", "support": "full"}) + "\n"
-        + json.dumps({"verif_id": "b_2_b-2", "sample_id": "b", "source_idx": 2, "core_statement_id": "b-2", "support": "full"}) + "\n")
+        json.dumps({"verif_id": "a_1_a-2", "sample_id": "a", "source_idx": 1, "core_statement_id": "a-2",
+                    "support": "full"}) + "\n"
+        + json.dumps({"verif_id": "b_2_b-2", "sample_id": "b", "source_idx": 2, "core_statement_id": "b-2",
+                      "support": "full"}) + "\n")
     judged, _ = ae.judge_records(_records(), _client(server, tmp_path), support_path)
     assert _kinds(server).count("support") == 8  # 10 pairs, 2 already judged
     n = len(server.requests)

@@ -101,7 +101,8 @@ class Book:
 
     def failed(self) -> dict[str, str]:
         path = self.results_dir / "_failed.json"
-        return {e["notebook"]: e.get("error", "") for e in json.loads(path.read_text())["failed"]} if path.exists() else {}
+        return ({e["notebook"]: e.get("error", "") for e in json.loads(path.read_text())["failed"]}
+                if path.exists() else {})
 
 
 @pytest.fixture(scope="session")
@@ -115,7 +116,8 @@ def book(tmp_path_factory) -> Book:
     env = dict(os.environ, OPENAI_API_KEY=FAKE_KEY, ANTHROPIC_API_KEY=FAKE_KEY, HF_TOKEN=FAKE_KEY)
     env.pop("OPENAI_BASE_URL", None)
     t0 = time.perf_counter()
-    proc = subprocess.run(build_command(root, CHAPTERS), capture_output=True, text=True, env=env, timeout=5400, check=False)
+    proc = subprocess.run(build_command(root, CHAPTERS), capture_output=True, text=True, env=env, timeout=5400,
+                          check=False)
     seconds = time.perf_counter() - t0
     assert proc.returncode == 0, f"build failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
     print(f"\nbook build ({', '.join(CHAPTERS)} + status page, sample:2000): {seconds:.1f} s")
@@ -338,7 +340,8 @@ def test_status_links_reach_every_recorded_section(book, browser):
         chapter_page, _ = _open(browser, book.page(chapter))
         try:
             title = chapter_page.locator("main h1").first.inner_text().replace("#", "").strip()
-            missing = [a for a in sorted(anchors) if not chapter_page.evaluate("id => !!document.getElementById(id)", a)]
+            missing = [a for a in sorted(anchors)
+                       if not chapter_page.evaluate("id => !!document.getElementById(id)", a)]
         finally:
             chapter_page.close()
         problems += [f"{chapter}.html#{a}: no such anchor" for a in missing]

@@ -135,7 +135,8 @@ def test_bootstrap_rounds_equal_resampled_refits(battles):
         resampled = battles[rng.integers(0, battles.height, battles.height)]
         sub = bt.PairData.from_frame(resampled, models=data.models)
         key = {(int(a), int(b), float(y)): c for (a, b), y, c in zip(sub.pairs, sub.outcomes, sub.counts, strict=True)}
-        w = np.array([key.get((int(a), int(b), float(y)), 0.0) for (a, b), y in zip(data.pairs, data.outcomes, strict=True)])
+        w = np.array([key.get((int(a), int(b), float(y)), 0.0)
+                      for (a, b), y in zip(data.pairs, data.outcomes, strict=True)])
         np.testing.assert_allclose(bt.bt_params(data, w[None, :])[0], bt.bt_params(sub)[0], atol=1e-10)
     w = bt.bootstrap_counts(data.n_battles, 3, seed=1, p=data.counts / data.counts.sum())
     assert (w.sum(axis=1) == data.n_battles).all()
@@ -218,7 +219,8 @@ def test_mean_ci_source_shares_and_ols():
             **{f"cites_{g}_a": [1, 0, 0] for g in ("wiki", "youtube")},
             **{f"cites_{g}_b": [0, 1, 1] for g in ("wiki", "youtube")},
         }
-    ).with_columns(*(pl.lit(0).alias(f"cites_{g}_{s}") for g in bt.DOMAIN_GROUPS if g not in ("wiki", "youtube") for s in "ab"))
+    ).with_columns(*(pl.lit(0).alias(f"cites_{g}_{s}")
+                     for g in bt.DOMAIN_GROUPS if g not in ("wiki", "youtube") for s in "ab"))
     mc = dict(preference.mean_ci(frame, "citation_count", nonzero=True).select("model", "mean").iter_rows())
     assert mc == pytest.approx({"sonar": 1.5, "gpt-4o-search": 6.0})
     row = preference.mean_ci(frame, "citation_count", by="primary_intent", skip=["Other"]).row(0, named=True)

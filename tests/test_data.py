@@ -7,12 +7,12 @@ from datetime import datetime
 
 import polars as pl
 import pytest
+from raw_factory import conversation, make_raw
+from reference_features import features_loop
 
 from analysis_lib import data
 from analysis_lib.data import DataValidationError, derive, load_battles, load_battles_report
 from analysis_lib.domains import DOMAIN_GROUPS
-from raw_factory import conversation, make_raw
-from reference_features import features_loop
 
 YT = ["[1]", "https://www.youtube.com/watch?v=abc"]
 WIKI = ["[2]", "https://en.wikipedia.org/wiki/Lambda_calculus"]
@@ -81,8 +81,11 @@ def test_group_counts_sum_to_citations():
     rows = [hand_conversation(), conversation(trace_a=[[NEWS, OTHER], [YT, YT, WIKI]], conv_id="z")]
     raw = make_raw(rows)
     tidy, _ = derive(raw, "sum")
-    total = raw.select(pl.col("system_a_metadata").struct.field("web_search_trace").list.eval(pl.element().list.len()).list.sum())
-    assert tidy.select(pl.sum_horizontal(f"num_cites_{g}_a" for g in DOMAIN_GROUPS)).to_series().to_list() == total.to_series().to_list()
+    total = raw.select(
+        pl.col("system_a_metadata").struct.field("web_search_trace").list.eval(pl.element().list.len()).list.sum()
+    )
+    assert (tidy.select(pl.sum_horizontal(f"num_cites_{g}_a" for g in DOMAIN_GROUPS)).to_series().to_list()
+            == total.to_series().to_list())
 
 
 def test_malformed_urls_and_pairs_are_counted_not_dropped():
@@ -135,7 +138,9 @@ def test_self_battle_null_winner_and_unknown_model_are_reported():
 
 def test_rows_without_models_are_dropped_and_counted():
     rows = [conversation(conv_id="c1"), conversation(conv_id="c2")]
-    raw = make_raw(rows).with_columns(pl.when(pl.int_range(pl.len()) == 1).then(None).otherwise(pl.col("model_a")).alias("model_a"))
+    raw = make_raw(rows).with_columns(
+        pl.when(pl.int_range(pl.len()) == 1).then(None).otherwise(pl.col("model_a")).alias("model_a")
+    )
     tidy, report = derive(raw, "nulls")
     assert tidy.height == 1
     assert report.dropped["rows without model_a/model_b"] == 1
@@ -203,7 +208,10 @@ def test_model_table_maps_every_raw_id_of_the_release():
 
 def test_bad_turns_are_dropped_and_counted():
     rows = [conversation(conv_id="ok"), conversation(conv_id="zero", turn=0), conversation(conv_id="null")]
-    raw = make_raw(rows).with_columns(pl.when(pl.col("system_a_metadata").struct.field("conv_id") == "null").then(None).otherwise(pl.col("turn")).alias("turn"))
+    raw = make_raw(rows).with_columns(
+        pl.when(pl.col("system_a_metadata").struct.field("conv_id") == "null").then(None)
+        .otherwise(pl.col("turn")).alias("turn")
+    )
     tidy, report = derive(raw, "turns")
     assert tidy["conv_id"].to_list() == ["ok"]
     assert report.dropped["rows whose turn is null or below 1"] == 2

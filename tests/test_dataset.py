@@ -68,7 +68,8 @@ def test_dataset_comparison_counts_languages_without_null():
             "judge": ["a", "b", "a", None],
         }
     )
-    sets = pl.DataFrame({"dataset": ["SimpleQA", "SimpleQA", "BrowseComp", "Search Arena"], "text": ["q", "r", "s", "t"]})
+    sets = pl.DataFrame({"dataset": ["SimpleQA", "SimpleQA", "BrowseComp", "Search Arena"],
+                         "text": ["q", "r", "s", "t"]})
     table = dataset.dataset_comparison(battles, sets)
     row = table.filter(pl.col("dataset") == "Search Arena").row(0, named=True)
     assert row == {"dataset": "Search Arena", "conversations": 4, "users": 2, "languages": 2, "multi_turn_share": 0.25}

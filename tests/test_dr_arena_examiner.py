@@ -14,7 +14,8 @@ from analysis_lib.dr_arena import match_log as ml
 
 
 def node(title, *children):
-    return {"url": "u", "domain": "x.org", "title": title, "description": f"about {title}", "content": f"text of {title}",
+    return {"url": "u", "domain": "x.org", "title": title, "description": f"about {title}",
+            "content": f"text of {title}",
             "children": list(children)}
 
 

@@ -51,13 +51,15 @@ def test_mirror_with_wrong_hash_is_refused(tmp_path):
     mirror.mkdir()
     (mirror / "f.csv").write_bytes(b"tampered")
     manifest = write_manifest(tmp_path, [f"x/f,https://127.0.0.1:9/f.csv,{'0' * 64},8,MIT,f.csv,SA-T1,"])
-    with pytest.raises(DataFetchError, match=r"x/f: the mirror copy .*f.csv has sha256 .* but the manifest expects 0{64}"):
+    with pytest.raises(DataFetchError,
+                       match=r"x/f: the mirror copy .*f.csv has sha256 .* but the manifest expects 0{64}"):
         fetch.fetch("x/f", cache_dir=tmp_path / "cache", mirror=mirror, manifest=manifest)
 
 
 def test_unreachable_url_names_id_url_and_remedy(tmp_path):
     manifest = write_manifest(tmp_path, [f"x/f,http://127.0.0.1:9/f.csv,{'1' * 64},8,MIT,f.csv,SA-T1,"])
-    with pytest.raises(DataFetchError, match=r"x/f: could not download http://127.0.0.1:9/f.csv .*ANALYSIS_DATA_MIRROR"):
+    with pytest.raises(DataFetchError,
+                       match=r"x/f: could not download http://127.0.0.1:9/f.csv .*ANALYSIS_DATA_MIRROR"):
         fetch.fetch("x/f", cache_dir=tmp_path / "cache", mirror=tmp_path / "empty", manifest=manifest)
 
 

@@ -94,7 +94,8 @@ def test_top2_small_example():
 
 
 def test_agreement_frame_drops_missing_and_rejects_unknown_labels():
-    a = pl.DataFrame({"primary_intent": ["Analysis", None, "Other"], "secondary_intent": [UNASSIGNED, None, UNASSIGNED]})
+    a = pl.DataFrame({"primary_intent": ["Analysis", None, "Other"],
+                      "secondary_intent": [UNASSIGNED, None, UNASSIGNED]})
     b = pl.DataFrame({"primary_intent": ["Analysis", "Other", "Guidance"], "secondary_intent": [UNASSIGNED] * 3})
     res = intents.agreement(a, b)
     assert res["n"] == 2 and res["accuracy_primary"] == 0.5

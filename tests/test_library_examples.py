@@ -18,7 +18,8 @@ PACKAGE = REPO / "analysis_lib"
 def python_blocks(text: str) -> list[tuple[int, str]]:
     """(line number, code) of every fenced ```python block (indented fences inside list items included)."""
     blocks = []
-    for m in re.finditer(r"^(?P<indent>[ \t]*)```python[ \t]*\n(?P<code>.*?)^(?P=indent)```[ \t]*$", text, re.MULTILINE | re.DOTALL):
+    for m in re.finditer(r"^(?P<indent>[ \t]*)```python[ \t]*\n(?P<code>.*?)^(?P=indent)```[ \t]*$", text,
+                         re.MULTILINE | re.DOTALL):
         indent = len(m.group("indent"))
         code = "\n".join(line[indent:] for line in m.group("code").splitlines())
         blocks.append((text.count("\n", 0, m.start()) + 1, code))

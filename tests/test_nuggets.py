@@ -17,7 +17,7 @@ from analysis_lib.nuggets import (
     NuggetConfusion,
 )
 
-V, O = Importance.VITAL, Importance.OKAY
+V, OK = Importance.VITAL, Importance.OKAY
 S, P, N = Assignment.SUPPORT, Assignment.PARTIAL_SUPPORT, Assignment.NOT_SUPPORT
 
 
@@ -27,7 +27,7 @@ def _assigned(pairs):
 
 # ---------------------------------------------------------------- scores
 
-EXAMPLE = [(V, S), (V, P), (V, N), (O, S), (O, P)]
+EXAMPLE = [(V, S), (V, P), (V, N), (OK, S), (OK, P)]
 # hand computation: values 1, .5, 0, 1, .5 ; strict 1, 0, 0, 1, 0
 #   All = 3/5 = 0.6 ; Vital = 1.5/3 = 0.5 ; Strict-All = 2/5 = 0.4 ; Strict-Vital = 1/3
 
@@ -41,7 +41,7 @@ def test_scores_hand_example():
 
 
 def test_scores_empty_sets_are_nan():
-    s = ng.nugget_scores(_assigned([(O, S), (O, P)]))
+    s = ng.nugget_scores(_assigned([(OK, S), (OK, P)]))
     assert s["all"] == pytest.approx(0.75) and s["strict_all"] == pytest.approx(0.5)
     assert math.isnan(s["vital"]) and math.isnan(s["strict_vital"])
     assert all(math.isnan(v) for v in ng.nugget_scores([]).values())
@@ -58,7 +58,7 @@ def test_records_coerce_strings_and_reject_unknown():
 
 def test_score_frame_matches_nugget_scores():
     rows = []
-    battles = {1: EXAMPLE, 2: [(O, S), (O, N)], 3: [(V, P)]}
+    battles = {1: EXAMPLE, 2: [(OK, S), (OK, N)], 3: [(V, P)]}
     for b, pairs in battles.items():
         for imp, a in pairs:
             rows.append({"battle_id": b, "side": "a", "importance": imp.value, "assignment": a.value})
@@ -76,23 +76,23 @@ def test_score_frame_matches_nugget_scores():
 
 
 def test_cap_drops_okay_last_first_and_keeps_order():
-    nuggets = [Nugget(f"v{i}", V) for i in range(20)] + [Nugget(f"o{i}", O) for i in range(15)]
+    nuggets = [Nugget(f"v{i}", V) for i in range(20)] + [Nugget(f"o{i}", OK) for i in range(15)]
     nuggets = nuggets[::2] + nuggets[1::2]  # interleave vital and okay
     kept = ng.cap_nuggets(nuggets)
     assert len(kept) == 30
     assert sum(n.importance is V for n in kept) == 20
-    okay_in_order = [n.text for n in nuggets if n.importance is O]
-    assert [n.text for n in kept if n.importance is O] == okay_in_order[:10]
+    okay_in_order = [n.text for n in nuggets if n.importance is OK]
+    assert [n.text for n in kept if n.importance is OK] == okay_in_order[:10]
     assert [n.text for n in kept] == [n.text for n in nuggets if n in kept]
 
 
 def test_cap_never_drops_vital_and_leaves_short_lists():
-    vitals = [Nugget(f"v{i}", V) for i in range(32)] + [Nugget("o", O)]
+    vitals = [Nugget(f"v{i}", V) for i in range(32)] + [Nugget("o", OK)]
     kept = ng.cap_nuggets(vitals)
     assert len(kept) == 32 and all(n.importance is V for n in kept)
-    short = [Nugget("a", O), Nugget("b", V)]
+    short = [Nugget("a", OK), Nugget("b", V)]
     assert ng.cap_nuggets(short) == short
-    assert len(ng.cap_nuggets([Nugget(str(i), O) for i in range(30)])) == 30
+    assert len(ng.cap_nuggets([Nugget(str(i), OK) for i in range(30)])) == 30
 
 
 # ---------------------------------------------------------------- preference and tie threshold

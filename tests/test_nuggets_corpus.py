@@ -21,7 +21,8 @@ def test_chunks_of_ten_with_overlap_two():
 
 
 def test_multilingual_sentence_split():
-    assert corpus.split_sentences("Das ist gut. Wir gehen heute. Ja!", "de") == ["Das ist gut.", "Wir gehen heute.", "Ja!"]
+    assert corpus.split_sentences("Das ist gut. Wir gehen heute. Ja!", "de") == [
+        "Das ist gut.", "Wir gehen heute.", "Ja!"]
     assert len(corpus.split_sentences("这是第一句。这是第二句。", "zh")) == 2
 
 
@@ -40,7 +41,8 @@ def test_retrieval_ranks_the_relevant_chunk_first(tmp_path):
         "Photosynthesis converts light into chemical energy in plants.",
         "The stock market fell sharply on Monday."]})
     chunks = corpus.build_chunks(scraped)
-    hits = corpus.retrieve(["How do plants make energy from sunlight?", "When was the Eiffel Tower built?"], chunks, k=2,
+    hits = corpus.retrieve(["How do plants make energy from sunlight?", "When was the Eiffel Tower built?"],
+                           chunks, k=2,
                            cache_dir=tmp_path)
     top = hits.filter(pl.col("rank") == 0).sort("query")["url"].to_list()
     assert top == ["u2", "u1"]

@@ -23,8 +23,10 @@ def _clean_env(monkeypatch):
 
 def judge(payload):
     text = payload["messages"][0]["content"]
-    first = re.search(r"\[The Start of Assistant A's Answer\]\n(.*)\n\[The End of Assistant A's Answer\]", text, re.DOTALL).group(1)
-    second = re.search(r"\[The Start of Assistant B's Answer\]\n(.*)\n\[The End of Assistant B's Answer\]", text, re.DOTALL).group(1)
+    first = re.search(r"\[The Start of Assistant A's Answer\]\n(.*)\n\[The End of Assistant A's Answer\]",
+                      text, re.DOTALL).group(1)
+    second = re.search(r"\[The Start of Assistant B's Answer\]\n(.*)\n\[The End of Assistant B's Answer\]",
+                       text, re.DOTALL).group(1)
     if "GOOD" in first and "GOOD" in second:
         return "Both are fine. [[Tie]]"
     return "Reasoning... A mentions [[B]] style only as an example. Final: " + ("[[A]]" if "GOOD" in first else "[[B]]")
@@ -78,6 +80,7 @@ def test_assignment_agreement_matches_sklearn():
     a1 = rng.choice(labels, 300)
     a2 = np.where(rng.uniform(size=300) < 0.7, a1, rng.choice(labels, 300))
     keys = {"qid": [str(i // 10) for i in range(300)], "side": ["a"] * 300, "position": [i % 10 for i in range(300)]}
-    k, table, unmatched = lt.assignment_agreement(pl.DataFrame({**keys, "assignment": a1}), pl.DataFrame({**keys, "assignment": a2}))
+    k, table, unmatched = lt.assignment_agreement(pl.DataFrame({**keys, "assignment": a1}),
+                                                  pl.DataFrame({**keys, "assignment": a2}))
     assert k == pytest.approx(cohen_kappa_score(a1, a2, labels=list(labels), weights="quadratic"))
     assert table.sum() == 300 and unmatched == 0

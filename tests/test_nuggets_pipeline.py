@@ -13,7 +13,8 @@ from analysis_lib.llm import LLMClient
 from analysis_lib.nuggets.pipeline import BattleInput, run_pipeline
 
 FACTS = {  # nuggets the scripted model "creates" for each query, with their importance
-    "capital of france": [("Paris is the capital", "vital"), ("Paris is on the Seine", "okay"), ("Paris has 2 million people", "vital")],
+    "capital of france": [("Paris is the capital", "vital"), ("Paris is on the Seine", "okay"),
+                          ("Paris has 2 million people", "vital")],
     "tallest mountain": [("Everest is the tallest", "vital"), ("Everest is 8849 m", "okay")],
     "broken query": [("x", "vital")],
 }
@@ -87,7 +88,8 @@ def test_responses_only_uses_the_answers_as_documents(tmp_path):
         return responder(payload)
 
     with FakeOpenAIServer(spy) as srv:
-        client = LLMClient(base_url=srv.base_url, model="local", cache_dir=tmp_path, progress=False, max_parse_retries=0)
+        client = LLMClient(base_url=srv.base_url, model="local", cache_dir=tmp_path, progress=False,
+                           max_parse_retries=0)
         run_pipeline(BATTLES[:1], client, variant="responses_only")
     create = [s for s in seen if "Initial Nugget List" in s]
     assert len(create) == 1 and "Paris has 2 million people." in create[0] and "doc one" not in create[0]

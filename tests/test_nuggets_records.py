@@ -110,7 +110,8 @@ def test_cap_frame_matches_cap_nuggets():
         n = int(rng.integers(1, 45))
         imp = rng.choice(["vital", "okay"], size=n, p=[0.4, 0.6])
         expected[str(b)] = [f"{b}-{k}" for k in range(n) if
-                            any(x.text == f"{b}-{k}" for x in ng.cap_nuggets([ng.Nugget(f"{b}-{j}", imp[j]) for j in range(n)]))]
+                            any(x.text == f"{b}-{k}"
+                                for x in ng.cap_nuggets([ng.Nugget(f"{b}-{j}", imp[j]) for j in range(n)]))]
         rows += [{"qid": str(b), "side": "a", "position": k, "text": f"{b}-{k}", "importance": imp[k],
                   "assignment": "support"} for k in range(n)]
     capped = ng.cap_frame(pl.DataFrame(rows))
@@ -125,7 +126,8 @@ def test_subset_confusions_match_direct_counts():
     pref = ng.preferences(scores)
     assert conf[("overall", "all")].counts.sum() == scores.height
     eng = (scores["language"] == "English").to_numpy()
-    assert np.array_equal(conf[("language", "English")].counts, ng.confusion(scores["winner"].to_numpy()[eng], pref[eng]).counts)
+    assert np.array_equal(conf[("language", "English")].counts,
+                          ng.confusion(scores["winner"].to_numpy()[eng], pref[eng]).counts)
 
 
 # ---------------------------------------------------------------- published Figure 5 and K-S statistics
@@ -146,7 +148,9 @@ def test_ks_pvalue_matches_scipy_on_attainable_d():
 def test_published_ks_p_follows_from_d():
     check = ng.ks_consistency()
     assert check.height == 6 and check["consistent"].all()
-    wu = check.filter((pl.col("variant") == "with_urls") & (pl.col("comparison") == "model_a vs model_b")).row(0, named=True)
+    wu = check.filter(
+        (pl.col("variant") == "with_urls") & (pl.col("comparison") == "model_a vs model_b")
+    ).row(0, named=True)
     assert (wu["n_1"], wu["n_2"]) == (1714, 1761)
 
 
@@ -157,14 +161,17 @@ def _battles(n, seed=0):
     rng = np.random.default_rng(seed)
     return pl.DataFrame({
         "conv_id": [f"c{i}" for i in range(n)], "turn": rng.choice([1, 2], size=n, p=[0.8, 0.2]).tolist(),
-        "winner": rng.choice(["model_a", "model_b", "tie", "tie (bothbad)"], size=n, p=[0.336, 0.345, 0.205, 0.114]).tolist(),
+        "winner": rng.choice(["model_a", "model_b", "tie", "tie (bothbad)"], size=n,
+                             p=[0.336, 0.345, 0.205, 0.114]).tolist(),
         "language": rng.choice(["English", "Russian", "German"], size=n).tolist(),
         "prompt": ["q"] * n, "model_a": ["m1"] * n, "model_b": ["m2"] * n,
     })
 
 
 def test_single_turn_and_shares():
-    b = _battles(500).with_columns(pl.when(pl.col("conv_id") == "c0").then(None).otherwise(pl.col("winner")).alias("winner"))
+    b = _battles(500).with_columns(
+        pl.when(pl.col("conv_id") == "c0").then(None).otherwise(pl.col("winner")).alias("winner")
+    )
     one, left = ng_battles.single_turn(b)
     assert (one["turn"] == 1).all() and one["winner"].null_count() == 0
     assert left["multi-turn battles"] == int((b["turn"] != 1).sum())
@@ -189,7 +196,9 @@ def test_simulator_reproduces_published_matrix_within_sampling_error():
 
 
 def test_simulator_excludes_unvoted_and_validates():
-    b = _battles(50).with_columns(pl.when(pl.col("conv_id") == "c1").then(None).otherwise(pl.col("winner")).alias("winner"))
+    b = _battles(50).with_columns(
+        pl.when(pl.col("conv_id") == "c1").then(None).otherwise(pl.col("winner")).alias("winner")
+    )
     recs, _ = sim.simulate_nugget_records(b, seed=0, texts=False)
     assert recs.excluded["battles without a vote (winner null)"] == 1 and recs.n_battles == 49
     with pytest.raises(ValueError, match="conv_id"):

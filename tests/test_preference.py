@@ -19,9 +19,11 @@ def _with_subset_columns(battles: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
     n = battles.height
     language = rng.choice(np.array(["English", "Russian", "Chinese", None], dtype=object), n, p=[0.5, 0.25, 0.2, 0.05])
     intent = rng.choice(
-        np.array(["Factual Lookup", "Info Synthesis", "Analysis", "Other", None], dtype=object), n, p=[0.25, 0.2, 0.3, 0.2, 0.05]
+        np.array(["Factual Lookup", "Info Synthesis", "Analysis", "Other", None], dtype=object), n,
+        p=[0.25, 0.2, 0.3, 0.2, 0.05]
     )
-    return battles.with_columns(pl.Series("language", language, dtype=pl.String), pl.Series("primary_intent", intent, dtype=pl.String))
+    return battles.with_columns(pl.Series("language", language, dtype=pl.String),
+                                pl.Series("primary_intent", intent, dtype=pl.String))
 
 
 def test_leaderboard_subsets_definitions():
@@ -29,7 +31,8 @@ def test_leaderboard_subsets_definitions():
         {
             "id": list(range(7)),
             "language": ["English", "Russian", None, "English", "Chinese", "English", None],
-            "primary_intent": ["Factual Lookup", "Info Synthesis", "Analysis", None, "Other", "Recommendation", "Factual Lookup"],
+            "primary_intent": ["Factual Lookup", "Info Synthesis", "Analysis", None, "Other", "Recommendation",
+                               "Factual Lookup"],
         }
     )
     subsets = {k: sorted(v["id"].to_list()) for k, v in preference.leaderboard_subsets(frame).items()}
@@ -118,7 +121,8 @@ def _source_frame() -> pl.DataFrame:
             "model_b": ["gpt-4o-search"] * 4 + ["sonar"],
             "cites_wiki_a": wiki_a, "cites_wiki_b": wiki_b, "cites_youtube_a": yt_a, "cites_youtube_b": yt_b,
         }
-    ).with_columns(pl.lit(0).alias(f"cites_{g}_{s}") for g in DOMAIN_GROUPS if g not in ("wiki", "youtube") for s in "ab")
+    ).with_columns(pl.lit(0).alias(f"cites_{g}_{s}")
+                   for g in DOMAIN_GROUPS if g not in ("wiki", "youtube") for s in "ab")
 
 
 def test_source_shares_wilson_and_family():

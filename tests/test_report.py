@@ -35,7 +35,8 @@ def test_recorder_persists_after_each_call_and_coerces_numpy(tmp_path, capsys):
     rec.number("SA-T1", "share", np.float32(0.5), None)
     rec.number("SA-T1", "count", 4325, 4326, tol=0)  # replaces the earlier value of the same quantity
     saved = json.loads((tmp_path / "01_x.json").read_text())["results"]
-    assert [(r["quantity"], r["ours"], r["status"]) for r in saved] == [("share", 0.5, "computed"), ("count", 4325.0, "differs")]
+    assert [(r["quantity"], r["ours"], r["status"]) for r in saved] == [("share", 0.5, "computed"),
+                                                                        ("count", 4325.0, "differs")]
     assert "SA-T1 count: 4325 (paper: 4326) [differs]" in capsys.readouterr().out
     with pytest.raises(TypeError, match="numbers or strings"):
         rec.number("SA-T1", "bad", [1, 2])

@@ -98,7 +98,8 @@ def test_penalised_matches_authors_loss_scale(battles):
     x = np.hstack([bt.ALPHA * inc, z])
     theta = np.linspace(-0.1, 0.1, x.shape[1])
     eta = x @ theta
-    manual = -np.sum(y * np.log(1 / (1 + np.exp(-eta))) + (1 - y) * np.log(1 / (1 + np.exp(eta)))) + 0.25 * theta @ theta
+    manual = (-np.sum(y * np.log(1 / (1 + np.exp(-eta))) + (1 - y) * np.log(1 / (1 + np.exp(eta))))
+              + 0.25 * theta @ theta)
     assert bt.logistic_loss_and_grad(theta, x, y, np.ones(len(y)), 0.5)[0] == pytest.approx(manual, rel=1e-12)
 
 
@@ -172,7 +173,8 @@ def test_anchor_each_round_and_interval_coverage(battles):
     paper = fit.ratings().filter(pl.col("model") == "gpt-4o-search").row(0, named=True)
     assert paper["ci_upper"] - paper["ci_lower"] > 1.0
     truth_r = {m: 1000 + 400 * (s - STRENGTH[0]) for m, s in zip(MODELS, STRENGTH, strict=True)}
-    cov = bt.interval_coverage([(battles, truth_r, {"response_length": BETA["response_length"]})], ["response_length", "citation_count"], n_bootstrap=10)
+    cov = bt.interval_coverage([(battles, truth_r, {"response_length": BETA["response_length"]})],
+                               ["response_length", "citation_count"], n_bootstrap=10)
     assert set(cov["kind"]) == {"rating", "rating, anchored per round", "coefficient"}
     assert cov.filter(pl.col("kind") == "rating").height == len(MODELS) - 1
     assert cov.filter(pl.col("kind") == "coefficient")["name"].to_list() == ["response_length"]
@@ -287,7 +289,8 @@ def test_control_effect_same_battles_and_convergence():
     assert eff.n_battles == bt.prepare_battles(frame).frame.height
     # "before" is the no-feature contextual fit of the same frame
     plain = bt.fit_style(frame, (), n_bootstrap=0).ratings()
-    assert dict(eff.ratings.select("model", "before").iter_rows()) == pytest.approx(dict(plain.select("model", "rating_ml").iter_rows()))
+    assert dict(eff.ratings.select("model", "before").iter_rows()) == pytest.approx(
+        dict(plain.select("model", "rating_ml").iter_rows()))
     assert eff.sd_before == pytest.approx(bt.rating_spread(eff.ratings["before"].to_numpy()))
     assert eff.sd_before > 20 and eff.sd_after < 10  # truth: all ratings equal
     assert eff.converge and eff.converge_significant and eff.change_ci[0] <= eff.change <= eff.change_ci[1]
@@ -323,7 +326,8 @@ def test_attribution_battles():
 
 def test_style_by_subset_passes_options_and_survives_missing_anchor(battles):
     no_anchor = battles.filter(
-        (pl.col("primary_intent") != "Analysis") | ((pl.col("model_a") != "gpt-4o-search") & (pl.col("model_b") != "gpt-4o-search"))
+        (pl.col("primary_intent") != "Analysis")
+        | ((pl.col("model_a") != "gpt-4o-search") & (pl.col("model_b") != "gpt-4o-search"))
     )
     sub = bt.style_by_subset(no_anchor, ["response_length"], n_bootstrap=0, reg=0.0, convention="float")
     analysis = no_anchor.filter(pl.col("primary_intent") == "Analysis")
@@ -333,5 +337,6 @@ def test_style_by_subset_passes_options_and_survives_missing_anchor(battles):
     _, penalised = bt.style_control(analysis, ["response_length"], n_bootstrap=0, convention="float", anchor=None)
     assert got != pytest.approx(penalised["estimate_ml"][0], abs=1e-9)  # reg reached the fit
     dropped = bt.style_by_subset(battles, ["response_length"], n_bootstrap=0, exclude_models=["gpt-4o-search", "sonar"])
-    n_ref = bt.prepare_battles(battles.filter(pl.col("primary_intent") == "Analysis"), exclude_models=["gpt-4o-search", "sonar"]).frame.height
+    n_ref = bt.prepare_battles(battles.filter(pl.col("primary_intent") == "Analysis"),
+                               exclude_models=["gpt-4o-search", "sonar"]).frame.height
     assert dropped.filter(pl.col("subset") == "Analysis")["n"][0] == n_ref

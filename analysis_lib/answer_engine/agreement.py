@@ -43,7 +43,9 @@ def _human_value(task: str, text: str, path: Path, line: int) -> float:
     try:
         v = float(t)
     except ValueError:
-        raise AnswerRecordError(f"{path}, line {line}, field 'human': {text!r} is not a {task} label or number") from None
+        raise AnswerRecordError(
+            f"{path}, line {line}, field 'human': {text!r} is not a {task} label or number"
+        ) from None
     lo, hi = (1.0, 5.0) if task == "confidence" else (0.0, 1.0)
     if not lo <= v <= hi:
         raise AnswerRecordError(f"{path}, line {line}, field 'human': {v} outside [{lo:g}, {hi:g}] for {task}")
@@ -81,7 +83,8 @@ def judge_values(records: Sequence[AnswerRecord], support: pl.DataFrame | None =
         for r in records:
             for st in r.statements or ():
                 if st.core and st.supporting_sources is not None:
-                    rows += [{"task": "support", "item_id": f"{r.id}_{s}_{st.id}", "judge": float(s in st.supporting_sources)}
+                    rows += [{"task": "support", "item_id": f"{r.id}_{s}_{st.id}",
+                              "judge": float(s in st.supporting_sources)}
                              for s in r.listed() if scrape_ok(r.contents[s - 1])]
     return pl.DataFrame(rows, schema={"task": pl.String, "item_id": pl.String, "judge": pl.Float64})
 

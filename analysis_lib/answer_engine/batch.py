@@ -109,7 +109,9 @@ def min_cover_sizes(support: np.ndarray, n_sources: np.ndarray) -> np.ndarray:
     support = np.asarray(support, np.int64)
     n_sources = np.asarray(n_sources, np.int64)
     if int(n_sources.max(initial=0)) > MAX_EXACT_SOURCES:
-        raise ValueError(f"exact set cover over 2^{int(n_sources.max())} subsets is limited to {MAX_EXACT_SOURCES} sources")
+        raise ValueError(
+            f"exact set cover over 2^{int(n_sources.max())} subsets is limited to {MAX_EXACT_SOURCES} sources"
+        )
     out = np.zeros(support.shape[0], np.int64)
     for m in np.unique(n_sources):
         rows = np.flatnonzero(n_sources == m)

@@ -48,9 +48,10 @@ class AnswerData:
 
 def _unjudged(raw: list) -> bool:
     return any(isinstance(r, dict) and ("core_statements" not in r or r.get("confidence_score") is None
-                                        or (r.get("is_charged") and any(str(s.get("core")) == "1" and "opinion_balance" not in s
-                                                                        for s in r.get("core_statements", [])
-                                                                        if isinstance(s, dict))))
+                                        or (r.get("is_charged")
+                                            and any(str(s.get("core")) == "1" and "opinion_balance" not in s
+                                                    for s in r.get("core_statements", [])
+                                                    if isinstance(s, dict))))
                for r in raw)
 
 
@@ -69,7 +70,9 @@ def load_answers(answer_records: str | Path = "", *, support_results: str | Path
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
-            raise AnswerRecordError(f"{path}: not valid JSON (line {err.lineno}, column {err.colno}): {err.msg}") from None
+            raise AnswerRecordError(
+                f"{path}: not valid JSON (line {err.lineno}, column {err.colno}): {err.msg}"
+            ) from None
         parse_records(raw, str(path))  # validate before any request
         sup_path = Path(support_results) if support_results else path.with_name(path.stem + "_support_results.jsonl")
         judging = None
@@ -80,7 +83,8 @@ def load_answers(answer_records: str | Path = "", *, support_results: str | Path
         support = load_support_results(sup_path) if sup_path.exists() else None
         conv = records_to_answers(records, support, scrape_rule=scrape_rule)
         detail = (f"{len(records):,} answer records from `{path.name}`"
-                  + (f", support judgements from `{sup_path.name}`" if support is not None else "") + f". {conv.summary()}."
+                  + (f", support judgements from `{sup_path.name}`" if support is not None else "")
+                  + f". {conv.summary()}."
                   + (" Judged in this build: " + "; ".join(f"{r['step']} {r['ok']}/{r['items']} ok"
                                                            for r in judging.rows) + "." if judging else ""))
         return AnswerData(records, conv, "real", detail, support, judging=judging)

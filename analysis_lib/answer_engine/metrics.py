@@ -194,7 +194,9 @@ def _cover_masks(m: int) -> np.ndarray:
     return masks[order]
 
 
-def minimum_source_covers(support: object, relevant: object | None = None, *, max_sources: int = 20) -> list[tuple[int, ...]]:
+def minimum_source_covers(
+    support: object, relevant: object | None = None, *, max_sources: int = 20
+) -> list[tuple[int, ...]]:
     """All minimum sets of sources that together support every supported relevant statement (exact set cover).
 
     Exhaustive over the 2^m source subsets (vectorised: subsets × statements coverage by one boolean matrix
@@ -359,8 +361,9 @@ def figure7_example() -> Answer:
     Support: row 1 = sources {1, 4}; (2,5), (2,2), (4,2), (5,5) present; row 3 empty; 10 pairs in all; minimum
     source covers {1,2,3} and {2,3,4}. The text does not give the remaining four support pairs; we use
     (2,3), (5,2), (5,3), (6,3): of the 143 completions consistent with the text, 28 have {1,2,3} and {2,3,4}
-    as their only minimum covers, and this is one of them. The irrelevant statement 7 gets no support pair, as in the authors'
-    pipeline, which judges support only for relevant statements. Which statements are pro / con is not given;
+    as their only minimum covers, and this is one of them. The irrelevant statement 7 gets no support pair, as in
+    the authors' pipeline, which judges support only for relevant statements. Which statements are pro / con is
+    not given;
     we take 1–3 pro, 4–5 con, 6–7 neutral.
     """
     n, m = 7, 5

@@ -47,13 +47,15 @@ PAPER_MODEL = "gpt-4o"  # §4.2: the judges are GPT-4o
 STATEMENTS_SCHEMA = {
     "type": "object",
     "properties": {"sentences": {"type": "array", "items": {
-        "type": "object", "properties": {"sentence": {"type": "string"}, "core": {"type": "string", "enum": ["0", "1"]}},
+        "type": "object",
+        "properties": {"sentence": {"type": "string"}, "core": {"type": "string", "enum": ["0", "1"]}},
         "required": ["sentence", "core"]}}},
     "required": ["sentences"],
 }
 SUPPORT_SCHEMA = {"type": "object", "properties": {"support": {"type": "string", "enum": ["full", "partial", "none"]}},
                   "required": ["support"]}
-CONFIDENCE_SCHEMA = {"type": "object", "properties": {"confidence": {"type": "string", "enum": list(CONFIDENCE_LABELS)}},
+CONFIDENCE_SCHEMA = {"type": "object",
+                     "properties": {"confidence": {"type": "string", "enum": list(CONFIDENCE_LABELS)}},
                      "required": ["confidence"]}
 _INTS = {"type": "array", "items": {"type": "integer"}}
 STANCE_SCHEMA = {"type": "object", "properties": {"agree_statements": _INTS, "disagree_statements": _INTS,
@@ -67,13 +69,15 @@ def _user(text: str) -> list[dict[str, str]]:
 
 def statements_task() -> Task:
     t = load_prompt("ae_statements")
-    return Task("ae_statements", STATEMENTS_SCHEMA, lambda r: _user(fill(t, question=r["Question"], answer=r["Output"])),
+    return Task("ae_statements", STATEMENTS_SCHEMA,
+                lambda r: _user(fill(t, question=r["Question"], answer=r["Output"])),
                 params={"temperature": 0.0, "max_tokens": 4000})
 
 
 def support_task() -> Task:
     t = load_prompt("ae_support")
-    return Task("ae_support", SUPPORT_SCHEMA, lambda p: _user(fill(t, document=p["document"], statement=p["statement"])),
+    return Task("ae_support", SUPPORT_SCHEMA,
+                lambda p: _user(fill(t, document=p["document"], statement=p["statement"])),
                 params={"temperature": 0.0, "max_tokens": 50})
 
 
@@ -102,7 +106,8 @@ class JudgeReport:
 
     def add(self, step: str, frame: pl.DataFrame, client: LLMClient) -> None:
         counts = frame["status"].value_counts() if frame.height else None
-        get = (lambda s: int(counts.filter(pl.col("status") == s)["count"].sum())) if counts is not None else (lambda s: 0)
+        get = ((lambda s: int(counts.filter(pl.col("status") == s)["count"].sum())) if counts is not None
+               else (lambda s: 0))
         self.rows.append({"step": step, "items": frame.height, "ok": get("ok"), "failed": get("failed"),
                           "not_run": get("not run"), "summary": client.last_stats.summary()})
 
@@ -130,7 +135,8 @@ def judge_records(records: list[dict[str, Any]], client: LLMClient, support_path
     for r, status, sentences in zip(todo, res["status"], res["sentences"]):
         if status == "ok":
             r["core_statements"] = [{"id": f"{r['id']}-{k + 1}", "sentence": s["sentence"], "core": s["core"],
-                                     "citations": list(parse_citations(s["sentence"]))} for k, s in enumerate(sentences)]
+                                     "citations": list(parse_citations(s["sentence"]))}
+                                    for k, s in enumerate(sentences)]
 
     support_path = Path(support_path)
     done = set(load_support_results(support_path)["verif_id"]) if support_path.exists() else set()
@@ -150,8 +156,9 @@ def judge_records(records: list[dict[str, Any]], client: LLMClient, support_path
         def append(i: int, outcome: Mapping[str, Any]) -> None:
             if outcome["status"] == "ok":
                 p = pairs[i]
-                fh.write(json.dumps({"verif_id": p["verif_id"], "sample_id": p["sample_id"], "source_idx": p["source_idx"],
-                                     "core_statement_id": p["core_statement_id"], "support": outcome["value"]["support"]}) + "\n")
+                fh.write(json.dumps({"verif_id": p["verif_id"], "sample_id": p["sample_id"],
+                                     "source_idx": p["source_idx"], "core_statement_id": p["core_statement_id"],
+                                     "support": outcome["value"]["support"]}) + "\n")
                 fh.flush()
 
         res = client.run(support_task(), pairs, model=model, desc="factual support", on_result=append)
@@ -177,7 +184,8 @@ def judge_records(records: list[dict[str, Any]], client: LLMClient, support_path
 
     todo = [r for r in out if r.get("is_charged") and any(str(s["core"]) == "1" and "opinion_balance" not in s
                                                           for s in r.get("core_statements", []))]
-    items = [{"query": r["Question"], "statements": [s["sentence"] for s in r["core_statements"] if str(s["core"]) == "1"]}
+    items = [{"query": r["Question"],
+              "statements": [s["sentence"] for s in r["core_statements"] if str(s["core"]) == "1"]}
              for r in todo]
     res = client.run(stance_task(), items, model=model, desc="stance")
     report.add("stance", res, client)

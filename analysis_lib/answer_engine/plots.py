@@ -34,10 +34,12 @@ def scorecard_intervals(long: pl.DataFrame, published: pl.DataFrame, thresholds:
             ax.axhspan(lo, hi, color=SCORECARD_COLORS[cat], alpha=0.45, lw=0)
         sub = {r["engine"]: r for r in long.filter(pl.col("metric") == metric).iter_rows(named=True)}
         val = np.array([sub[e]["value"] for e in engines])
-        err = np.array([[sub[e]["value"] - sub[e]["lo"] for e in engines], [sub[e]["hi"] - sub[e]["value"] for e in engines]])
+        err = np.array([[sub[e]["value"] - sub[e]["lo"] for e in engines],
+                        [sub[e]["hi"] - sub[e]["value"] for e in engines]])
         ax.errorbar(x, val, yerr=err, fmt="o", color=ACCENT, capsize=3, label="recomputed (95% bootstrap CI)")
         if metric in pub:
-            ax.scatter(x + 0.18, [pub[metric].get(display_name(e), np.nan) for e in engines], marker="D", facecolors="none", edgecolors="black",
+            ax.scatter(x + 0.18, [pub[metric].get(display_name(e), np.nan) for e in engines], marker="D",
+                       facecolors="none", edgecolors="black",
                        label="published (Fig 8a)", zorder=3)
         if planted is not None:
             pl_sub = dict(zip(*planted.filter(pl.col("metric") == metric).select("engine", "planted")))

@@ -162,7 +162,8 @@ def parse_record(raw: Any, origin: str = "<records>", k: int = 0) -> AnswerRecor
         elif isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= 5:
             confidence = c
         else:
-            raise _fail(origin, k, rid, "confidence_score", f"expected one of {list(CONFIDENCE_LABELS)} or 1–5, got {c!r}")
+            raise _fail(origin, k, rid, "confidence_score",
+                        f"expected one of {list(CONFIDENCE_LABELS)} or 1–5, got {c!r}")
     return AnswerRecord(str(rid), raw["Question"], raw["Output"], raw["answer_engine"], debate, tuple(urls),
                         tuple(contents), statements, confidence)
 
@@ -261,7 +262,9 @@ def records_to_answers(records: Sequence[AnswerRecord], support: pl.DataFrame | 
     """
     judged: dict[tuple[str, int, str], bool] = {}
     if support is not None:
-        for sid, src, stid, lab in support.select("sample_id", "source_idx", "core_statement_id", "support").iter_rows():
+        for sid, src, stid, lab in support.select(
+            "sample_id", "source_idx", "core_statement_id", "support"
+        ).iter_rows():
             judged[(sid, src, stid)] = lab == "full"
     answers: list[Answer] = []
     meta: list[dict[str, Any]] = []

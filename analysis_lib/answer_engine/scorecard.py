@@ -32,7 +32,8 @@ def engine_scorecard(metrics: pl.DataFrame) -> pl.DataFrame:
     out: dict[str, list] = {"metric": [f"pct_{k}" for k in METRICS]}
     for e in engines:
         sub = metrics.filter(pl.col("engine") == e)
-        out[e] = [100.0 * float(np.nanmean(sub[k].to_numpy())) if np.isfinite(sub[k].to_numpy()).any() else math.nan for k in METRICS]
+        out[e] = [100.0 * float(np.nanmean(sub[k].to_numpy())) if np.isfinite(sub[k].to_numpy()).any() else math.nan
+                  for k in METRICS]
     return pl.DataFrame(out)
 
 
@@ -105,8 +106,10 @@ def classify_scorecard(scorecard: pl.DataFrame, thresholds: dict[str, Threshold]
         if key not in thresholds:
             continue
         for e in engines:
-            rows.append({"engine": e, "metric": key, "value": float(row[e]), "category": classify(key, row[e], thresholds)})
-    return pl.DataFrame(rows, schema={"engine": pl.String, "metric": pl.String, "value": pl.Float64, "category": pl.String})
+            rows.append({"engine": e, "metric": key, "value": float(row[e]),
+                         "category": classify(key, row[e], thresholds)})
+    return pl.DataFrame(rows, schema={"engine": pl.String, "metric": pl.String, "value": pl.Float64,
+                                      "category": pl.String})
 
 
 def category_counts(classified: pl.DataFrame) -> pl.DataFrame:

@@ -81,7 +81,8 @@ class EngineProfile:
         p = {k: v[f"pct_{k}"] / 100 for k in METRICS}
         return cls(engine, v["number_of_sources"], v["number_of_statements"], v["citations_per_statement"],
                    p["relevant_statements"], p["one_sided_answer"], p["overconfident_answer"], p["uncited_sources"],
-                   p["unsupported_statements"], p["source_necessity"], p["citation_accuracy"], p["citation_thoroughness"])
+                   p["unsupported_statements"], p["source_necessity"], p["citation_accuracy"],
+                   p["citation_thoroughness"])
 
     def planted(self) -> dict[str, float]:
         """The planted value of each metric in percent (the published value, by the calibration rule)."""
@@ -148,7 +149,8 @@ def _answer(rng: np.random.Generator, p: EngineProfile, rid: str, question: str,
         cites = [int(j) + 1 for j in np.flatnonzero(cit[i])]
         marker = "".join(f" [{c}]" for c in cites)
         text = (f"Simulated {'claim' if relevant[i] else 'filler sentence'} {i + 1} of {p.engine}'s answer.{marker}")
-        st: dict[str, Any] = {"id": f"{rid}-s{i + 1}", "sentence": text, "core": "1" if relevant[i] else "0", "citations": cites}
+        st: dict[str, Any] = {"id": f"{rid}-s{i + 1}", "sentence": text, "core": "1" if relevant[i] else "0",
+                              "citations": cites}
         if relevant[i]:
             st["supporting_sources"] = [int(j) + 1 for j in np.flatnonzero(sup[i])]
             if debate:
@@ -174,7 +176,8 @@ class SimulatedAnswers:
 
     def planted_frame(self) -> pl.DataFrame:
         """``engine, metric, planted`` (percent) for every engine and metric."""
-        rows = [{"engine": e, "metric": k, "planted": v} for e, p in self.profiles.items() for k, v in p.planted().items()]
+        rows = [{"engine": e, "metric": k, "planted": v}
+                for e, p in self.profiles.items() for k, v in p.planted().items()]
         return pl.DataFrame(rows)
 
     def profile_frame(self) -> pl.DataFrame:

@@ -26,7 +26,9 @@ from analysis_lib.dr_arena.match_log import FAILURE_CODES, matches, truncated_ma
 from analysis_lib.dr_arena.tournament import ratings
 
 
-def correlation_by_rounds(rounds: pl.DataFrame, reference: Mapping[str, float], max_k: int | None = None) -> pl.DataFrame:
+def correlation_by_rounds(
+    rounds: pl.DataFrame, reference: Mapping[str, float], max_k: int | None = None
+) -> pl.DataFrame:
     """``k, n_models, spearman, pearson`` for ``k = 1 … max_k`` (default: the longest match), over the models
     both in the logs and in ``reference``; the last row with ``k = max_k`` equals the full tournament."""
     max_k = int(rounds.select(pl.col("round").max()).item()) if max_k is None else max_k
@@ -90,7 +92,8 @@ def failure_profile(rounds: pl.DataFrame) -> pl.DataFrame:
     )
     return agg.with_columns(
         failure_rate=1 - pl.col("wins") / pl.col("rounds"),
-        **{f"share_{f}": pl.when(pl.col("losses") > 0).then(pl.col(f"n_{f}") / pl.col("losses")) for f in FAILURE_CODES},
+        **{f"share_{f}": pl.when(pl.col("losses") > 0).then(pl.col(f"n_{f}") / pl.col("losses"))
+           for f in FAILURE_CODES},
     ).sort("failure_rate", "model")
 
 

@@ -104,7 +104,8 @@ def _judge_parse(content: str) -> Any:
 
 def question_task(model: str | None = None) -> llm.Task:
     template = llm.load_prompt("dr_task_generation")
-    return llm.Task("dr_question", QUESTION_SCHEMA, lambda ctx: [{"role": "user", "content": llm.fill(template, **ctx)}],
+    return llm.Task("dr_question", QUESTION_SCHEMA,
+                    lambda ctx: [{"role": "user", "content": llm.fill(template, **ctx)}],
                     model=model, params={"temperature": 0})
 
 
@@ -138,7 +139,8 @@ def _one(client: llm.LLMClient, task: llm.Task, item: Any, model: str | None = N
 
 
 def play_llm_match(client: llm.LLMClient, tree: Mapping, tree_id: str, model_a: str, model_b: str, *,
-                   examiner_model: str | None = None, config: LoopConfig = FRAMEWORK, log_path: str | Path | None = None,
+                   examiner_model: str | None = None, config: LoopConfig = FRAMEWORK,
+                   log_path: str | Path | None = None,
                    seed: int = 0, tournament_round: int | None = None) -> LLMMatch:
     """Run one match: Examiner question, two answers, Examiner verdict, loop step, until a stop rule fires or an
     LLM step fails (then the match is reported as failed, with the rounds that finished)."""

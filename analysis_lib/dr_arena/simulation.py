@@ -130,7 +130,8 @@ def simulate_match(a: SimAgent, b: SimAgent, tree: Mapping, tree_id: str, rng: n
 
 
 def simulate_tournament(agents: Sequence[SimAgent], trees: Mapping[str, Mapping], n_rounds: int = 4, seed: int = 0,
-                        sim: SimConfig = DEFAULT_SIM, loop: LoopConfig = FRAMEWORK) -> tuple[pl.DataFrame, pl.DataFrame]:
+                        sim: SimConfig = DEFAULT_SIM,
+                        loop: LoopConfig = FRAMEWORK) -> tuple[pl.DataFrame, pl.DataFrame]:
     """A Swiss tournament of ``n_rounds`` in which each pair plays one match on every tree (sides by the
     pairing); returns ``(rounds, pairings)`` as :func:`analysis_lib.dr_arena.tournament.run_swiss`."""
     by_name = {a.name: a for a in agents}

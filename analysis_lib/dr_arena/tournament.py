@@ -163,7 +163,8 @@ PlayMatch = Callable[[str, str, int], list[dict[str, Any]]]
 
 
 def run_swiss(models: Sequence[str], play: PlayMatch, n_rounds: int = 4, seed: int = 0,
-              progress: Callable[[Any], Any] | None = None, rule: PairingRule = "search") -> tuple[pl.DataFrame, pl.DataFrame]:
+              progress: Callable[[Any], Any] | None = None,
+              rule: PairingRule = "search") -> tuple[pl.DataFrame, pl.DataFrame]:
     """Play a Swiss tournament: ``(rounds, pairings)`` where ``rounds`` is every logged round (match-log
     schema) and ``pairings`` has ``tournament_round, model_a, model_b`` (``model_b`` null for a bye)."""
     rng = np.random.default_rng(seed)

@@ -143,13 +143,17 @@ def load_trees(cache_dir: str | Path | None = None, manifest: str | Path | None 
     """Every available tree, validated, keyed by tree id (``tree_0002``); inputs cached under ``cache_dir/data``."""
     out = {}
     for data_id in tree_ids(manifest):
-        out[data_id.removeprefix(TREE_PREFIX)] = load_tree(_fetch.fetch(data_id, cache_dir=_data_cache(cache_dir), manifest=manifest))
+        out[data_id.removeprefix(TREE_PREFIX)] = load_tree(
+            _fetch.fetch(data_id, cache_dir=_data_cache(cache_dir), manifest=manifest)
+        )
     return out
 
 
 def load_summary(cache_dir: str | Path | None = None, manifest: str | Path | None = None) -> dict:
     """``summary.json``: ``dataset_info``, ``trees_by_topic``, ``trees_by_domain`` and per-tree ``trees``."""
-    summary = json.loads(Path(_fetch.fetch(SUMMARY_ID, cache_dir=_data_cache(cache_dir), manifest=manifest)).read_text())
+    summary = json.loads(
+        Path(_fetch.fetch(SUMMARY_ID, cache_dir=_data_cache(cache_dir), manifest=manifest)).read_text()
+    )
     for key in ("trees_by_topic", "trees_by_domain", "trees"):
         if key not in summary:
             raise TreeValidationError(f"{SUMMARY_ID}: summary.json lacks key {key!r}")
@@ -171,8 +175,10 @@ def tree_nodes(root: dict, tree_id: str = "") -> pl.DataFrame:
         crawled.append(node.get("crawled"))
         stack.extend((c, d + 1) for c in node["children"])
     return pl.DataFrame(
-        {"tree_id": [tree_id] * len(depth), "depth": depth, "n_children": n_children, "domain": domain, "crawled": crawled},
-        schema={"tree_id": pl.String, "depth": pl.Int64, "n_children": pl.Int64, "domain": pl.String, "crawled": pl.Boolean},
+        {"tree_id": [tree_id] * len(depth), "depth": depth, "n_children": n_children, "domain": domain,
+         "crawled": crawled},
+        schema={"tree_id": pl.String, "depth": pl.Int64, "n_children": pl.Int64, "domain": pl.String,
+                "crawled": pl.Boolean},
     )
 
 
@@ -204,7 +210,8 @@ def tree_shape(root: dict) -> TreeShape:
 
 
 def tree_table(trees: Mapping[str, dict]) -> pl.DataFrame:
-    """Per-tree shape: ``tree_id, root_domain, n_nodes, depth, level_width, max_branching, n_leaves, nodes_by_depth``."""
+    """Per-tree shape: ``tree_id, root_domain, n_nodes, depth, level_width, max_branching, n_leaves,
+    nodes_by_depth``."""
     rows = []
     for tid, root in sorted(trees.items()):
         s = tree_shape(root)

@@ -21,10 +21,13 @@ def single_turn(battles: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     multi = battles.filter(pl.col("turn") != 1).height
     one = battles.filter(pl.col("turn") == 1)
     no_vote = one.filter(pl.col("winner").is_null()).height
-    return one.filter(pl.col("winner").is_not_null()), {"multi-turn battles": multi, "single-turn battles without a vote": no_vote}
+    return one.filter(pl.col("winner").is_not_null()), {"multi-turn battles": multi,
+                                                        "single-turn battles without a vote": no_vote}
 
 
-def vote_and_language_shares(battles: pl.DataFrame, languages: tuple[str, ...] = ("English", "Russian", "Chinese", "German", "French")) -> dict[str, float]:
+def vote_and_language_shares(
+    battles: pl.DataFrame, languages: tuple[str, ...] = ("English", "Russian", "Chinese", "German", "French")
+) -> dict[str, float]:
     """NG-A1: battles, vote shares (%) and the shares (%) of ``languages`` (the paper's five most frequent)."""
     n = battles.height
     out: dict[str, float] = {"single-turn battles": float(n)}

@@ -58,7 +58,8 @@ def yield_summary(scraped: pl.DataFrame, min_bytes: int = MIN_BYTES) -> dict[str
     scrapes count as 0 bytes, as in the paper's "yield 100 bytes or less of content after scraping")."""
     n = scraped.height
     nbytes = scraped["n_bytes"].fill_null(0).to_numpy()
-    out = {"URLs": float(n), f"URLs yielding <= {min_bytes} bytes (%)": 100.0 * float((nbytes <= min_bytes).sum()) / max(1, n)}
+    out = {"URLs": float(n),
+           f"URLs yielding <= {min_bytes} bytes (%)": 100.0 * float((nbytes <= min_bytes).sum()) / max(1, n)}
     for status, c in scraped["status"].value_counts().iter_rows():
         out[f"status {status}"] = float(c)
     return out
@@ -68,7 +69,8 @@ def build_chunks(scraped: pl.DataFrame, language: str = "en", size: int = CHUNK_
                  overlap: int = CHUNK_OVERLAP) -> pl.DataFrame:
     """Chunks of every ``ok`` page with text: ``url``, ``chunk`` (index within the page), ``text``."""
     rows = []
-    for url, text in scraped.filter((pl.col("status") == "ok") & pl.col("text").is_not_null()).select("url", "text").iter_rows():
+    for url, text in (scraped.filter((pl.col("status") == "ok") & pl.col("text").is_not_null())
+                      .select("url", "text").iter_rows()):
         for k, chunk in enumerate(chunk_sentences(split_sentences(text, language), size, overlap)):
             rows.append({"url": url, "chunk": k, "text": chunk})
     return pl.DataFrame(rows, schema={"url": pl.String, "chunk": pl.Int64, "text": pl.String})
@@ -79,7 +81,8 @@ def retrieve(queries: Sequence[str], chunks: pl.DataFrame, k: int = TOP_K, *, em
     """Top-``k`` chunks per query by cosine similarity of unit embeddings: ``query`` (index), ``rank`` (0 best),
     ``url``, ``chunk``, ``score``."""
     if chunks.height == 0:
-        return pl.DataFrame(schema={"query": pl.Int64, "rank": pl.Int64, "url": pl.String, "chunk": pl.Int64, "score": pl.Float64})
+        return pl.DataFrame(schema={"query": pl.Int64, "rank": pl.Int64, "url": pl.String, "chunk": pl.Int64,
+                                    "score": pl.Float64})
     c = embed_texts(chunks["text"].to_list(), embedding, cache_dir=cache_dir)
     q = embed_texts(list(queries), embedding, cache_dir=cache_dir)
     sim = q @ c.T

@@ -29,7 +29,8 @@ from analysis_lib.stats import cohen_kappa
 
 JUDGE_MODEL = "gpt-4.1"
 RUBRIC_MODEL = "gpt-4.1-nano"
-CRITERIA = ("Criterion 1: Fluency and Coherence", "Criterion 2: Grammar and Syntax", "Criterion 3: Readability and Presentation")
+CRITERIA = ("Criterion 1: Fluency and Coherence", "Criterion 2: Grammar and Syntax",
+            "Criterion 3: Readability and Presentation")
 CRITERION_NAMES = ("fluency", "grammar", "readability")
 ASSIGNMENT_ORDER = ("not_support", "partial_support", "support")
 _VERDICT = re.compile(r"\[\[(A|B|Tie)\]\]", re.IGNORECASE)
@@ -51,7 +52,8 @@ def judge_task(model: str | None = None) -> Task:
         name="ng_judge",
         schema={"type": "object", "properties": {"verdict": {"type": "string", "enum": ["A", "B", "Tie"]}},
                 "required": ["verdict"]},
-        build=lambda item: [{"role": "user", "content": fill(template, query=item[0], answer_a=item[1], answer_b=item[2])}],
+        build=lambda item: [{"role": "user",
+                             "content": fill(template, query=item[0], answer_a=item[1], answer_b=item[2])}],
         parse=parse_verdict, params={"temperature": 0}, json_mode=False, model=model)
 
 
@@ -64,7 +66,9 @@ def run_judge(battles: pl.DataFrame, client: LLMClient, *, seed: int = 0, model:
     out = client.run(judge_task(model or client.paper_model(JUDGE_MODEL)), items, desc="NG-F6 judge")
     first, second = np.where(swapped, "model_b", "model_a"), np.where(swapped, "model_a", "model_b")
     verdict = out["verdict"].to_numpy()
-    judge = np.where(verdict == "A", first, np.where(verdict == "B", second, np.where(verdict == "Tie", "tie", None)))
+    # numpy's stubs reject None as a np.where branch; at run time it gives an object array with None
+    tie_or_none = np.where(verdict == "Tie", "tie", None)  # type: ignore[call-overload]
+    judge = np.where(verdict == "A", first, np.where(verdict == "B", second, tie_or_none))
     return pl.DataFrame({"qid": battles["qid"], "swapped": swapped, "judge": judge.tolist(),
                          "status": out["status"], "error": out["error"]})
 

@@ -50,7 +50,9 @@ def load_nli(model: str = DEFAULT_NLI_MODEL, batch_size: int = 16) -> Classifier
     return classify
 
 
-def entailed_share(nuggets: Sequence[str], sources: Sequence[Sequence[str]], classify: Classifier) -> tuple[float, np.ndarray]:
+def entailed_share(
+    nuggets: Sequence[str], sources: Sequence[Sequence[str]], classify: Classifier
+) -> tuple[float, np.ndarray]:
     """Share (%) of nuggets entailed by at least one of their sources (``sources[i]`` for ``nuggets[i]``), and the
     per-nugget booleans."""
     if len(nuggets) != len(sources):

@@ -40,7 +40,8 @@ def cap_frame(nuggets: pl.DataFrame, max_nuggets: int = MAX_NUGGETS) -> pl.DataF
         nuggets.sort("qid", "side", "position")
         .with_columns(
             (pl.col("importance") == "vital").sum().over("qid", "side").alias("_n_vital"),
-            pl.when(okay).then(okay.cast(pl.Int64).cum_sum().over("qid", "side") - 1).otherwise(None).alias("_okay_rank"),
+            pl.when(okay).then(okay.cast(pl.Int64).cum_sum().over("qid", "side") - 1).otherwise(None)
+            .alias("_okay_rank"),
         )
         .filter(~okay | (pl.col("_okay_rank") < (max_nuggets - pl.col("_n_vital"))))
         .drop("_n_vital", "_okay_rank")
@@ -60,7 +61,8 @@ def battle_scores(records: NuggetRecords, max_nuggets: int | None = MAX_NUGGETS)
         sc.filter(pl.col("side") == "a").drop("side").rename({m: f"{m}_a" for m in METRICS})
         .join(sc.filter(pl.col("side") == "b").select("qid", *[pl.col(m).alias(f"{m}_b") for m in METRICS]), on="qid")
         .join(raw_n, on="qid")
-        .with_columns((pl.col("_raw") > pl.col("n_nuggets")).alias("capped"), (pl.col("all_b") - pl.col("all_a")).alias("diff"))
+        .with_columns((pl.col("_raw") > pl.col("n_nuggets")).alias("capped"),
+                      (pl.col("all_b") - pl.col("all_a")).alias("diff"))
         .drop("_raw")
     )
     return records.battles().join(wide, on="qid", how="inner", maintain_order="left")
@@ -89,7 +91,8 @@ def subset_confusions(scores: pl.DataFrame, threshold: float = TIE_THRESHOLD,
         mask = ~np.isin(lang, TABLE1_LANGUAGES)
         out[("language", "Others")] = confusion(human[mask], pref[mask])
     if "query_categories" in scores.columns:
-        exploded = scores.with_row_index("_row").select("_row", "query_categories").explode("query_categories").drop_nulls()
+        exploded = (scores.with_row_index("_row").select("_row", "query_categories")
+                    .explode("query_categories").drop_nulls())
         for (cat,), g in exploded.group_by("query_categories", maintain_order=True):
             rows = g["_row"].to_numpy()
             if rows.size < min_battles:
@@ -118,7 +121,8 @@ def kde_curves(groups: dict[str, np.ndarray], grid: np.ndarray | None = None,
         k = gaussian_kde(v)
         k.set_bandwidth(k.factor * bw_adjust)
         parts.append(pl.DataFrame({"vote": [name] * grid.size, "x": grid, "density": k(grid)}))
-    return pl.concat(parts) if parts else pl.DataFrame(schema={"vote": pl.String, "x": pl.Float64, "density": pl.Float64})
+    return (pl.concat(parts) if parts
+            else pl.DataFrame(schema={"vote": pl.String, "x": pl.Float64, "density": pl.Float64}))
 
 
 def ecdf(values: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -51,7 +51,7 @@ from nuggetizer.models.nuggetizer import Nuggetizer
 
 from analysis_lib.llm import LLMClient, Task
 from analysis_lib.nuggets.records import FAILED, NuggetRecords, records_from_dicts
-from analysis_lib.nuggets.scores import MAX_NUGGETS, Nugget, cap_nuggets
+from analysis_lib.nuggets.scores import MAX_NUGGETS, Importance, Nugget, cap_nuggets
 
 WINDOW = 10
 PAPER_MODEL = "gpt-4.1"
@@ -105,7 +105,9 @@ class PipelineResult:
     calls: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
-def _run(client: LLMClient, task: Task, prompts: list[list[dict[str, str]]], calls: dict[str, dict[str, int]]) -> list[list[str] | None]:
+def _run(
+    client: LLMClient, task: Task, prompts: list[list[dict[str, str]]], calls: dict[str, dict[str, int]]
+) -> list[list[str] | None]:
     if not prompts:
         return []
     frame = client.run(task, prompts, desc=task.name)
@@ -123,9 +125,11 @@ def run_pipeline(battles: Sequence[BattleInput], client: LLMClient, *, variant: 
     model = model or client.paper_model(PAPER_MODEL)
     nz = _prompts()
     calls: dict[str, dict[str, int]] = {}
-    docs = {b.qid: [s for s in ((b.answer_a, b.answer_b) if variant == "responses_only" else b.sources) if s and s.strip()]
+    docs = {b.qid: [s for s in ((b.answer_a, b.answer_b) if variant == "responses_only" else b.sources)
+                    if s and s.strip()]
             for b in battles}
-    requests = {b.qid: Request(Query(b.qid, b.query), [Document(str(k), s) for k, s in enumerate(docs[b.qid])]) for b in battles}
+    requests = {b.qid: Request(Query(b.qid, b.query), [Document(str(k), s) for k, s in enumerate(docs[b.qid])])
+                for b in battles}
     current: dict[str, list[str]] = {b.qid: [] for b in battles}
     failed: set[str] = set()
     # 1. creation: one window of documents per round, all battles in parallel
@@ -142,7 +146,8 @@ def run_pipeline(battles: Sequence[BattleInput], client: LLMClient, *, variant: 
     # 2. importance, in windows of nuggets
     score = _task("ng_importance", model)
     jobs = [(b.qid, k) for b in battles if b.qid not in failed for k in range(0, len(current[b.qid]), window)]
-    prompts = [nz._create_score_prompt(requests[q].query.text, [NzNugget(t) for t in current[q][k:k + window]]) for q, k in jobs]
+    prompts = [nz._create_score_prompt(requests[q].query.text, [NzNugget(t) for t in current[q][k:k + window]])
+               for q, k in jobs]
     importance: dict[str, list[str]] = {q: [FAILED] * len(current[q]) for q in current}
     for (q, k), out in zip(jobs, _run(client, score, prompts, calls), strict=True):
         n = len(current[q][k:k + window])
@@ -156,9 +161,9 @@ def run_pipeline(battles: Sequence[BattleInput], client: LLMClient, *, variant: 
     for q, texts in current.items():
         if q in failed:
             # placeholder importance (labelled "failed" in the record); one empty nugget if creation failed outright
-            nuggets[q] = [Nugget(t, "okay") for t in texts] or [Nugget("", "okay")]
+            nuggets[q] = [Nugget(t, Importance.OKAY) for t in texts] or [Nugget("", Importance.OKAY)]
         else:
-            nuggets[q] = cap_nuggets([Nugget(t, i) for t, i in zip(texts, importance[q], strict=True)])
+            nuggets[q] = cap_nuggets([Nugget(t, Importance(i)) for t, i in zip(texts, importance[q], strict=True)])
     # 4. assignment against each response
     assign = _task("ng_assign", model)
     answers = {(b.qid, "a"): b.answer_a for b in battles} | {(b.qid, "b"): b.answer_b for b in battles}

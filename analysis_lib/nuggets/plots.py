@@ -16,7 +16,8 @@ COL_LABELS = ["nuggets: model_a", "nuggets: tie", "nuggets: model_b"]
 
 def confusion_heatmap(m: NuggetConfusion, title: str) -> Figure:
     """Human vote × nugget preference counts (NG Figures 4, 5, 11, 12)."""
-    return plotting.heatmap(m.counts, ROW_LABELS, COL_LABELS, cbar_label="battles", fmt="{:.0f}", cmap="Blues", title=title)
+    return plotting.heatmap(m.counts, ROW_LABELS, COL_LABELS, cbar_label="battles", fmt="{:.0f}", cmap="Blues",
+                            title=title)
 
 
 def kde_by_vote(groups: dict[str, np.ndarray], title: str) -> Figure:
@@ -41,7 +42,8 @@ def ecdf_panels(groups: dict[str, np.ndarray], ks: pl.DataFrame, title: str) -> 
         for g in (r["group_1"], r["group_2"]):
             x, y = ecdf(groups[g])
             ax.step(x, y, where="post", color=plotting.OUTCOME_COLORS.get(g), label=f"human: {g}")
-        ax.set_title(f"{r['group_1']} vs {r['group_2']}: D = {r['ks_statistic']:.3f}, p = {r['p_value']:.1e}", fontsize=9)
+        ax.set_title(f"{r['group_1']} vs {r['group_2']}: D = {r['ks_statistic']:.3f}, p = {r['p_value']:.1e}",
+                     fontsize=9)
         ax.set_xlabel("All_B − All_A (score units)")
         ax.legend(fontsize=8)
     np.atleast_1d(axes)[0].set_ylabel("cumulative share of battles")
@@ -69,7 +71,9 @@ def histogram(values: np.ndarray, xlabel: str, title: str, bins: int = 30) -> Fi
     return fig
 
 
-def confusion_grid(confusions: dict[tuple[str, str], NuggetConfusion], subset_type: str, title: str, ncols: int = 4) -> Figure:
+def confusion_grid(
+    confusions: dict[tuple[str, str], NuggetConfusion], subset_type: str, title: str, ncols: int = 4
+) -> Figure:
     """NG Figures 11 / 12: one human × nugget confusion heatmap per query class or language, κ in each title."""
     items = [(s, m) for (t, s), m in confusions.items() if t == subset_type]
     nrows = max(1, -(-len(items) // ncols))

@@ -79,7 +79,8 @@ def published_ks(frame: pl.DataFrame | None = None) -> pl.DataFrame:
         if r["variant"] not in totals:
             raise ValueError(f"nuggets_ks_statistics: unknown variant {r['variant']!r}; expected {list(totals)}")
         g1, g2 = KS_COMPARISONS[r["comparison"]]
-        rows.append({**r, "group_1": g1, "group_2": g2, "n_1": totals[r["variant"]][g1], "n_2": totals[r["variant"]][g2]})
+        rows.append({**r, "group_1": g1, "group_2": g2, "n_1": totals[r["variant"]][g1],
+                     "n_2": totals[r["variant"]][g2]})
     return pl.DataFrame(rows)
 
 
@@ -110,7 +111,9 @@ def ks_pvalue(d: float, m: int, n: int, method: str = "exact") -> float:
     return float(res.pvalue)
 
 
-def ks_p_interval(d: float, m: int, n: int, *, decimals: int = 3, method: str = "exact") -> tuple[float, float, float, float]:
+def ks_p_interval(
+    d: float, m: int, n: int, *, decimals: int = 3, method: str = "exact"
+) -> tuple[float, float, float, float]:
     """(D_min, D_max, p at D_max, p at D_min) over the attainable D that round to ``d`` at ``decimals``."""
     half = 0.5 * 10.0**-decimals
     grid = attainable_d(m, n, d - half, d + half)

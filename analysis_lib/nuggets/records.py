@@ -32,21 +32,28 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from analysis_lib.nuggets.scores import Assignment, Importance
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
 
 HUMAN_WINNERS = ("model_a", "model_b", "tie", "tie (bothbad)")
 FAILED = "failed"
 _IMPORTANCE = {i.value for i in Importance}
 _ASSIGNMENT = {a.value for a in Assignment}
 
-NUGGET_SCHEMA = {"qid": pl.String, "side": pl.String, "position": pl.Int64, "text": pl.String,
-                 "importance": pl.String, "assignment": pl.String}
-SIDE_SCHEMA = {"qid": pl.String, "side": pl.String, "winner": pl.String, "query": pl.String, "model": pl.String,
-               "language": pl.String, "query_categories": pl.List(pl.String), "answer_text": pl.String}
+NUGGET_SCHEMA: dict[str, PolarsDataType] = {
+    "qid": pl.String, "side": pl.String, "position": pl.Int64, "text": pl.String,
+    "importance": pl.String, "assignment": pl.String,
+}
+SIDE_SCHEMA: dict[str, PolarsDataType] = {
+    "qid": pl.String, "side": pl.String, "winner": pl.String, "query": pl.String, "model": pl.String,
+    "language": pl.String, "query_categories": pl.List(pl.String), "answer_text": pl.String,
+}
 
 
 class NuggetRecordError(ValueError):
@@ -72,7 +79,8 @@ class NuggetRecords:
         return self.sides["qid"].n_unique()
 
     def battles(self) -> pl.DataFrame:
-        """One row per battle: ``qid``, ``winner``, ``query``, ``language``, ``query_categories``, ``model_a``, ``model_b``."""
+        """One row per battle: ``qid``, ``winner``, ``query``, ``language``, ``query_categories``, ``model_a``,
+        ``model_b``."""
         a = self.sides.filter(pl.col("side") == "a").drop("side", "answer_text").rename({"model": "model_a"})
         b = self.sides.filter(pl.col("side") == "b").select("qid", pl.col("model").alias("model_b"))
         return a.join(b, on="qid", how="inner", maintain_order="left")
@@ -162,7 +170,8 @@ def _collect(objects: Iterable[Mapping[str, Any]], origin: str) -> tuple[pl.Data
             _check(rec, origin, line)
             qid, side = str(rec["qid"]), rec["side"]
             if (qid, side) in seen:
-                raise _fail(origin, line, "side", f"battle {qid!r} side {side!r} already given on line {seen[(qid, side)]}")
+                raise _fail(origin, line, "side",
+                            f"battle {qid!r} side {side!r} already given on line {seen[(qid, side)]}")
             seen[(qid, side)] = line
             sides.append({"qid": qid, "side": side, "winner": rec["winner"], "query": rec.get("query"),
                           "model": rec.get("model"), "language": rec.get("language"),
@@ -189,7 +198,8 @@ def _exclude(sides: pl.DataFrame, nuggets: pl.DataFrame, origin: str) -> NuggetR
     per = sides.group_by("qid").agg(pl.len().alias("n"), pl.col("winner").n_unique().alias("votes"))
     drop("battles with only one side", per.filter(pl.col("n") < 2)["qid"])
     drop("battles whose two sides give different winners", per.filter(pl.col("votes") > 1)["qid"])
-    lists = nuggets.group_by("qid", "side").agg(pl.col("text").sort_by("position"), pl.col("importance").sort_by("position"))
+    lists = nuggets.group_by("qid", "side").agg(pl.col("text").sort_by("position"),
+                                                pl.col("importance").sort_by("position"))
     differ = lists.group_by("qid").agg(pl.col("text").n_unique().alias("t"), pl.col("importance").n_unique().alias("i"))
     drop("battles whose sides list different nuggets", differ.filter((pl.col("t") > 1) | (pl.col("i") > 1))["qid"])
     failed = nuggets.filter((pl.col("importance") == FAILED) | (pl.col("assignment") == FAILED))["qid"]
@@ -218,7 +228,9 @@ def load_nugget_records(path: str | Path) -> NuggetRecords:
                 try:
                     objects.append(json.loads(text))
                 except json.JSONDecodeError as err:
-                    raise NuggetRecordError(f"{file}, line {line}: not valid JSON ({err.msg} at column {err.colno})") from None
+                    raise NuggetRecordError(
+                        f"{file}, line {line}: not valid JSON ({err.msg} at column {err.colno})"
+                    ) from None
         s_, n_ = _collect(objects, str(file))
         sides.append(s_)
         nuggets.append(n_)

@@ -161,9 +161,13 @@ def score_frame(assignments: pl.DataFrame, by: Sequence[str] = ("battle_id", "si
     bad_imp = set(assignments["importance"].unique().to_list()) - {i.value for i in Importance}
     bad_ass = set(assignments["assignment"].unique().to_list()) - {a.value for a in Assignment}
     if bad_imp or bad_ass:
-        raise ValueError(f"unknown labels: importance {sorted(map(str, bad_imp))}, assignment {sorted(map(str, bad_ass))}")
-    value = pl.col("assignment").replace_strict({a.value: v for a, v in _SUPPORT_VALUE.items()}, return_dtype=pl.Float64)
-    strict = pl.col("assignment").replace_strict({a.value: v for a, v in _STRICT_VALUE.items()}, return_dtype=pl.Float64)
+        raise ValueError(
+            f"unknown labels: importance {sorted(map(str, bad_imp))}, assignment {sorted(map(str, bad_ass))}"
+        )
+    value = pl.col("assignment").replace_strict({a.value: v for a, v in _SUPPORT_VALUE.items()},
+                                                return_dtype=pl.Float64)
+    strict = pl.col("assignment").replace_strict({a.value: v for a, v in _STRICT_VALUE.items()},
+                                                 return_dtype=pl.Float64)
     vital = pl.col("importance") == Importance.VITAL.value
     nan = pl.lit(float("nan"))
     return (

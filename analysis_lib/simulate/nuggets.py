@@ -110,7 +110,8 @@ def _draw_noise(n_battles: int, rng: np.random.Generator, p: NuggetSimParams) ->
     n = 1 + rng.negative_binomial(p.nb_dispersion, prob, size=n_battles)
     battle = np.repeat(np.arange(n_battles), n)
     return _Noise(
-        u_z=rng.uniform(size=n_battles), u_random=rng.uniform(size=n_battles), e_delta=rng.standard_normal(n_battles), q_mean=rng.standard_normal(n_battles),
+        u_z=rng.uniform(size=n_battles), u_random=rng.uniform(size=n_battles),
+        e_delta=rng.standard_normal(n_battles), q_mean=rng.standard_normal(n_battles),
         n=n, battle=battle, vital=rng.uniform(size=battle.size) < p.vital_share,
         eta=rng.standard_normal((n_battles, 2)), xi=rng.standard_normal(battle.size),
         eps=rng.standard_normal((battle.size, 2)),
@@ -160,7 +161,9 @@ def target_matrix() -> NuggetConfusion:
     return NuggetConfusion(counts)
 
 
-def calibrate(per_row: int = 4000, seed: int = 12345, start: NuggetSimParams = DEFAULT_PARAMS) -> tuple[NuggetSimParams, float]:
+def calibrate(
+    per_row: int = 4000, seed: int = 12345, start: NuggetSimParams = DEFAULT_PARAMS
+) -> tuple[NuggetSimParams, float]:
     """Fit ``c``, ``c_bb``, ``γ``, ``σ_b`` to the published overall matrix (module docstring); returns the fitted
     parameters and the final deviance 2 Σ O log(O / E) over the 12 cells (E from the simulated row shares)."""
     target = target_matrix().counts.astype(float)
@@ -207,7 +210,8 @@ def _texts(noise: _Noise, rng: np.random.Generator, vocab_size: int = 4000, topi
     lengths = rng.integers(5, 11, size=noise.battle.size)
     for b, k in zip(noise.battle, lengths, strict=True):
         from_topic = rng.uniform(size=k) < 0.7
-        words = np.where(from_topic, topics[b, rng.integers(0, topic_size, size=k)], rng.choice(vocab_size, size=k, p=zipf))
+        words = np.where(from_topic, topics[b, rng.integers(0, topic_size, size=k)],
+                         rng.choice(vocab_size, size=k, p=zipf))
         out.append(" ".join(vocab[words]))
     return out
 
@@ -254,7 +258,8 @@ def simulate_nugget_records(
     labels = np.array(["not_support", "partial_support", "support"])
     importance = np.where(noise.vital, "vital", "okay")
     nug = {
-        "qid": np.r_[qid[noise.battle], qid[noise.battle]], "side": ["a"] * noise.battle.size + ["b"] * noise.battle.size,
+        "qid": np.r_[qid[noise.battle], qid[noise.battle]],
+        "side": ["a"] * noise.battle.size + ["b"] * noise.battle.size,
         "position": np.r_[position, position], "text": text * 2, "importance": np.r_[importance, importance],
         "assignment": np.r_[labels[code[:, 0]], labels[code[:, 1]]],
     }
