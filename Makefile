@@ -1,7 +1,7 @@
 # Two entry points (see README):
 #   make book   build the whole book on the embedded default (or `make book DATA=path/to/release.parquet`;
 #               also NUGGETS=, MATCH_LOGS=, ANSWERS=, ANSWER_LABELS=: see README)
-#   make test   install and run the test suite
+#   make test   install, lint (ruff), type-check (mypy) and run the test suite
 # Both create or reuse the virtual environment in .venv/.
 
 PYTHON  ?= python3
@@ -46,6 +46,8 @@ book: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	bash scripts/ensure_chromium.sh
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest -q
 
 clean-book:

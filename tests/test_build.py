@@ -254,7 +254,8 @@ def test_generated_toc_keeps_the_committed_parts_and_only_finished_chapters(tmp_
     (tmp_path / "book" / "library.md").write_text("# Library\n")
     committed = tmp_path / "_toc.yml"
     committed.write_text("format: jb-book\nroot: book/intro\nparts:\n  - caption: Overview\n    chapters:\n"
-                         "      - file: book/chapters/99_reproduction_status\n  - caption: 'SA · Chapters: one # two'\n    chapters:\n"
+                         "      - file: book/chapters/99_reproduction_status\n"
+                         "  - caption: 'SA · Chapters: one # two'\n    chapters:\n"
                          "      - file: book/chapters/02_b\n      - file: book/chapters/01_a\n"
                          "  - caption: Reference\n    chapters:\n      - file: book/library\n")
     assert toc.chapter_order(committed) == ["99_reproduction_status", "02_b", "01_a"]
