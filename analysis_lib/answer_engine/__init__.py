@@ -1,7 +1,8 @@
 """Answer Engine Evaluation (Venkit et al., seed 004): the eight metrics of §4.2 (:mod:`.metrics`), the same
 vectorised over many answers (:mod:`.batch`), answer records in the released layout (:mod:`.records`), the LLM
 judging steps (:mod:`.pipeline`), the Fig 8 scorecard with bootstrap intervals and Table 7 thresholds
-(:mod:`.scorecard`), the answer simulator (:mod:`.simulate`) and the chapter's figures (:mod:`.plots`)."""
+(:mod:`.scorecard`), the answer simulator (:mod:`.simulate`), the usability study's t-tests from summary statistics
+(:mod:`.usability`) and the chapter's figures (:mod:`.plots`)."""
 
 from .agreement import (
     confidence_distribution,
@@ -72,6 +73,14 @@ from .scorecard import (
     table2_cited_share,
     wide_scorecard,
 )
+from .usability import (
+    combine_groups,
+    implied_df,
+    implied_n,
+    load_usability_tables,
+    ttest_from_stats,
+    usability_comparisons,
+)
 
 __all__ = [
     "CATEGORIES",
@@ -135,4 +144,10 @@ __all__ = [
     "uncited_sources",
     "unsupported_statements",
     "wide_scorecard",
+    "combine_groups",
+    "implied_df",
+    "implied_n",
+    "load_usability_tables",
+    "ttest_from_stats",
+    "usability_comparisons",
 ]
