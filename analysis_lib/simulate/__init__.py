@@ -5,14 +5,20 @@
   :func:`analysis_lib.simulate.search_arena.simulate`.
 - :mod:`analysis_lib.simulate.text_arena` -- the Text Arena cross-arena deployment (``text_arena_battles.jsonl``
   rows) and its :class:`TextArenaPlanted` per-intent vote counts: :func:`analysis_lib.simulate.text_arena.simulate`.
+- :mod:`analysis_lib.simulate.attribution` -- the citation-attribution subset
+  (``citation_attribution_data.jsonl``: the release schema plus per-side support / irrelevant / contradict
+  counts in ``conv_metadata``) and its :class:`AttributionPlanted` coefficients:
+  :func:`analysis_lib.simulate.attribution.simulate`.
 
-``simulate.search_arena`` and ``simulate.text_arena`` are the modules; each module's ``simulate(n, seed)`` runs it.
+``simulate.search_arena``, ``simulate.text_arena`` and ``simulate.attribution`` are the modules; each module's
+``simulate(n, seed)`` runs it.
 """
 
 from __future__ import annotations
 
-from analysis_lib.simulate import search_arena, text_arena
+from analysis_lib.simulate import attribution, search_arena, text_arena
+from analysis_lib.simulate.attribution import AttributionPlanted
 from analysis_lib.simulate.search_arena import Planted
 from analysis_lib.simulate.text_arena import TextArenaPlanted
 
-__all__ = ["Planted", "TextArenaPlanted", "search_arena", "text_arena"]
+__all__ = ["AttributionPlanted", "Planted", "TextArenaPlanted", "attribution", "search_arena", "text_arena"]
