@@ -4,7 +4,7 @@ One module per method family, pure functions over polars frames and numpy arrays
 every submodule, is in ``book/library.md`` (a test keeps it complete); by family:
 
 - data: :mod:`~analysis_lib.fetch`, :mod:`~analysis_lib.paths`, :mod:`~analysis_lib.sources`,
-  :mod:`~analysis_lib.schema`, :mod:`~analysis_lib.models`, :mod:`~analysis_lib.data`,
+  :mod:`~analysis_lib.schema`, :mod:`~analysis_lib.models`, :mod:`~analysis_lib.release`, :mod:`~analysis_lib.data`,
   :mod:`~analysis_lib.domains`, :mod:`~analysis_lib.dataset`, :mod:`~analysis_lib.prompts_data`
 - simulators: :mod:`~analysis_lib.simulate` (Search Arena, Text Arena, nugget records)
 - ranking: :mod:`~analysis_lib.ranking` (paper-agnostic BT / contextual BT), :mod:`~analysis_lib.bt` (the Search
