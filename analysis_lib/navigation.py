@@ -28,7 +28,10 @@ from pathlib import Path
 import polars as pl
 
 #: ``## SA-D5 · Leaderboard (Table D.1)``: the ID, the separator (middle dot, colon or dash), the title.
-_HEADING = re.compile(r"^##\s+(?P<id>[A-Z]{2,3}-[A-Za-z0-9]+)\s*(?:[·:—–-]\s*)?(?P<title>.*?)\s*$")
+# an ID is a paper prefix and a name (``SA-D5``) or a bare upper-case name (``VAL``, the methods-validation checks)
+_HEADING = re.compile(
+    r"^##\s+(?P<id>[A-Z]{2,3}-[A-Za-z0-9]+|[A-Z]{3,5})(?![A-Za-z0-9])\s*(?:[·:—–-]\s*)?(?P<title>.*?)\s*$"
+)
 _TARGET = re.compile(r"^\((?P<label>[A-Za-z0-9_.:-]+)\)=\s*$")
 #: The closing parenthesis of a heading, when it names a figure, table or appendix of the paper.
 _PAPER_REF = re.compile(r"\((?P<ref>(?:Fig|Figure|Table|Tables|Appendix|App\.|§)[^()]*)\)\s*$")

@@ -22,6 +22,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from html.parser import HTMLParser
 from pathlib import Path
@@ -49,7 +50,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 FAKE_KEY = "sk-test-" + secrets.token_hex(16)
-ABSOLUTE_PATHS = ("/work/", "/root/", "/tmp/", "/home/")
+#: Folders of the build machine that must not show on a page: the checkout's parent, the home and temp folders.
+#: (Not every absolute path: prompts in the real data quote paths of their own users' machines.)
+ABSOLUTE_PATHS = tuple(sorted({f"{Path(__file__).resolve().parents[2]}/", f"{Path.home()}/",
+                               f"{tempfile.gettempdir()}/", "/work/", "/root/", "/tmp/"}))
 #: The longest code line a reader should meet when unfolding a cell.
 MAX_CODE_LINE = 110
 #: Tags that hide a code cell's input on the page (the runner folds the parameter cells with ``hide-cell``).

@@ -22,6 +22,7 @@ def test_sections_with_targets_and_paper_references():
         "(sa-31)=\n\n## SA-31: Search context (§3.1)",
         "## Results of this chapter",
         "(not-a-section)=\nSome text\n## SA-D6 · Per model (Fig D.6)",
+        "(val)=\n## VAL · Controlled ratings against the planted ratings",
     ]
     title, sections = navigation.parse_sections(cells)
     assert title == "User preferences"
@@ -30,6 +31,7 @@ def test_sections_with_targets_and_paper_references():
         ("SA-A3", None, None),
         ("SA-31", "sa-31", "§3.1"),
         ("SA-D6", None, "Fig D.6"),  # the target belongs to the text line, not to the heading
+        ("VAL", "val", None),  # a bare upper-case ID (the methods-validation checks)
     ]
     assert sections[0].title == "Leaderboard and its subsets (Table D.1, Fig D.5)"
 
