@@ -121,6 +121,17 @@ def default_cache_dir() -> Path:
     return paths.cache_dir("llm")
 
 
+def _read_record(path: Path) -> dict[str, Any] | None:
+    """A cached record, or None when there is none; an unreadable file is logged and treated as absent."""
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        log.warning("unreadable cache file %s ignored", path)
+        return None
+
+
 class ResultCache:
     """One JSON file per request key, written atomically (``<dir>/<key[:2]>/<key>.json``).
 
@@ -135,14 +146,7 @@ class ResultCache:
         return self.dir / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> dict[str, Any] | None:
-        path = self.path(key)
-        if not path.exists():
-            return None
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            log.warning("unreadable cache file %s ignored", path)
-            return None
+        return _read_record(self.path(key))
 
     def put(self, key: str, record: Mapping[str, Any], alias: str | None = None) -> None:
         for path in [self.path(key)] + ([self.alias_path(alias)] if alias else []):
@@ -156,14 +160,7 @@ class ResultCache:
 
     def get_any(self, alias: str) -> dict[str, Any] | None:
         """The record stored under an endpoint-free key (see the class doc)."""
-        path = self.alias_path(alias)
-        if not path.exists():
-            return None
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            log.warning("unreadable cache file %s ignored", path)
-            return None
+        return _read_record(self.alias_path(alias))
 
     def __len__(self) -> int:
         return sum(1 for _ in self.dir.glob("*/*.json")) if self.dir.exists() else 0
