@@ -1,6 +1,6 @@
 # Two entry points (see README):
 #   make book   build the whole book on the embedded default (or `make book DATA=path/to/release.parquet`;
-#               also NUGGETS=, MATCH_LOGS=, ANSWERS=, ANSWER_LABELS=: see README)
+#               also NUGGETS=, MATCH_LOGS=, ANSWERS=, ANSWER_LABELS=, ATTRIBUTION=: see README)
 #   make test   install, lint (ruff), type-check (mypy) and run the test suite
 # Both create or reuse the virtual environment in .venv/.
 
@@ -14,8 +14,9 @@ NUGGETS ?=
 MATCH_LOGS ?=
 ANSWERS ?=
 ANSWER_LABELS ?=
+ATTRIBUTION ?=
 # Command-line variables are exported (expanded) to every recipe by default: not these.
-unexport DATA SEED BOOTSTRAP NUGGETS MATCH_LOGS ANSWERS ANSWER_LABELS
+unexport DATA SEED BOOTSTRAP NUGGETS MATCH_LOGS ANSWERS ANSWER_LABELS ATTRIBUTION
 # A local mirror of the inputs pre-seeds the download cache (hashes are still checked).
 ANALYSIS_DATA_MIRROR ?= $(wildcard $(CURDIR)/../shared/data)
 export ANALYSIS_DATA_MIRROR
@@ -41,6 +42,7 @@ book: export BOOK_NUGGETS = $(value NUGGETS)
 book: export BOOK_MATCH_LOGS = $(value MATCH_LOGS)
 book: export BOOK_ANSWERS = $(value ANSWERS)
 book: export BOOK_ANSWER_LABELS = $(value ANSWER_LABELS)
+book: export BOOK_ATTRIBUTION = $(value ATTRIBUTION)
 book: $(VENV)/.installed
 	$(PY) -m bookbuild
 

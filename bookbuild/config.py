@@ -2,7 +2,7 @@
 
 ``make book DATA=... NUGGETS=...`` hands its values to the runner through the environment (``BOOK_DATA``,
 ``BOOK_SEED``, ``BOOK_BOOTSTRAP``, ``BOOK_NUGGETS``, ``BOOK_MATCH_LOGS``, ``BOOK_ANSWERS``,
-``BOOK_ANSWER_LABELS``), never through a shell command line, so no character in a value is interpreted. A
+``BOOK_ANSWER_LABELS``, ``BOOK_ATTRIBUTION``), never through a shell command line, so no character in a value is interpreted. A
 command-line option wins over its variable.
 """
 
@@ -22,6 +22,7 @@ USER_INPUTS: dict[str, tuple[str, str]] = {
     "match_logs": ("BOOK_MATCH_LOGS", "match_logs"),
     "answers": ("BOOK_ANSWERS", "answer_records"),
     "answer_labels": ("BOOK_ANSWER_LABELS", "answer_labels"),
+    "attribution": ("BOOK_ATTRIBUTION", "attribution_source"),
 }
 
 
