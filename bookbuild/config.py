@@ -2,8 +2,8 @@
 
 ``make book DATA=... NUGGETS=...`` hands its values to the runner through the environment (``BOOK_DATA``,
 ``BOOK_SEED``, ``BOOK_BOOTSTRAP``, ``BOOK_NUGGETS``, ``BOOK_MATCH_LOGS``, ``BOOK_ANSWERS``,
-``BOOK_ANSWER_LABELS``, ``BOOK_ATTRIBUTION``), never through a shell command line, so no character in a value is interpreted. A
-command-line option wins over its variable.
+``BOOK_ANSWER_LABELS``, ``BOOK_ATTRIBUTION``), never through a shell command line, so no character in a value
+is interpreted. A command-line option wins over its variable.
 """
 
 from __future__ import annotations

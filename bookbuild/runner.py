@@ -5,8 +5,8 @@
 1. runs ``<notebooks-dir>/*.ipynb`` in book order (the committed ``_toc.yml``; others after, by name) with
    papermill (cwd: the notebooks folder), injecting ``data_source``, ``seed``, ``n_bootstrap``, ``results_dir``
    (``<book-dir>/_results``) and ``cache_dir`` (``<root>/.cache``), plus each user input
-   (``nugget_records``, ``match_logs``, ``answer_records``, ``answer_labels``, ``attribution_source``) given on the command line or in
-   the environment, only into notebooks whose parameters cell declares that name; the kernels get
+   (``nugget_records``, ``match_logs``, ``answer_records``, ``answer_labels``, ``attribution_source``) given on
+   the command line or in the environment, only into notebooks whose parameters cell declares that name; the kernels get
    ``$ANALYSIS_CACHE_DIR`` = the cache folder, so nothing is written into the package;
 2. skips a notebook whose rebuild key (:mod:`bookbuild.keys`) matches its last successful run; ``--force``
    reruns everything; the reproduction-status notebook always reruns;
