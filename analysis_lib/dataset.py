@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from analysis_lib import data, languages, prompts_data
+from analysis_lib import data, languages, paths, prompts_data
 
 
 def shares(frame: pl.DataFrame, column: str, *, top: int | None = None, exclude: tuple[str, ...] = ()) -> pl.DataFrame:
@@ -137,8 +137,7 @@ def load_summary(load_report: data.LoadReport, root: str | Path | None = None) -
     source = load_report.source
     path = Path(source)
     if path.is_absolute():
-        base = Path(root) if root is not None else Path(__file__).resolve().parent.parent
-        source = str(path.relative_to(base)) if path.is_relative_to(base) else path.name
+        source = paths.display_path(path, root)
     text = f"Battle data: `{source}`: {load_report.n_raw:,} rows read, {load_report.n_rows:,} kept."
     dropped = [f"{v:,} {k}" for k, v in load_report.dropped.items() if v]
     flagged = [f"{v:,} {k}" for k, v in load_report.flags.items() if v]

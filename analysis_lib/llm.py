@@ -69,7 +69,7 @@ from typing import Any
 import openai
 import polars as pl
 
-from analysis_lib import llm_http
+from analysis_lib import llm_http, paths
 from analysis_lib.llm_records import (
     CACHE_ENV,  # noqa: F401 - re-exported (public)
     NOT_RUN,
@@ -288,7 +288,8 @@ class LLMClient:
             mode = f"endpoint {safe_url(self.base_url)}"
         else:
             mode = "no endpoint configured (cache only)"
-        return f"LLM: {mode}; default model {self.model}; {len(self.cache):,} cached results in {self.cache.dir}"
+        where = paths.display_path(self.cache.dir)
+        return f"LLM: {mode}; default model {self.model}; {len(self.cache):,} cached results in {where}"
 
     def not_run_reason(self) -> str:
         if self.offline:

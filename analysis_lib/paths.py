@@ -40,6 +40,16 @@ def repo_root() -> Path | None:
     return None
 
 
+def display_path(path: str | Path, root: str | Path | None = None) -> str:
+    """How a page shows a path: relative to ``root`` (default: the repository root) when it lies inside it,
+    else by its last component, so a page never shows the build machine's absolute folders."""
+    path = Path(path)
+    base = Path(root) if root is not None else repo_root()
+    if base is not None and path.resolve().is_relative_to(base.resolve()):
+        return path.resolve().relative_to(base.resolve()).as_posix()
+    return path.name
+
+
 def cache_dir(*parts: str) -> Path:
     """The cache folder (see the module doc), with ``parts`` appended; not created here."""
     env = os.environ.get(CACHE_ENV)

@@ -479,3 +479,9 @@ def test_cached_failures_are_never_answers_and_the_switch_retries_them(server, t
     monkeypatch.setenv(llm.RETRY_FAILED_ENV, "1")
     retried = _client(server, tmp_path).run(_task(), ["a"])
     assert retried["status"].item() == "ok" and server.n_requests == 4
+
+
+def test_describe_never_shows_the_cache_folder_absolutely(tmp_path):
+    client = LLMClient(base_url=None, cache_dir=tmp_path / "llm", offline=True)
+    line = client.describe()
+    assert str(tmp_path) not in line and "cached results in llm" in line

@@ -45,3 +45,11 @@ def test_cache_dir_follows_the_environment_and_never_the_package(monkeypatch, tm
     monkeypatch.delenv(paths.CACHE_ENV)
     assert paths.package_dir() not in paths.cache_dir().parents and paths.cache_dir() != paths.package_dir()
     assert paths.resource("prompts").is_dir()
+
+
+def test_display_path_is_relative_inside_the_root_and_a_bare_name_outside(tmp_path):
+    from analysis_lib import paths
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    assert paths.display_path(tmp_path / "a" / "b" / "x.parquet", tmp_path) == "a/b/x.parquet"
+    assert paths.display_path("/elsewhere/data/x.parquet", tmp_path) == "x.parquet"
