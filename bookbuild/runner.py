@@ -26,6 +26,7 @@ Exit codes: 0 success, 1 a notebook failed, 2 bad arguments or inputs, 3 the boo
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
 import time
@@ -34,6 +35,7 @@ from pathlib import Path
 
 from analysis_lib import llm, paths
 from bookbuild import keys, toc
+from bookbuild.book import build_book
 from bookbuild.config import (
     EXIT_BOOK,
     EXIT_NOTEBOOK,
@@ -291,10 +293,6 @@ def build(cfg: Config) -> Summary:
 
     One build at a time per state folder: a second one started meanwhile stops at once (exit code 2).
     """
-    import fcntl
-
-    from bookbuild.book import build_book
-
     cfg.state_dir.mkdir(parents=True, exist_ok=True)
     with (cfg.state_dir / ".lock").open("w") as lock:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -35,6 +36,48 @@ def test_ranking_and_simulator_do_not_load_the_data_loader(module):
     """The former cycles bt → data → simulate.search_arena → bt and data ↔ simulate.search_arena are gone:
     neither the ratings nor the simulator need the loader."""
     assert "analysis_lib.data" not in _imported_after(f"import {module}")
+
+
+LIBRARY_DIRS = ("analysis_lib", "bookbuild")
+MAX_MODULE_LINES = 500
+
+
+def _library_modules() -> list[Path]:
+    return sorted(p for d in LIBRARY_DIRS for p in (ROOT / d).rglob("*.py"))
+
+
+def test_no_library_module_exceeds_500_lines():
+    long = {str(p.relative_to(ROOT)): n for p in _library_modules()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
+
+
+def _function_level_library_imports(source: str) -> list[int]:
+    """Line numbers of ``import analysis_lib…`` / ``from analysis_lib…`` / relative imports inside a function."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.ImportFrom) and (inner.level > 0 or (inner.module or "").startswith(
+                        ("analysis_lib", "bookbuild"))):
+                    lines.append(inner.lineno)
+                elif isinstance(inner, ast.Import) and any(
+                        a.name.startswith(("analysis_lib", "bookbuild")) for a in inner.names):
+                    lines.append(inner.lineno)
+    return lines
+
+
+def test_the_import_checker_finds_a_deferred_import():
+    src = ("def f():\n    from analysis_lib.fetch import published\n    return published\n\n\n"
+           "def g():\n    from . import x\n")
+    assert _function_level_library_imports(src) == [2, 7]
+    assert _function_level_library_imports("from analysis_lib import fetch\n\n\ndef f():\n    import json\n") == []
+
+
+def test_no_library_import_sits_inside_a_function():
+    found = {str(p.relative_to(ROOT)): hits for p in _library_modules()
+             if (hits := _function_level_library_imports(p.read_text(encoding="utf-8")))}
+    assert found == {}
 
 
 def test_model_table_names_the_singled_out_models():

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from analysis_lib.plotting import ACCENT, SCORECARD_COLORS
+from analysis_lib.plotting import ACCENT
 
 from .metrics import METRICS
 from .scorecard import Threshold, display_name
 
+SCORECARD_COLORS = {"acceptable": "#8fd19e", "borderline": "#ffe08a", "problematic": "#f4a3a3"}
 CONFIDENCE_COLORS = ("#b2182b", "#ef8a62", "#d9d9d9", "#67a9cf", "#2166ac")  # 1 … 5
 
 
@@ -76,4 +77,39 @@ def confidence_bars(dist: pl.DataFrame, names: Mapping[str, str], *, title: str 
     ax.legend(title="confidence (1–5)", ncol=5, loc="upper center", bbox_to_anchor=(0.5, -0.18), fontsize=8)
     if title:
         ax.set_title(title)
+    return fig
+
+
+def scorecard(
+    values: np.ndarray,
+    categories: Sequence[Sequence[str]],
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    title: str = "",
+    fmt: str = "{:.1f}",
+) -> Figure:
+    """Table of values, each cell coloured by its category (``SCORECARD_COLORS``: acceptable / borderline /
+    problematic), as in the Answer Engine Evaluation scorecard (Fig 8a)."""
+    values = np.asarray(values, dtype=float)
+    n, m = values.shape
+    fig, ax = plt.subplots(figsize=(1.6 * m + 2.8, 0.42 * n + 1.2))
+    for i in range(n):
+        for j in range(m):
+            ax.add_patch(plt.Rectangle((j, n - 1 - i), 1, 1, facecolor=SCORECARD_COLORS[categories[i][j]],
+                                       edgecolor="white"))
+            ax.text(j + 0.5, n - 0.5 - i, fmt.format(values[i, j]), ha="center", va="center", fontsize=9)
+    ax.set_xlim(0, m)
+    ax.set_ylim(0, n)
+    ax.set_xticks(np.arange(m) + 0.5, list(col_labels))
+    ax.xaxis.tick_top()
+    ax.set_yticks(np.arange(n)[::-1] + 0.5, list(row_labels))
+    ax.grid(False)
+    for side in ("left", "bottom", "top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.tick_params(length=0)
+    handles = [plt.Rectangle((0, 0), 1, 1, facecolor=c) for c in SCORECARD_COLORS.values()]
+    ax.legend(handles, list(SCORECARD_COLORS), loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=3, fontsize=8)
+    if title:
+        ax.set_title(title, pad=24)
     return fig

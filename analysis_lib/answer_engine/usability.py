@@ -32,6 +32,8 @@ import numpy as np
 import polars as pl
 from scipy import optimize, stats
 
+from analysis_lib.fetch import published
+
 ENGINES = ("perplexity", "bing_copilot", "youchat")
 MEASURES = ("hovered", "clicked")
 
@@ -39,8 +41,6 @@ MEASURES = ("hovered", "clicked")
 def load_usability_tables(path: str | Path | None = None) -> pl.DataFrame:
     """``published/aee_usability_tables.csv`` (columns ``table, group, measure, statistic, value``)."""
     if path is None:
-        from analysis_lib.fetch import published
-
         path = published("aee_usability_tables")
     return pl.read_csv(path, schema_overrides={"table": pl.Utf8, "value": pl.Float64})
 
