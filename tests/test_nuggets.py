@@ -255,3 +255,12 @@ def test_jaccard_and_cosine():
     assert math.isnan(ng.mean_pairwise_jaccard(["only one"]))
     e = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
     assert ng.mean_pairwise_cosine(e) == pytest.approx((0 + 2 ** -0.5 + 2 ** -0.5) / 3)
+
+
+def test_tables_without_subsets_keep_their_columns():
+    """User records without query classes: Table 1 by class has no rows but its columns (the chapter filters
+    and plots it)."""
+    only_overall = {("overall", "all"): ng.confusion(["model_a", "model_b"], ["model_a", "tie"])}
+    t = ng.inversion_table(only_overall, "query_category")
+    assert t.height == 0 and "inversion_pct" in t.columns and t.schema["battles"] == pl.Int64
+    assert ng.kappa_table({}).columns[:3] == ["subset_type", "subset", "battles"]

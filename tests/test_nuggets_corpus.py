@@ -60,3 +60,26 @@ def test_nli_share_and_offline_loader(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(nli.NLIUnavailable, match="not in the local Hugging Face cache"):
         nli.load_nli("no-such-org/no-such-nli-model")
+
+
+def test_nli_share_on_records_uses_chunks_and_both_responses():
+    from analysis_lib import nuggets as ng
+    from analysis_lib.nuggets import nli
+
+    def fake(premises, hyps):
+        return ["entailment" if h.lower() in p.lower() else "neutral" for p, h in zip(premises, hyps, strict=True)]
+
+    def side(qid, s, text, chunks, nuggets):
+        return {"qid": qid, "side": s, "winner": "model_a", "answer_text": text, "chunks": chunks,
+                "nuggets": [{"text": t, "importance": "vital", "assignment": "support"} for t in nuggets]}
+
+    nugs = ["paris is big", "cats fly", "rome is old"]
+    objs = [side("1", "a", "Cats fly, says A.", ["Paris is big."], nugs),
+            side("1", "b", "B says nothing.", ["Paris is big."], nugs),
+            side("2", "a", "x", None, ["dogs run"]), side("2", "b", "y", None, ["dogs run"])]
+    recs = ng.records_from_dicts(objs)
+    share, n = nli.records_entailed_share(recs, fake)
+    # battle 2 has no chunks: left out; of battle 1's three nuggets, one is in a chunk, one in response A
+    assert n == 3 and share == pytest.approx(200 / 3)
+    with pytest.raises(ValueError, match="no battle carries retrieved chunks"):
+        nli.records_entailed_share(ng.records_from_dicts(objs[2:]), fake)

@@ -4,6 +4,7 @@ import ast
 import json
 import re
 
+import polars as pl
 import pytest
 from fake_openai_server import FakeOpenAIServer
 
@@ -78,6 +79,10 @@ def test_pipeline_end_to_end_hand_scores(tmp_path):
     assert result.records.excluded["battles with a failed nuggetizer step (importance or assignment 'failed')"] == 1
     assert result.calls["ng_importance"]["failed"] == 1
     assert again.records.nuggets.equals(result.records.nuggets)
+    # the records carry the responses and the chunks the nuggets came from (NG-F8 reads them)
+    sides = result.records.sides.sort("qid", "side")
+    assert sides.filter(pl.col("qid") == "b1")["chunks"].to_list() == [["doc one", "doc two"]] * 2
+    assert sides["answer_text"][0] == "Paris is the capital."
 
 
 def test_responses_only_uses_the_answers_as_documents(tmp_path):

@@ -8,7 +8,8 @@ Submodules, one job each:
 - :mod:`~analysis_lib.nuggets.perbattle`: scores of both sides per battle, confusions by subset, KDE curves;
 - :mod:`~analysis_lib.nuggets.agreement`: confusion matrices, weighted κ, inversions, threshold sweep, K-S tests;
 - :mod:`~analysis_lib.nuggets.published`: the published matrices and K-S statistics, the K-S p-from-D check;
-- :mod:`~analysis_lib.nuggets.diversity`: within-battle Jaccard / cosine (NG-T2), ROUGE-L argmax (NG-F8);
+- :mod:`~analysis_lib.nuggets.diversity`: within-battle Jaccard / cosine (NG-T2);
+- :mod:`~analysis_lib.nuggets.rouge`: ROUGE-L alignment of the responses with the retrieved chunks (NG-F8);
 - :mod:`~analysis_lib.nuggets.battles`: single-turn battles of a release (v1-7k included), NG-A1 shares;
 - :mod:`~analysis_lib.nuggets.pipeline`: the AutoNuggetizer steps through the LLM layer with nuggetizer's prompts;
 - :mod:`~analysis_lib.nuggets.plots`: the chapter's figures.

@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 from scipy import stats as _sps
 
-from analysis_lib.nuggets.scores import _EPS, HUMAN_VOTES, PREFERENCES, SWEEP_THRESHOLDS
+from analysis_lib.nuggets.scores import HUMAN_VOTES, PREFERENCES, SWEEP_THRESHOLDS, Boundary, tie_mask
 from analysis_lib.stats import kappa_from_confusion
 
 
@@ -68,6 +68,12 @@ class NuggetConfusion:
         return self.agreements_b / total if total else float("nan")
 
     @property
+    def decided(self) -> np.ndarray:
+        """The 2 × 2 block of decided battles: rows human (A, B), columns preference (A, B); ties and both-bad
+        left out (NG Figure 8)."""
+        return self.counts[np.ix_([0, 2], [0, 2])]
+
+    @property
     def inversions(self) -> int:
         """Opposite sides preferred: C[A, B] + C[B, A]."""
         return int(self.counts[0, 2] + self.counts[2, 0])
@@ -75,7 +81,7 @@ class NuggetConfusion:
     @property
     def inversion_rate(self) -> float:
         """inversions / all battles of the subset, both-bad included (Table 1)."""
-        return self.inversions / float(self.n)
+        return self.inversions / float(self.n) if self.n else float("nan")
 
     def kappa(self, weights: str | None = "quadratic", both_bad: str = "exclude") -> float:
         """Weighted Cohen's kappa over (A, tie, B); ``both_bad="exclude"`` (paper) or ``"tie"`` (merged)."""
@@ -130,6 +136,7 @@ def threshold_sweep(
     score_b: np.ndarray | Sequence[float],
     human: Sequence[str] | np.ndarray,
     thresholds: Iterable[float] = SWEEP_THRESHOLDS,
+    boundary: Boundary = "paper",
 ) -> pl.DataFrame:
     """Kappa and agreement for each tie threshold (NG §4: 0.05–0.15 by 0.01; κ 0.29–0.31).
 
@@ -146,7 +153,7 @@ def threshold_sweep(
         raise ValueError("scores contain NaN")
     ts = np.asarray(list(thresholds), dtype=float)
     # preference codes for all thresholds at once: (n_thresholds, n_battles)
-    code = np.where(np.abs(d)[None, :] <= ts[:, None] + _EPS, 1, np.where(d < 0, 0, 2)[None, :])
+    code = np.where(tie_mask(d[None, :], ts[:, None], boundary), 1, np.where(d < 0, 0, 2)[None, :])
     rows = []
     for t, c in zip(ts, code, strict=True):
         counts = np.zeros((4, 3), dtype=np.int64)
@@ -170,10 +177,15 @@ def threshold_sweep(
 
 
 
+INVERSION_SCHEMA = {"subset": pl.String, "battles": pl.Int64, "inversions": pl.Int64, "inversion_pct": pl.Float64,
+                    "agreement_a_pct": pl.Float64, "agreement_b_pct": pl.Float64, "kappa": pl.Float64}
+
+
 def inversion_table(confusions: dict[tuple[str, str], NuggetConfusion], subset_type: str) -> pl.DataFrame:
     """Table 1 for one side (``query_category`` or ``language``): battles, inversions, inversion %, κ.
 
-    Sorted by inversion rate, highest first (the paper's order).
+    Sorted by inversion rate, highest first (the paper's order); no rows (same columns) when ``confusions`` has
+    no subset of that type (e.g. records without query classes).
     """
     rows = [
         {
@@ -188,7 +200,7 @@ def inversion_table(confusions: dict[tuple[str, str], NuggetConfusion], subset_t
         for (st, subset), m in confusions.items()
         if st == subset_type
     ]
-    return pl.DataFrame(rows).sort("inversion_pct", descending=True)
+    return pl.DataFrame(rows, schema=INVERSION_SCHEMA).sort("inversion_pct", descending=True)
 
 
 def kappa_table(confusions: dict[tuple[str, str], NuggetConfusion]) -> pl.DataFrame:
@@ -203,7 +215,9 @@ def kappa_table(confusions: dict[tuple[str, str], NuggetConfusion]) -> pl.DataFr
                 "kappa_bothbad_as_tie": m.kappa(both_bad="tie"),
             }
             for (st, s), m in confusions.items()
-        ]
+        ],
+        schema={"subset_type": pl.String, "subset": pl.String, "battles": pl.Int64, "kappa": pl.Float64,
+                "kappa_bothbad_as_tie": pl.Float64},
     )
 
 
@@ -218,6 +232,9 @@ def ks_by_vote(score_diff: np.ndarray | Sequence[float], human: Sequence[str] | 
     h = _human_codes(human)
     if d.shape != h.shape:
         raise ValueError(f"score differences and votes differ in length: {d.size} vs {h.size}")
+    if np.isnan(d).any():
+        raise ValueError(f"score differences contain {int(np.isnan(d).sum())} NaN value(s) (battles without a "
+                         "score): drop those battles first and report how many")
     groups = {name: d[h == k] for k, name in enumerate(PREFERENCES)}
     rows = []
     for g1, g2 in (("model_a", "model_b"), ("model_a", "tie"), ("model_b", "tie")):

@@ -1,4 +1,4 @@
-"""Within-battle nugget diversity (NG-T2: unigram Jaccard, embedding cosine) and ROUGE-L argmax (NG-F8)."""
+"""Within-battle nugget diversity (NG-T2): unigram Jaccard and embedding cosine of a battle's nuggets."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from itertools import combinations
 
 import numpy as np
 import polars as pl
-from rouge_score import rouge_scorer
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
@@ -59,14 +58,3 @@ def battle_diversity(nuggets: pl.DataFrame, embeddings: np.ndarray | None = None
             row["cosine"] = mean_pairwise_cosine(embeddings[g["_row"].to_numpy()])
         rows.append(row)
     return pl.DataFrame(rows)
-
-
-def rouge_l_argmax(sentences: Sequence[str], chunks: Sequence[str]) -> tuple[int, np.ndarray]:
-    """NG-F8: ROUGE-L F1 (``rouge-score``, with stemming) of every response sentence against every retrieved
-    chunk; returns the index of the chunk with the highest mean F1 over the sentences, and the (sentences ×
-    chunks) F1 matrix."""
-    if not sentences or not chunks:
-        raise ValueError("rouge_l_argmax needs at least one sentence and one chunk")
-    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
-    f1 = np.array([[scorer.score(c, s)["rougeL"].fmeasure for c in chunks] for s in sentences])
-    return int(np.argmax(f1.mean(axis=0))), f1

@@ -15,6 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import polars as pl
+
+from analysis_lib.nuggets.records import NuggetRecords
 
 DEFAULT_NLI_MODEL = "MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7"
 Classifier = Callable[[Sequence[str], Sequence[str]], list[str]]
@@ -64,3 +67,23 @@ def entailed_share(
     entailed = np.zeros(len(nuggets), dtype=bool)
     np.logical_or.at(entailed, owner, labels == "entailment")
     return (100.0 * entailed.mean() if len(nuggets) else float("nan")), entailed
+
+
+def records_entailed_share(records: NuggetRecords, classify: Classifier, *, n_battles: int | None = None,
+                           seed: int = 0) -> tuple[float, int]:
+    """NG-NLI on nugget records: the share (%) of nuggets entailed by one of their battle's sources (its
+    ``chunks`` and both responses' ``answer_text``), over ``n_battles`` battles drawn at random (all when None)
+    among those whose records carry chunks; returns the share and the number of nuggets checked."""
+    a = records.sides.filter(pl.col("side") == "a").select("qid", "chunks", pl.col("answer_text").alias("text_a"))
+    b = records.sides.filter(pl.col("side") == "b").select("qid", pl.col("answer_text").alias("text_b"))
+    usable = a.join(b, on="qid").filter(pl.col("chunks").list.len() > 0).sort("qid")
+    if usable.height == 0:
+        raise ValueError(f"{records.origin}: no battle carries retrieved chunks (field chunks)")
+    if n_battles is not None and n_battles < usable.height:
+        pick = np.random.default_rng(seed).choice(usable.height, size=n_battles, replace=False)
+        usable = usable[np.sort(pick)]
+    sources = {r["qid"]: [*r["chunks"], *(t for t in (r["text_a"], r["text_b"]) if t)]
+               for r in usable.iter_rows(named=True)}
+    nug = records.nuggets.filter((pl.col("side") == "a") & pl.col("qid").is_in(list(sources))).sort("qid", "position")
+    share, entailed = entailed_share(nug["text"].to_list(), [sources[q] for q in nug["qid"]], classify)
+    return share, int(entailed.size)

@@ -25,6 +25,8 @@ from analysis_lib.nuggets.scores import (
     PREFERENCES,
     TABLE1_LANGUAGES,
     TIE_THRESHOLD,
+    Boundary,
+    Empty,
     nugget_preference,
     score_frame,
 )
@@ -34,12 +36,15 @@ KDE_BW_ADJUST = 0.5
 
 
 def cap_frame(nuggets: pl.DataFrame, max_nuggets: int = MAX_NUGGETS) -> pl.DataFrame:
-    """The long nugget frame with the 30-nugget cap applied per (qid, side) (rule in the module docstring)."""
+    """The long nugget frame with the 30-nugget cap applied per (qid, side) (rule in the module docstring).
+
+    The vital count is signed, so a side with more than ``max_nuggets`` vital nuggets keeps all of them and no
+    okay nugget (an unsigned count would wrap ``30 − n_vital`` round to ~4.3e9 and keep every okay nugget)."""
     okay = pl.col("importance") == "okay"
     return (
         nuggets.sort("qid", "side", "position")
         .with_columns(
-            (pl.col("importance") == "vital").sum().over("qid", "side").alias("_n_vital"),
+            (pl.col("importance") == "vital").sum().over("qid", "side").cast(pl.Int64).alias("_n_vital"),
             pl.when(okay).then(okay.cast(pl.Int64).cum_sum().over("qid", "side") - 1).otherwise(None)
             .alias("_okay_rank"),
         )
@@ -48,14 +53,14 @@ def cap_frame(nuggets: pl.DataFrame, max_nuggets: int = MAX_NUGGETS) -> pl.DataF
     )
 
 
-def battle_scores(records: NuggetRecords, max_nuggets: int | None = MAX_NUGGETS) -> pl.DataFrame:
+def battle_scores(records: NuggetRecords, max_nuggets: int | None = MAX_NUGGETS, empty: Empty = "nan") -> pl.DataFrame:
     """One row per battle: ``qid``, ``winner``, ``language``, ``query_categories``, ``model_a``, ``model_b``,
     ``n_nuggets``, ``n_vital``, ``capped`` (the cap removed nuggets), the four scores of each side
     (``all_a``, ``all_b``, ``vital_a``...) and ``diff`` = ``all_b − all_a``.
 
-    Vital scores are NaN for a battle without vital nuggets."""
+    Vital scores are NaN for a battle without vital nuggets (nuggetizer's 0.0 with ``empty="zero"``)."""
     nug = records.nuggets if max_nuggets is None else cap_frame(records.nuggets, max_nuggets)
-    sc = score_frame(nug, by=("qid", "side"))
+    sc = score_frame(nug, by=("qid", "side"), empty=empty)
     raw_n = records.nuggets.filter(pl.col("side") == "a").group_by("qid").agg(pl.len().alias("_raw"))
     wide = (
         sc.filter(pl.col("side") == "a").drop("side").rename({m: f"{m}_a" for m in METRICS})
@@ -68,18 +73,19 @@ def battle_scores(records: NuggetRecords, max_nuggets: int | None = MAX_NUGGETS)
     return records.battles().join(wide, on="qid", how="inner", maintain_order="left")
 
 
-def preferences(scores: pl.DataFrame, threshold: float = TIE_THRESHOLD, metric: str = "all") -> np.ndarray:
+def preferences(scores: pl.DataFrame, threshold: float = TIE_THRESHOLD, metric: str = "all",
+                boundary: Boundary = "paper") -> np.ndarray:
     """Nugget preference per battle from ``<metric>_a`` / ``<metric>_b``."""
-    return nugget_preference(scores[f"{metric}_a"].to_numpy(), scores[f"{metric}_b"].to_numpy(), threshold)
+    return nugget_preference(scores[f"{metric}_a"].to_numpy(), scores[f"{metric}_b"].to_numpy(), threshold, boundary)
 
 
-def subset_confusions(scores: pl.DataFrame, threshold: float = TIE_THRESHOLD,
-                      min_battles: int = 30) -> dict[tuple[str, str], NuggetConfusion]:
+def subset_confusions(scores: pl.DataFrame, threshold: float = TIE_THRESHOLD, min_battles: int = 30,
+                      boundary: Boundary = "paper") -> dict[tuple[str, str], NuggetConfusion]:
     """Confusion matrices keyed like :func:`published_confusions`: ``("overall", "all")``, ``("language", L)`` for
-    every language (plus ``"Others"`` = all but the six of Table 1 when any of them is present) and
+    every language (plus ``"Others"`` = all but the six of Table 1 when any of them is present and others are) and
     ``("query_category", C)`` for every class in ``query_categories`` (a battle counts in each of its classes).
     Languages and classes with fewer than ``min_battles`` battles are left out (they stay in "Others")."""
-    pref = preferences(scores, threshold)
+    pref = preferences(scores, threshold, boundary=boundary)
     human = scores["winner"].to_numpy()
     out = {("overall", "all"): confusion(human, pref)}
     lang = scores["language"].fill_null("unknown").to_numpy()
@@ -87,9 +93,9 @@ def subset_confusions(scores: pl.DataFrame, threshold: float = TIE_THRESHOLD,
         mask = lang == value
         if mask.sum() >= min_battles:
             out[("language", str(value))] = confusion(human[mask], pref[mask])
-    if any(("language", x) in out for x in TABLE1_LANGUAGES):
-        mask = ~np.isin(lang, TABLE1_LANGUAGES)
-        out[("language", "Others")] = confusion(human[mask], pref[mask])
+    others = ~np.isin(lang, TABLE1_LANGUAGES)
+    if any(("language", x) in out for x in TABLE1_LANGUAGES) and others.any():
+        out[("language", "Others")] = confusion(human[others], pref[others])
     if "query_categories" in scores.columns:
         exploded = (scores.with_row_index("_row").select("_row", "query_categories")
                     .explode("query_categories").drop_nulls())

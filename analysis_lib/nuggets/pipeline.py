@@ -187,6 +187,7 @@ def run_pipeline(battles: Sequence[BattleInput], client: LLMClient, *, variant: 
                 "model": b.model_a if s == "a" else b.model_b, "language": b.language,
                 "query_categories": list(b.query_categories) if b.query_categories is not None else None,
                 "answer_text": answers[(b.qid, s)],
+                "chunks": list(docs[b.qid]) if variant == "with_sources" else None,
                 "nuggets": [{"text": n.text, "importance": FAILED if b.qid in failed else n.importance.value,
                              "assignment": FAILED if b.qid in failed else a}
                             for n, a in zip(nuggets[b.qid], assigned[(b.qid, s)], strict=True)],

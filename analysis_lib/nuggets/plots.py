@@ -20,6 +20,13 @@ def confusion_heatmap(m: NuggetConfusion, title: str) -> Figure:
                             title=title)
 
 
+def decided_heatmap(m: NuggetConfusion, title: str, preference: str = "ROUGE-L") -> Figure:
+    """The decided block of a confusion (human A/B × preference A/B, ties excluded), as NG Figure 8."""
+    return plotting.heatmap(m.decided, ["human: model_a", "human: model_b"],
+                            [f"{preference}: model_a", f"{preference}: model_b"], cbar_label="battles",
+                            fmt="{:.0f}", cmap="Blues", title=title)
+
+
 def kde_by_vote(groups: dict[str, np.ndarray], title: str) -> Figure:
     """NG Figure 3: KDE of score_B − score_A per human vote (bandwidth factor 0.5 × Scott)."""
     curves = kde_curves(groups)

@@ -13,8 +13,9 @@ Required: ``qid`` (battle id, string or integer), ``side`` (``a`` / ``b``), ``wi
 ``model_a``, ``model_b``, ``tie``, ``tie (bothbad)``), ``nuggets`` (a list of objects with ``text``,
 ``importance`` ``vital`` / ``okay`` and ``assignment`` ``support`` / ``partial_support`` / ``not_support``).
 Optional: ``query``, ``model``, ``language``, ``query_categories`` (list of NG-Q classes), ``answer_text``
-(the response). Both sides of a battle must list the same nuggets in the same order (they are the battle's
-nuggets; only the assignment differs).
+(the response), ``chunks`` (list of strings: the retrieved chunks the battle's nuggets were created from, the
+same on both sides; NG-F8 reads those of side a). Both sides of a battle must list the same nuggets in the same
+order (they are the battle's nuggets; only the assignment differs).
 
 The per-battle files of the authors' pipeline (github.com/castorini/lmsys_nuggetize: ``question_id``,
 ``winner``, ``assigned_nuggets_a``, ``assigned_nuggets_b``, ``completion_a``, ``completion_b``) are read too: each
@@ -53,6 +54,7 @@ NUGGET_SCHEMA: dict[str, PolarsDataType] = {
 SIDE_SCHEMA: dict[str, PolarsDataType] = {
     "qid": pl.String, "side": pl.String, "winner": pl.String, "query": pl.String, "model": pl.String,
     "language": pl.String, "query_categories": pl.List(pl.String), "answer_text": pl.String,
+    "chunks": pl.List(pl.String),
 }
 
 
@@ -81,7 +83,7 @@ class NuggetRecords:
     def battles(self) -> pl.DataFrame:
         """One row per battle: ``qid``, ``winner``, ``query``, ``language``, ``query_categories``, ``model_a``,
         ``model_b``."""
-        a = self.sides.filter(pl.col("side") == "a").drop("side", "answer_text").rename({"model": "model_a"})
+        a = self.sides.filter(pl.col("side") == "a").drop("side", "answer_text", "chunks").rename({"model": "model_a"})
         b = self.sides.filter(pl.col("side") == "b").select("qid", pl.col("model").alias("model_b"))
         return a.join(b, on="qid", how="inner", maintain_order="left")
 
@@ -143,9 +145,10 @@ def _check(rec: Mapping[str, Any], origin: str, line: int) -> None:
         if n.get("assignment") not in _ASSIGNMENT | {FAILED}:
             raise _fail(origin, line, f"{where}.assignment",
                         f"expected support, partial_support or not_support, got {n.get('assignment')!r}")
-    cats = rec.get("query_categories")
-    if cats is not None and not (isinstance(cats, list) and all(isinstance(c, str) for c in cats)):
-        raise _fail(origin, line, "query_categories", "expected a list of strings")
+    for name in ("query_categories", "chunks"):
+        items = rec.get(name)
+        if items is not None and not (isinstance(items, list) and all(isinstance(c, str) for c in items)):
+            raise _fail(origin, line, name, "expected a list of strings")
     for name in ("query", "model", "language", "answer_text"):
         if rec.get(name) is not None and not isinstance(rec[name], str):
             raise _fail(origin, line, name, f"expected a string, got {type(rec[name]).__name__}")
@@ -175,7 +178,8 @@ def _collect(objects: Iterable[Mapping[str, Any]], origin: str) -> tuple[pl.Data
             seen[(qid, side)] = line
             sides.append({"qid": qid, "side": side, "winner": rec["winner"], "query": rec.get("query"),
                           "model": rec.get("model"), "language": rec.get("language"),
-                          "query_categories": rec.get("query_categories"), "answer_text": rec.get("answer_text")})
+                          "query_categories": rec.get("query_categories"), "answer_text": rec.get("answer_text"),
+                          "chunks": rec.get("chunks")})
             for k, n in enumerate(rec["nuggets"]):
                 for col, v in (("qid", qid), ("side", side), ("position", k), ("text", n["text"]),
                                ("importance", n["importance"]), ("assignment", n["assignment"])):

@@ -16,15 +16,21 @@ ones, and the assignment of nugget ``i`` to a response mapped to a support value
     All          = (1/|N|) Σ_{i∈N} s_i        Strict-All   = (1/|N|) Σ_{i∈N} s*_i
     Vital        = (1/|V|) Σ_{i∈V} s_i        Strict-Vital = (1/|V|) Σ_{i∈V} s*_i
 
-A score over an empty set (no nuggets, or no vital nugget for the Vital scores) is NaN. The paper uses All
-("counting nuggets of all importance and support levels").
+A score over an empty set (no nuggets, or no vital nugget for the Vital scores) is NaN by default
+(``empty="nan"``); nuggetizer's ``calculate_nugget_scores`` gives 0.0 there (``empty="zero"``, so a battle
+without vital nuggets is a Vital tie). The paper uses All ("counting nuggets of all importance and support
+levels"), which is never empty on scored battles.
 
 Preference (NG §4, "Confusion Matrix"): with ``d = score_B − score_A`` and threshold ``t`` (0.07),
 
     nugget preference = model_a if d < −t;  tie if |d| ≤ t;  model_b if d > t
 
 ("when the nugget score difference … falls within ± 0.07, the comparison is considered a tie"; the boundary is
-inclusive, with a 1e-9 tolerance so that a difference printed as exactly ``t`` is a tie despite binary floats).
+inclusive, with a 1e-9 tolerance so that a difference printed as exactly ``t`` is a tie despite binary floats:
+``boundary="paper"``). The authors' code differs only at |d| = t, which scores reach (e.g. 10 nuggets, t = 0.1):
+their Figure 4/5 script (lmsys_nuggetize ``src/visualization/confusion_matrix.py``) decides when
+``abs(b − a) > t`` in binary floats (``boundary="float"``: 0.30000000000000004 − 0.2 > 0.1 is a decision), and
+their Table 1 script (``src/analysis/process_results.py``) ties only when ``−t < d < t`` (``boundary="exclusive"``).
 
 Confusion matrix: rows the human vote in the order (model_a, tie, model_b, tie (bothbad)), columns the nugget
 preference (model_a, tie, model_b), as in NG Figure 4 and ``published/nuggets_confusion_matrices.csv``.
@@ -47,6 +53,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -64,6 +71,8 @@ HUMAN_VOTES: tuple[str, str, str, str] = ("model_a", "tie", "model_b", "tie (bot
 TABLE1_LANGUAGES: tuple[str, ...] = ("German", "English", "Chinese", "Portuguese", "Russian", "French")
 """The six languages of Table 1 (b), each ≥ 3% of the battles; the rest form "Others"."""
 _EPS = 1e-9
+Boundary = Literal["paper", "float", "exclusive"]
+Empty = Literal["nan", "zero"]
 
 
 class Importance(str, Enum):
@@ -130,34 +139,58 @@ def cap_nuggets(nuggets: Sequence[Nugget], max_nuggets: int = MAX_NUGGETS) -> li
     return kept
 
 
-def _mean_or_nan(values: np.ndarray) -> float:
-    return float(values.mean()) if values.size else float("nan")
+def _check_empty(empty: str) -> float:
+    if empty not in ("nan", "zero"):
+        raise ValueError(f"empty must be 'nan' or 'zero', got {empty!r}")
+    return float("nan") if empty == "nan" else 0.0
 
 
-def nugget_scores(assigned: Sequence[AssignedNugget]) -> dict[str, float]:
+def tie_mask(d: np.ndarray, threshold: float | np.ndarray, boundary: Boundary = "paper") -> np.ndarray:
+    """True where ``d = score_B − score_A`` is a tie at ``threshold`` (the boundary rules in the module
+    docstring); broadcasts, so a column of thresholds against a row of differences gives one row per threshold."""
+    d, t = np.abs(np.asarray(d, dtype=float)), np.asarray(threshold, dtype=float)
+    if boundary == "paper":
+        return d <= t + _EPS
+    if boundary == "float":
+        return ~(d > t)
+    if boundary == "exclusive":
+        return d < t
+    raise ValueError(f"boundary must be 'paper', 'float' or 'exclusive', got {boundary!r}")
+
+
+def nugget_scores(assigned: Sequence[AssignedNugget], empty: Empty = "nan") -> dict[str, float]:
     """The four AutoNuggetizer scores of one response (formulas in the module docstring).
 
-    Returns ``{"all", "vital", "strict_all", "strict_vital"}``; NaN where the nugget set is empty.
+    Returns ``{"all", "vital", "strict_all", "strict_vital"}``; where the nugget set is empty, NaN
+    (``empty="nan"``) or nuggetizer's 0.0 (``empty="zero"``).
     """
+    fill = _check_empty(empty)
+
+    def _mean(values: np.ndarray) -> float:
+        return float(values.mean()) if values.size else fill
+
     value = np.array([_SUPPORT_VALUE[a.assignment] for a in assigned], dtype=float)
     strict = np.array([_STRICT_VALUE[a.assignment] for a in assigned], dtype=float)
     vital = np.array([a.nugget.importance is Importance.VITAL for a in assigned], dtype=bool)
     return {
-        "all": _mean_or_nan(value),
-        "vital": _mean_or_nan(value[vital]),
-        "strict_all": _mean_or_nan(strict),
-        "strict_vital": _mean_or_nan(strict[vital]),
+        "all": _mean(value),
+        "vital": _mean(value[vital]),
+        "strict_all": _mean(strict),
+        "strict_vital": _mean(strict[vital]),
     }
 
 
-def score_frame(assignments: pl.DataFrame, by: Sequence[str] = ("battle_id", "side")) -> pl.DataFrame:
+def score_frame(assignments: pl.DataFrame, by: Sequence[str] = ("battle_id", "side"),
+                empty: Empty = "nan") -> pl.DataFrame:
     """The four scores for every group of a long frame of assignments (vectorised :func:`nugget_scores`).
 
     ``assignments`` has one row per (battle, side, nugget) with string columns ``importance``
     (vital / okay) and ``assignment`` (support / partial_support / not_support) plus the ``by`` keys.
     Returns one row per group with ``n_nuggets``, ``n_vital``, ``all``, ``vital``, ``strict_all``,
-    ``strict_vital`` (null-free: NaN where a set is empty). The cap is not applied here.
+    ``strict_vital`` (null-free: NaN where a set is empty, or 0.0 with ``empty="zero"``). The cap is not applied
+    here.
     """
+    fill = _check_empty(empty)
     bad_imp = set(assignments["importance"].unique().to_list()) - {i.value for i in Importance}
     bad_ass = set(assignments["assignment"].unique().to_list()) - {a.value for a in Assignment}
     if bad_imp or bad_ass:
@@ -169,7 +202,6 @@ def score_frame(assignments: pl.DataFrame, by: Sequence[str] = ("battle_id", "si
     strict = pl.col("assignment").replace_strict({a.value: v for a, v in _STRICT_VALUE.items()},
                                                  return_dtype=pl.Float64)
     vital = pl.col("importance") == Importance.VITAL.value
-    nan = pl.lit(float("nan"))
     return (
         assignments.group_by(list(by), maintain_order=True)
         .agg(
@@ -180,14 +212,16 @@ def score_frame(assignments: pl.DataFrame, by: Sequence[str] = ("battle_id", "si
             strict.mean().alias("strict_all"),
             strict.filter(vital).mean().alias("strict_vital"),
         )
-        .with_columns(pl.col("vital", "strict_vital").fill_null(nan))
+        .with_columns(pl.col("vital", "strict_vital").fill_null(pl.lit(fill)))
     )
 
 
 def nugget_preference(
-    score_a: np.ndarray | Sequence[float], score_b: np.ndarray | Sequence[float], threshold: float = TIE_THRESHOLD
+    score_a: np.ndarray | Sequence[float], score_b: np.ndarray | Sequence[float], threshold: float = TIE_THRESHOLD,
+    boundary: Boundary = "paper",
 ) -> np.ndarray:
-    """Per-battle nugget preference: ``tie`` if |score_B − score_A| ≤ threshold, else the higher side.
+    """Per-battle nugget preference: ``tie`` if |score_B − score_A| ≤ threshold, else the higher side
+    (``boundary`` picks the rule at |d| = threshold; module docstring).
 
     Returns an object array of ``model_a`` / ``tie`` / ``model_b``. NaN scores are an error.
     """
@@ -200,5 +234,5 @@ def nugget_preference(
     d = b - a
     if np.isnan(d).any():
         raise ValueError("scores contain NaN")
-    code = np.where(np.abs(d) <= threshold + _EPS, 1, np.where(d < 0, 0, 2))
+    code = np.where(tie_mask(d, threshold, boundary), 1, np.where(d < 0, 0, 2))
     return np.asarray(PREFERENCES, dtype=object)[code]

@@ -252,6 +252,7 @@ def simulate_nugget_records(
         "winner": battles["winner"].to_list() * 2, "query": col("prompt") * 2,
         "model": col("model_a") + col("model_b"), "language": col("language") * 2,
         "query_categories": cats * 2, "answer_text": [None] * (2 * vote.size),
+        "chunks": [None] * (2 * vote.size),
     }
     position = np.arange(noise.battle.size) - np.repeat(np.cumsum(noise.n) - noise.n, noise.n)
     text = _texts(noise, rng) if texts else [""] * noise.battle.size
