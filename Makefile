@@ -1,6 +1,6 @@
 # Two entry points (see README):
 #   make book   build the whole book on the embedded default (or `make book DATA=path/to/release.parquet`;
-#               also NUGGETS=, MATCH_LOGS=, ANSWERS=, ANSWER_LABELS=, ATTRIBUTION=: see README)
+#               also NUGGETS=, MATCH_LOGS=, ANSWERS=, ANSWER_LABELS=, ATTRIBUTION=, TEXT_ARENA=: see README)
 #   make test   install, lint (ruff), type-check (mypy) and run the test suite
 # Both create or reuse the virtual environment in .venv/.
 
@@ -15,8 +15,9 @@ MATCH_LOGS ?=
 ANSWERS ?=
 ANSWER_LABELS ?=
 ATTRIBUTION ?=
+TEXT_ARENA ?=
 # Command-line variables are exported (expanded) to every recipe by default: not these.
-unexport DATA SEED BOOTSTRAP NUGGETS MATCH_LOGS ANSWERS ANSWER_LABELS ATTRIBUTION
+unexport DATA SEED BOOTSTRAP NUGGETS MATCH_LOGS ANSWERS ANSWER_LABELS ATTRIBUTION TEXT_ARENA
 # A local mirror of the inputs pre-seeds the download cache (hashes are still checked).
 ANALYSIS_DATA_MIRROR ?= $(wildcard $(CURDIR)/../shared/data)
 export ANALYSIS_DATA_MIRROR
@@ -43,6 +44,7 @@ book: export BOOK_MATCH_LOGS = $(value MATCH_LOGS)
 book: export BOOK_ANSWERS = $(value ANSWERS)
 book: export BOOK_ANSWER_LABELS = $(value ANSWER_LABELS)
 book: export BOOK_ATTRIBUTION = $(value ATTRIBUTION)
+book: export BOOK_TEXT_ARENA = $(value TEXT_ARENA)
 book: $(VENV)/.installed
 	$(PY) -m bookbuild
 

@@ -160,9 +160,12 @@ class DescribeResult:
 
 def unusable_note(step: str, frame: pl.DataFrame) -> str:
     """"not run: no usable LLM reply at the <step> step (F of N failed, T timed out, U not run; first error:
-    ...)": why a step gave nothing to compute with, with the counts (errors name a kind, never the input)."""
+    ...)": why a step gave nothing to compute with, with the counts (errors name a kind, never the input).
+    When no item was even attempted (no endpoint, nothing cached), just that reason."""
     status = frame["status"]
     errors = frame["error"].drop_nulls()
+    if frame.height and bool((status == NOT_RUN).all()) and errors.len():
+        return str(errors.first())
     timed_out = int(errors.str.contains("deadline exceeded|timeout|deadline passed").sum())
     first = str(errors.first()) if errors.len() else ""
     return (f"not run: no usable LLM reply at the {step} step ({int((status == 'failed').sum())} of {frame.height} "

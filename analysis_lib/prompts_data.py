@@ -131,9 +131,9 @@ def _require_hub(dataset_id: str, timeout_s: float) -> None:
     host = os.environ.get("HF_ENDPOINT", "https://huggingface.co").split("://")[-1].split("/")[0]
     try:
         socket.create_connection((host, 443), timeout=min(timeout_s, 5.0)).close()
-    except OSError as err:
-        raise ExternalDataUnavailable(f"{dataset_id}: the Hugging Face hub is not reachable from here "
-                                      f"({type(err).__name__}: {err})") from None
+    except OSError:
+        raise ExternalDataUnavailable(f"{dataset_id}: the Hugging Face hub ({host}) is not reachable from this "
+                                      "build") from None
 
 
 def load_wildchat(n: int = 100_000, *, timeout_s: float = 20.0) -> pl.DataFrame:

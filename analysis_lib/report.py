@@ -142,6 +142,7 @@ class Result:
     source: str = ""
     note: str = ""
     planted: float | str | None = None
+    bound: Bound | None = None
 
 
 def compare(
@@ -253,6 +254,7 @@ class Recorder:
             source=source,
             note=note,
             planted=planted,
+            bound=bound if paper is not None else None,
         )
         self.results = [r for r in self.results if (r.analysis_id, r.quantity) != (analysis_id, quantity)]
         self.results.append(result)
@@ -284,7 +286,7 @@ class Recorder:
 
     @staticmethod
     def _line(r: Result, digits: int) -> str:
-        paper = f" (paper: {format_value(r.paper, digits)})" if r.paper is not None else ""
+        paper = f" (paper: {format_paper(r, digits)})" if r.paper is not None else ""
         note = f" — {r.note}" if r.note else ""
         return f"{r.analysis_id} {r.quantity}: {format_value(r.ours, digits)}{paper} [{r.status}]{note}"
 
@@ -311,6 +313,15 @@ def format_value(v: float | str | None, digits: int = 3) -> str:
     return str(v)
 
 
+def format_paper(r: Result | PaperValue, digits: int = 3) -> str:
+    """The paper's value as the paper states it: ``> x`` for a lower bound ("more than x", "positive" for x = 0),
+    ``< x`` for an upper bound ("less than x"), else the value (:func:`format_value`)."""
+    text = format_value(r.paper, digits)
+    if r.paper is None or r.bound is None:
+        return text
+    return ("> " if r.bound == "lower" else "< ") + text
+
+
 def results_frame(results: list[Result]) -> pl.DataFrame:
     """A list of results as a frame with string-typed value columns (numbers and labels mix)."""
     schema = {
@@ -328,7 +339,7 @@ def results_frame(results: list[Result]) -> pl.DataFrame:
             "analysis_id": r.analysis_id,
             "quantity": r.quantity,
             "ours": None if r.ours is None else format_value(r.ours, 4),
-            "paper": None if r.paper is None else format_value(r.paper, 4),
+            "paper": None if r.paper is None else format_paper(r, 4),
             "data": r.data,
             "status": r.status,
             "source": r.source,
@@ -442,7 +453,7 @@ def section_table(results: list[Result], digits: int = 3) -> HTMLTable:
     with_planted = any(r.planted is not None for r in results)
     rows = []
     for r in results:
-        paper = format_value(r.paper, digits) if r.paper is not None else "no paper number"
+        paper = format_paper(r, digits) if r.paper is not None else "no paper number"
         row = {
             "quantity": html.escape(r.quantity),
             "this build": html.escape(format_value(r.ours, digits)),

@@ -39,7 +39,7 @@ import polars as pl
 
 from analysis_lib import data, navigation, sources
 from analysis_lib.navigation import Chapter
-from analysis_lib.report import Result, format_value
+from analysis_lib.report import Result, format_paper, format_value
 
 #: Aggregate order, worst first (see the module docstring), then ``not yet``.
 AGGREGATE_ORDER: tuple[str, ...] = ("differs", "simulated", "not run", "match", "computed")
@@ -126,7 +126,7 @@ def describe_result(r: Result, digits: int = 3) -> str:
         reason = f" ({r.note})" if r.note else ""
         return f"{r.quantity}: not run{reason}"
     refs = [f"planted {format_value(r.planted, digits)}"] if r.planted is not None else []
-    refs += [f"paper {format_value(r.paper, digits)}"] if r.paper is not None else []
+    refs += [f"paper {format_paper(r, digits)}"] if r.paper is not None else []
     paper = f" ({'; '.join(refs)})" if refs else ""
     note = f" — {r.note}" if r.note else ""
     return f"{r.quantity} = {format_value(r.ours, digits)}{paper}{note}"
@@ -262,7 +262,7 @@ def summary_line(rs: list[Result], failed: list[str] | None = None) -> str:
     first = next((r for r in rs if r.status == "differs"), None)
     if first is None:
         return line
-    paper = f" (paper {format_value(first.paper)})" if first.paper is not None else ""
+    paper = f" (paper {format_paper(first)})" if first.paper is not None else ""
     return line + f"; differs: {first.quantity} = {format_value(first.ours)}{paper}"
 
 

@@ -17,7 +17,7 @@ import polars as pl
 
 from analysis_lib import navigation
 from analysis_lib.navigation import Chapter
-from analysis_lib.report import format_value, paper_values
+from analysis_lib.report import format_paper, paper_values
 from analysis_lib.status import (
     PAPERS,
     STATUS_MEANING,
@@ -98,7 +98,7 @@ def _details(row: Mapping[str, str | None]) -> str:
         # IDs that recorded nothing: what the paper-values table says the paper reports for them
         for (aid, quantity), v in paper_values().items():
             if aid == row["id"] and v.paper is not None:
-                items.append(f"<li>{html.escape(quantity)}: paper {html.escape(format_value(v.paper))}</li>")
+                items.append(f"<li>{html.escape(quantity)}: paper {html.escape(format_paper(v))}</li>")
     used = row["data_used"]
     data_text = html.escape(row["data_class"] or "—") + (f" → {html.escape(used)}" if used else "")
     items.append(f"<li>data: {data_text}</li>")

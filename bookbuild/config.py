@@ -23,6 +23,7 @@ USER_INPUTS: dict[str, tuple[str, str]] = {
     "answers": ("BOOK_ANSWERS", "answer_records"),
     "answer_labels": ("BOOK_ANSWER_LABELS", "answer_labels"),
     "attribution": ("BOOK_ATTRIBUTION", "attribution_source"),
+    "text_arena": ("BOOK_TEXT_ARENA", "text_arena_source"),
 }
 
 

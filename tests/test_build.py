@@ -449,3 +449,16 @@ def test_setup_cells_folded_and_injected_paths_removed_from_the_page(tmp_path):
     collapse_setup_cells(path)  # idempotent
     tags = [c.metadata.get("tags", []) for c in nbformat.read(path, as_version=4).cells]
     assert tags == [[], ["parameters", "hide-cell"], ["injected-parameters", "remove-cell"], []]
+
+
+def test_every_user_input_has_a_make_variable_and_a_readme_row():
+    """Each runner input (``--nuggets``, ``--text-arena``...) is reachable as ``make book VAR=`` (exported to the
+    runner's environment, unexported elsewhere) and documented in the README's option table."""
+    makefile = (REPO / "Makefile").read_text()
+    readme = (REPO / "README.md").read_text()
+    unexported = next(line for line in makefile.splitlines() if line.startswith("unexport ")).split()[1:]
+    for env, param in build.USER_INPUTS.values():
+        var = env.removeprefix("BOOK_")
+        assert f"book: export {env} = $(value {var})" in makefile, var
+        assert var in unexported, var
+        assert f"| `{var}` | `{param}` |" in readme, var

@@ -120,7 +120,8 @@ def test_not_run_without_endpoint(tmp_path, monkeypatch):
     client = LLMClient(cache_dir=tmp_path, progress=False)
     res = describe.describe_differences(["a"] * 10, ["b"] * 10, client, settings=Settings(2, 2, 4))
     assert res.status == "not run" and res.validation.is_empty() and res.properties == []
-    assert res.note.startswith("not run")
+    # nothing attempted: the one reason, not a count of 0 failed / 0 timed out
+    assert res.note == "not run: no LLM endpoint configured (set OPENAI_BASE_URL / OPENAI_API_KEY) and no cached result"
 
 
 def test_paper_models_by_default(tmp_path, monkeypatch):
@@ -225,3 +226,18 @@ def test_an_all_failed_step_is_not_run_with_counts_and_never_ok_without_shares(t
                                              models={"propose": "p", "reduce": "r", "rank": "k"})
     assert part.status == "ok" and part.validation["share_a"].null_count() == 0
     assert part.validation.height == 2 and "1 of 3 properties left out" in part.note
+
+
+def test_hub_unreachable_reason_is_plain(monkeypatch):
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise socket.gaierror(-2, "Name or service not known")
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_ENDPOINT", raising=False)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    with pytest.raises(prompts_data.ExternalDataUnavailable) as err:
+        prompts_data._require_hub("allenai/WildChat-nontoxic", 1.0)
+    assert str(err.value) == ("allenai/WildChat-nontoxic: the Hugging Face hub (huggingface.co) is not reachable "
+                              "from this build")

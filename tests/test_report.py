@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from analysis_lib.report import Recorder, compare
+from analysis_lib.status import describe_result
 
 
 @pytest.mark.parametrize(
@@ -70,6 +71,12 @@ def test_recorder_looks_up_paper_values(tmp_path, monkeypatch):
         table = rec.section("XX-1")._repr_html_()
         assert "4,326" not in table and "4326" in table and "no paper number" in table and "differs" in table
         assert "planted" in rec.section("XX-2")._repr_html_()
+        # a bound is shown as the paper states it ("more than 11"), in the section, the text line and the status
+        rec.number("XX-2", "users", 12)
+        assert "&gt; 11" in rec.section("XX-2")._repr_html_()
+        assert describe_result(got_users := rec.results[-1]) == "users = 12 (paper > 11)" and got_users.bound == "lower"
+        saved = json.loads((tmp_path / "out" / "01_x.json").read_text())["results"]
+        assert [r["bound"] for r in saved if r["quantity"] == "users"] == ["lower"]
     finally:
         report.paper_values.cache_clear()
 
