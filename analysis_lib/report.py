@@ -413,6 +413,10 @@ def _status_badge(status: str) -> str:
             f'font-weight:600">{html.escape(status)}</span>')
 
 
+SCROLL_HINT_ROWS = 12
+"""Tables longer than this get a "scroll inside the table" line (a 480 px box shows about 14 short rows)."""
+
+
 def html_table(
     frame: pl.DataFrame,
     *,
@@ -422,8 +426,10 @@ def html_table(
     digits: int = 3,
 ) -> HTMLTable:
     """Every row and column of ``frame`` as an HTML table (never truncated), scrolling inside a box taller
-    than ``max_height_px``. Numbers are rounded to ``digits`` decimals; cells of ``raw_html_columns`` are
-    inserted as HTML, every other cell is escaped."""
+    than ``max_height_px`` with its header row kept in view; a table of more than :data:`SCROLL_HINT_ROWS` rows
+    (which may not fit the box) is announced with its row count, so no reader takes it for truncated. Numbers
+    are rounded to ``digits`` decimals; cells of ``raw_html_columns`` are inserted as HTML, every other cell is
+    escaped."""
 
     def cell(col: str, v: object) -> str:
         if col in raw_html_columns:
@@ -434,7 +440,9 @@ def html_table(
             return html.escape(format_value(v, digits))
         return html.escape(str(v))
 
-    head = "".join(f'<th style="{_CELL}border-bottom:2px solid #999">{html.escape(c)}</th>' for c in frame.columns)
+    sticky = "position:sticky;top:0;background:#fff;" if max_height_px else ""
+    head = "".join(f'<th style="{_CELL}{sticky}border-bottom:2px solid #999">{html.escape(c)}</th>'
+                   for c in frame.columns)
     body = "".join(
         "<tr>" + "".join(f'<td style="{_CELL}">{cell(c, v)}</td>' for c, v in zip(frame.columns, row)) + "</tr>"
         for row in frame.iter_rows()
@@ -443,7 +451,11 @@ def html_table(
         if caption else ""
     table = f'<table style="{_TABLE_STYLE}">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
     box = f"max-height:{max_height_px}px;overflow:auto;" if max_height_px else ""
-    wrapped = f'<div style="{box}max-width:100%;overflow-x:auto">{table}</div>'
+    hint = ""
+    if max_height_px and frame.height > SCROLL_HINT_ROWS:
+        hint = (f'<div style="font-size:0.85em;color:#666">{frame.height} rows: scroll inside the table to see them '
+                "all</div>")
+    wrapped = f'{hint}<div style="{box}max-width:100%;overflow-x:auto">{table}</div>'
     return HTMLTable(wrapped,
                      f"<table: {frame.height} rows × {frame.width} columns{': ' + caption if caption else ''}>")
 

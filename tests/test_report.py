@@ -106,6 +106,9 @@ def test_html_table_shows_every_row_and_escapes():
     frame = pl.DataFrame({"name": [f"<m{i}>" for i in range(40)], "x": [i / 3 for i in range(40)]})
     out = html_table(frame)._repr_html_()
     assert out.count("<tr>") == 41 and "&lt;m39&gt;" in out and "<m39>" not in out and "13" in out
+    assert "40 rows: scroll inside the table" in out and "position:sticky" in out
+    short = html_table(frame.head(12))._repr_html_()
+    assert "scroll inside" not in short and html_table(frame, max_height_px=None)._repr_html_().count("sticky") == 0
 
 
 def test_heatmap_text_contrasts_with_cell():
