@@ -108,15 +108,16 @@ def test_ratings_match_the_closed_form_for_two_models():
     # a beats b 3 times out of 4: MLE r_a - r_b = log10(3), Elo gap = 400 log10 3
     m = pl.DataFrame({"model_a": ["a"] * 4, "model_b": ["b"] * 4, "winner": ["model_a"] * 3 + ["model_b"]})
     board = tn.ratings(m, n_bootstrap=0)
-    gap = board["rating_ml"][0] - board["rating_ml"][1]
+    gap = board["rating"][0] - board["rating"][1]
     assert board["model"].to_list() == ["a", "b"] and gap == pytest.approx(400 * math.log10(3), rel=1e-6)
-    assert board["rating_ml"].mean() == pytest.approx(1000) and board["ridge"][0] == 0
+    assert board["rating"].mean() == pytest.approx(1000) and board["ridge"][0] == 0 and board["mle"].all()
 
 
 def test_ratings_fall_back_to_ridge_when_the_mle_does_not_exist():
     m = pl.DataFrame({"model_a": ["a", "c"], "model_b": ["b", "d"], "winner": ["model_a", "tie"]})
     board = tn.ratings(m, n_bootstrap=20)
-    assert board["ridge"][0] == tn.RIDGE_FALLBACK and board["model"][0] == "a"
+    assert board["ridge"][0] == tn.RIDGE_FALLBACK and board["model"][0] == "a" and not board["mle"].any()
+    assert board["ridge_resamples"][0] == 20  # two pieces in every resample
     assert np.isfinite(board["ci_lower"].to_numpy()).all()
 
 
@@ -247,3 +248,4 @@ def test_match_source_simulates_by_default():
     src = source.load_match_source("", {"t1": tree, "t2": tree}, n_agents=4, n_rounds=2, seed=0)
     assert src.kind == "simulated" and set(src.reference) == {a.name for a in src.agents}
     assert ml.matches(src.rounds).height == 2 * 2 * 2  # 2 pairs x 2 rounds x 2 trees
+
