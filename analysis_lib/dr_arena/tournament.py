@@ -6,7 +6,9 @@ Pairing
     model in that order that it has not met yet, falling back to the next unpaired model when it has met them
     all (the framework's rule). The greedy pass can repeat a pair when a repeat-free pairing exists; the default
     rule then searches for one (:func:`swiss_pairs`). With an odd number of models, the one left unpaired gets a
-    bye (no match, no points).
+    bye (no match, no points). Swiss convention gives nobody a second bye while another model has had fewer:
+    both rules get the history of byes and move the bye to the lowest-rated model with the fewest byes when the
+    framework's pass would repeat one (the framework keeps no such history).
 
 Ratings
     A match counts as one battle, decided by the final cumulative scores (higher wins, equal = tie, half a
@@ -44,6 +46,7 @@ The ridge, where the MLE does not exist
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -91,33 +94,57 @@ def _no_repeat(order: list[str], met: set[frozenset[str]]) -> list[tuple[str, st
     return None
 
 
+def _bye_candidates(order: Sequence[str], bye_history: Sequence[str]) -> list[str]:
+    """The models that may take a bye, lowest-rated (last in ``order``) first: those with the fewest byes in
+    ``bye_history`` (everyone, when the history is empty)."""
+    counts = Counter(bye_history)
+    fewest = min(counts[m] for m in order)
+    return [m for m in reversed(order) if counts[m] == fewest]
+
+
 def swiss_pairs(models: Sequence[str], ratings: Mapping[str, float] | None, met: set[frozenset[str]],
-                rng: np.random.Generator, rule: PairingRule = "search") -> Pairing:
+                rng: np.random.Generator, rule: PairingRule = "search",
+                bye_history: Sequence[str] = ()) -> Pairing:
     """One round of pairings (module docstring). ``ratings=None`` = round 1 (random order); ``met`` holds the
-    pairs that have already played.
+    pairs that have already played; ``bye_history`` the models that had a bye in earlier rounds (one entry per
+    bye).
 
     ``rule="greedy"`` is the framework's: the best unpaired model takes the next model it has not met, else the
     next one. ``rule="search"`` (default) avoids repeats while possible: it returns the greedy pairing when that
     has no repeat, else the first repeat-free pairing in the same preference order (the bye going to the
-    lowest-rated model that leaves one), and falls back to the greedy pairing when none exists."""
+    lowest-rated model that leaves one), and falls back to the greedy pairing when none exists.
+
+    Byes (odd count), both rules: a model may take the bye only if no other model has had fewer byes
+    (:func:`_bye_candidates`). When the bye the framework's pass leaves (round 1: the last in the random order)
+    is not allowed, the lowest-rated allowed model (round 1: the last allowed one in that order) takes it and
+    the others are paired by the same pass. The
+    search tries allowed byes only; if none of them leaves a repeat-free pairing, the bye rule wins over repeat
+    avoidance (the greedy pairing with an allowed bye). With an empty history both rules are the framework's."""
     if len(set(models)) != len(models):
         raise ValueError("model names must be unique")
+    odd = len(models) % 2 == 1
     if ratings is None:
         order = [models[i] for i in rng.permutation(len(models))]
-        pairs = [(order[i], order[i + 1]) for i in range(0, len(order) - 1, 2)]
-        return Pairing(tuple(pairs), order[-1] if len(order) % 2 else None)
+        bye = _bye_candidates(order, bye_history)[0] if odd else None  # order[-1] unless it had more byes
+        rest = [m for m in order if m != bye]
+        return Pairing(tuple((rest[i], rest[i + 1]) for i in range(0, len(rest) - 1, 2)), bye)
     missing = [m for m in models if m not in ratings]
     if missing:
         raise ValueError(f"no rating for {missing}")
     order = sorted(models, key=lambda m: (-ratings[m], m))
+    allowed = _bye_candidates(order, bye_history) if odd else []
     greedy = _greedy(order, met)
-    if rule == "search" and any(frozenset(p) in met for p in greedy):
-        for bye in (reversed(order) if len(order) % 2 else [None]):
-            found = _no_repeat([m for m in order if m != bye], met)
-            if found is not None:
-                return Pairing(tuple(found), bye)
     paired = {m for p in greedy for m in p}
-    return Pairing(tuple(greedy), next((m for m in order if m not in paired), None))
+    bye = next((m for m in order if m not in paired), None)
+    if bye is not None and bye not in allowed:
+        bye = allowed[0]
+        greedy = _greedy([m for m in order if m != bye], met)
+    if rule == "search" and any(frozenset(p) in met for p in greedy):
+        for candidate in (allowed if odd else [None]):
+            found = _no_repeat([m for m in order if m != candidate], met)
+            if found is not None:
+                return Pairing(tuple(found), candidate)
+    return Pairing(tuple(greedy), bye)
 
 
 def battles(matches: pl.DataFrame) -> pl.DataFrame:
@@ -243,20 +270,23 @@ def run_swiss(models: Sequence[str], play: PlayMatch, n_rounds: int = 4, seed: i
               progress: Callable[[Any], Any] | None = None,
               rule: PairingRule = "search") -> tuple[pl.DataFrame, pl.DataFrame]:
     """Play a Swiss tournament: ``(rounds, pairings)`` where ``rounds`` is every logged round (match-log
-    schema) and ``pairings`` has ``tournament_round, model_a, model_b`` (``model_b`` null for a bye)."""
+    schema) and ``pairings`` has ``tournament_round, model_a, model_b`` (``model_b`` null for a bye). The byes
+    given so far go to :func:`swiss_pairs`, so no model gets a second bye before every model has had one."""
     rng = np.random.default_rng(seed)
     met: set[frozenset[str]] = set()
+    byes: list[str] = []
     records: list[dict[str, Any]] = []
     plan: list[dict[str, Any]] = []
     iterator = range(1, n_rounds + 1)
     for t in progress(iterator) if progress else iterator:
         current = None if t == 1 else point_ratings(_matches(rounds_frame(records)), models)
-        pairing = swiss_pairs(models, current, met, rng, rule)
+        pairing = swiss_pairs(models, current, met, rng, rule, byes)
         for a, b in pairing.pairs:
             met.add(frozenset((a, b)))
             plan.append({"tournament_round": t, "model_a": a, "model_b": b})
             records.extend(play(a, b, t))
         if pairing.bye is not None:
+            byes.append(pairing.bye)
             plan.append({"tournament_round": t, "model_a": pairing.bye, "model_b": None})
     return rounds_frame(records), pl.DataFrame(plan, schema={"tournament_round": pl.Int64, "model_a": pl.String,
                                                                "model_b": pl.String})
