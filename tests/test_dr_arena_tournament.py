@@ -108,15 +108,16 @@ def test_ratings_match_the_closed_form_for_two_models():
     # a beats b 3 times out of 4: MLE r_a - r_b = log10(3), Elo gap = 400 log10 3
     m = pl.DataFrame({"model_a": ["a"] * 4, "model_b": ["b"] * 4, "winner": ["model_a"] * 3 + ["model_b"]})
     board = tn.ratings(m, n_bootstrap=0)
-    gap = board["rating_ml"][0] - board["rating_ml"][1]
+    gap = board["rating"][0] - board["rating"][1]
     assert board["model"].to_list() == ["a", "b"] and gap == pytest.approx(400 * math.log10(3), rel=1e-6)
-    assert board["rating_ml"].mean() == pytest.approx(1000) and board["ridge"][0] == 0
+    assert board["rating"].mean() == pytest.approx(1000) and board["ridge"][0] == 0 and board["mle"].all()
 
 
 def test_ratings_fall_back_to_ridge_when_the_mle_does_not_exist():
     m = pl.DataFrame({"model_a": ["a", "c"], "model_b": ["b", "d"], "winner": ["model_a", "tie"]})
     board = tn.ratings(m, n_bootstrap=20)
-    assert board["ridge"][0] == tn.RIDGE_FALLBACK and board["model"][0] == "a"
+    assert board["ridge"][0] == tn.RIDGE_FALLBACK and board["model"][0] == "a" and not board["mle"].any()
+    assert board["ridge_resamples"][0] == 20  # two pieces in every resample
     assert np.isfinite(board["ci_lower"].to_numpy()).all()
 
 
@@ -247,3 +248,55 @@ def test_match_source_simulates_by_default():
     src = source.load_match_source("", {"t1": tree, "t2": tree}, n_agents=4, n_rounds=2, seed=0)
     assert src.kind == "simulated" and set(src.reference) == {a.name for a in src.agents}
     assert ml.matches(src.rounds).height == 2 * 2 * 2  # 2 pairs x 2 rounds x 2 trees
+
+
+def _random_rounds(rng, n, n_rounds, rule, met_share=0.0):
+    """Byes handed out over ``n_rounds`` rounds of ``swiss_pairs`` with random ratings, random earlier meetings
+    and the pairs it chose; yields (pairing with the history, pairing without it, history before the round)."""
+    models = [f"m{i}" for i in range(n)]
+    met = {frozenset(p) for p in itertools.combinations(models, 2) if rng.random() < met_share}
+    byes: list[str] = []
+    for t in range(n_rounds):
+        ratings = None if t == 0 else dict(zip(models, rng.normal(1000, 100, n), strict=True))
+        state = rng.bit_generator.state
+        with_history = tn.swiss_pairs(models, ratings, met, rng, rule, byes)
+        rng.bit_generator.state = state
+        without = tn.swiss_pairs(models, ratings, met, rng, rule)
+        yield with_history, without, list(byes)
+        met |= {frozenset(p) for p in with_history.pairs}
+        byes.append(with_history.bye)
+
+
+@pytest.mark.parametrize("rule", ["greedy", "search"])
+def test_no_second_bye_while_another_model_has_none(rule):
+    rng = np.random.default_rng(11)
+    moved = 0
+    for trial in range(400):
+        n = int(rng.choice([3, 5, 7, 9]))
+        n_rounds = int(rng.integers(1, n + 1))
+        for with_history, without, history in _random_rounds(rng, n, n_rounds, rule, met_share=0.3 * (trial % 3)):
+            assert with_history.bye not in history  # rounds <= N: nobody needs a second bye
+            paired = [m for p in with_history.pairs for m in p]
+            assert len(set(paired)) == len(paired) == n - 1 and with_history.bye not in paired
+            if without.bye not in history:  # the framework's bye is allowed: nothing changes
+                assert with_history == without
+            else:
+                moved += 1
+    assert moved > 50  # the history mattered in many rounds
+
+
+def test_byes_beyond_n_rounds_stay_even_and_even_counts_have_none():
+    rng = np.random.default_rng(2)
+    for rule in ("greedy", "search"):
+        byes = [p.bye for p, _, _ in _random_rounds(rng, 5, 12, rule)]
+        counts = [byes.count(m) for m in sorted(set(byes))]
+        assert len(counts) == 5 and max(counts) - min(counts) <= 1
+        assert all(p.bye is None for p, _, _ in _random_rounds(rng, 6, 4, rule))
+
+
+def test_run_swiss_gives_each_of_seven_models_one_bye_in_seven_rounds():
+    strength = {m: i for i, m in enumerate("abcdefg")}
+    for seed in range(3):
+        _, plan = tn.run_swiss(list(strength), _toy_play(strength), n_rounds=7, seed=seed)
+        byes = plan.filter(pl.col("model_b").is_null())["model_a"].to_list()
+        assert sorted(byes) == sorted(strength)
