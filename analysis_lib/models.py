@@ -59,6 +59,13 @@ def provider_of(models: pl.Expr) -> pl.Expr:
     return models.replace_strict(mapping, default="other", return_dtype=pl.String)
 
 
+def paper_name(models: pl.Expr) -> pl.Expr:
+    """The paper's name of a raw model id (``gpt-4o-search-preview-high`` → ``gpt-4o-search-high``); names not in
+    the model table are kept as they are."""
+    t = model_table()
+    return models.replace(dict(zip(t["raw_model"], t["model"], strict=True)))
+
+
 def _the_non_search_model() -> tuple[str, str]:
     rows = model_table().filter(~pl.col("search"))
     if rows.height != 1:

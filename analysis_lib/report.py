@@ -407,6 +407,13 @@ class HTMLTable:
         return self.text
 
 
+def folded(table: HTMLTable, summary: str) -> HTMLTable:
+    """``table`` inside a closed ``<details>`` block whose line reads ``summary`` (for long number tables a
+    reader opens on demand)."""
+    return HTMLTable(f"<details><summary>{html.escape(summary)}</summary>{table.html}</details>",
+                     f"{summary}\n{table.text}")
+
+
 def _status_badge(status: str) -> str:
     fg, bg = STATUS_STYLE.get(status, ("#333", "#fff"))
     return (f'<span style="color:{fg};background:{bg};border-radius:3px;padding:1px 6px;white-space:nowrap;'
@@ -426,7 +433,7 @@ def html_table(
     digits: int = 3,
 ) -> HTMLTable:
     """Every row and column of ``frame`` as an HTML table (never truncated), scrolling inside a box taller
-    than ``max_height_px`` with its header row kept in view; a table of more than :data:`SCROLL_HINT_ROWS` rows
+    than ``max_height_px`` with its header row kept in view (missing values and NaN as "—", booleans as yes / no); a table of more than :data:`SCROLL_HINT_ROWS` rows
     (which may not fit the box) is announced with its row count, so no reader takes it for truncated. Numbers
     are rounded to ``digits`` decimals; cells of ``raw_html_columns`` are inserted as HTML, every other cell is
     escaped."""
@@ -434,8 +441,10 @@ def html_table(
     def cell(col: str, v: object) -> str:
         if col in raw_html_columns:
             return str(v)
-        if v is None:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
             return "—"
+        if isinstance(v, bool):
+            return "yes" if v else "no"
         if isinstance(v, float):
             return html.escape(format_value(v, digits))
         return html.escape(str(v))

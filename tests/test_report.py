@@ -107,6 +107,8 @@ def test_html_table_shows_every_row_and_escapes():
     out = html_table(frame)._repr_html_()
     assert out.count("<tr>") == 41 and "&lt;m39&gt;" in out and "<m39>" not in out and "13" in out
     assert "40 rows: scroll inside the table" in out and "position:sticky" in out
+    flags = html_table(pl.DataFrame({"ok": [True, False], "p": [0.5, float("nan")]}))._repr_html_()
+    assert ">yes<" in flags and ">no<" in flags and ">—<" in flags and "nan" not in flags and "True" not in flags
     short = html_table(frame.head(12))._repr_html_()
     assert "scroll inside" not in short and html_table(frame, max_height_px=None)._repr_html_().count("sticky") == 0
 
@@ -117,3 +119,13 @@ def test_heatmap_text_contrasts_with_cell():
     assert contrast_text_color((0.03, 0.19, 0.42, 1.0)) == "white"  # darkest Blues cell
     assert contrast_text_color((0.97, 0.98, 1.0, 1.0)) == "black"   # lightest Blues cell
     assert contrast_text_color((0.5, 0.5, 0.5, 1.0)) == "black"     # mid grey: luminance 0.214 > 0.179
+
+
+def test_folded_wraps_a_table_in_closed_details():
+    import polars as pl
+
+    from analysis_lib.report import folded, html_table
+
+    out = folded(html_table(pl.DataFrame({"a": [1]})), "All <1> numbers")._repr_html_()
+    assert out.startswith("<details><summary>All &lt;1&gt; numbers</summary><div") and out.endswith("</details>")
+    assert "open" not in out.split(">")[0]

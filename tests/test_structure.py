@@ -141,3 +141,8 @@ def test_compare_results_bad_file_names_it(tmp_path, capsys):
     (tmp_path / "y" / "03.json").write_text("{}")
     assert compare_results.main([str(tmp_path / "x"), str(tmp_path / "y")]) == 2
     assert "03.json: cannot read results JSON" in capsys.readouterr().err
+
+
+def test_paper_name_maps_raw_ids_and_keeps_unknown_names():
+    got = pl.select(models.paper_name(pl.Series(["gpt-4o-search-preview-high", "sonar", "not-a-model"]))).to_series()
+    assert got.to_list() == ["gpt-4o-search-high", "sonar", "not-a-model"]
