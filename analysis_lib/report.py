@@ -433,10 +433,10 @@ def html_table(
     digits: int = 3,
 ) -> HTMLTable:
     """Every row and column of ``frame`` as an HTML table (never truncated), scrolling inside a box taller
-    than ``max_height_px`` with its header row kept in view (missing values and NaN as "—", booleans as yes / no); a table of more than :data:`SCROLL_HINT_ROWS` rows
-    (which may not fit the box) is announced with its row count, so no reader takes it for truncated. Numbers
-    are rounded to ``digits`` decimals; cells of ``raw_html_columns`` are inserted as HTML, every other cell is
-    escaped."""
+    than ``max_height_px`` with its header row kept in view; missing values and NaN show as "—", booleans as
+    yes / no. A table of more than :data:`SCROLL_HINT_ROWS` rows (which may not fit the box) is announced with
+    its row count, so no reader takes it for truncated. Numbers are rounded to ``digits`` decimals; cells of
+    ``raw_html_columns`` are inserted as HTML, every other cell is escaped."""
 
     def cell(col: str, v: object) -> str:
         if col in raw_html_columns:
