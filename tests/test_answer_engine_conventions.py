@@ -4,6 +4,7 @@ both, the Fig 7 example under both, the scorecards' convention check and the one
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -213,3 +214,16 @@ def test_scrape_rules():
     assert not ae.scrape_ok(None, "jina") and not ae.scrape_ok("", "jina")
     assert ae.SCRAPE_RULE_OF == {"released": "jina", "paper": "nonempty"}
     assert ae.NECESSITY_OF == {"released": "greedy", "paper": "set_cover"}
+
+
+def test_convention_comparison_of_loaded_records(tmp_path):
+    path = tmp_path / "three.json"
+    path.write_text(json.dumps(three_answers()))
+    data = ae.load_answers(path)
+    assert data.convention == "released" and data.converted.meta.height == 3
+    table = {r["metric"]: r for r in data.convention_comparison().iter_rows(named=True)}
+    assert set(table) == set(ae.SOURCE_METRICS)
+    for k in ae.SOURCE_METRICS:
+        assert (table[k]["released"], table[k]["paper"]) == pytest.approx((PERCENT["released"][k],
+                                                                           PERCENT["paper"][k])), k
+    assert table["citation_accuracy"]["difference"] == pytest.approx(25.0)

@@ -12,7 +12,7 @@ from analysis_lib.fetch import published
 from analysis_lib.llm import LLMClient
 
 from .batch import batch_metrics, pack_answers
-from .conventions import DEFAULT_CONVENTION, Convention, check_convention
+from .conventions import CONVENTIONS, DEFAULT_CONVENTION, SOURCE_METRICS, Convention, check_convention
 from .metrics import NecessityMethod
 from .pipeline import JudgeReport, judge_records
 from .records import (
@@ -24,6 +24,7 @@ from .records import (
     parse_records,
     records_to_answers,
 )
+from .scorecard import engine_scorecard
 from .simulate import SimulatedAnswers, simulate_answers
 
 
@@ -49,6 +50,23 @@ class AnswerData:
         m = batch_metrics(pack_answers(self.converted.answers, meta["debate"].to_list()), necessity,
                           convention=self.convention)
         return pl.concat([meta.select("id", "engine", "query_type"), m], how="horizontal")
+
+    def convention_comparison(self) -> pl.DataFrame:
+        """``engine, metric, released, paper, difference``: each engine's percentage of the five source and
+        citation metrics with the records converted and scored under each convention (:mod:`.conventions`);
+        ``difference`` = released − paper."""
+        cards = {}
+        for conv in CONVENTIONS:
+            c = records_to_answers(self.records, self.support, convention=conv)
+            m = batch_metrics(pack_answers(c.answers, c.meta["debate"].to_list()), convention=conv)
+            cards[conv] = engine_scorecard(m.with_columns(engine=c.meta["engine"]), convention=conv)
+        look = {conv: {r["metric"].removeprefix("pct_"): r for r in card.iter_rows(named=True)}
+                for conv, card in cards.items()}
+        rows = [{"engine": e, "metric": k, **{conv: look[conv][k][e] for conv in CONVENTIONS}}
+                for e in cards[DEFAULT_CONVENTION].columns[1:] for k in SOURCE_METRICS]
+        frame = pl.DataFrame(rows, schema={"engine": pl.String, "metric": pl.String, "released": pl.Float64,
+                                           "paper": pl.Float64})
+        return frame.with_columns(difference=pl.col("released") - pl.col("paper"))
 
 
 def _unjudged(raw: list) -> bool:
