@@ -208,6 +208,15 @@ def test_one_source_limit():
     assert ae.answer_metrics(too_wide, "greedy")["source_necessity"] == (1, 17)  # no limit on the greedy cover
 
 
+def test_untitled_text_is_excluded_under_released_with_a_reason_that_says_so():
+    rec = _record("t", "x [1].", {1: "Zoos breed leopards.", 2: None}, [_st("1", [1], [1])])
+    conv = ae.records_to_answers(ae.parse_records([rec]))
+    assert conv.meta.height == 0 and "scrape_rule='nonempty'" in conv.excluded["reason"].item()
+    kept = ae.records_to_answers(ae.parse_records([rec]), scrape_rule="nonempty")  # released maths, any text
+    assert kept.meta["n_sources"].to_list() == [1]
+    assert ae.answer_metrics(kept.answers[0])["uncited_sources"] == (1, 2)  # slot 2 is listed, never cited
+
+
 def test_scrape_rules():
     assert ae.scrape_ok("Title: x", "jina") and not ae.scrape_ok(" Title: x", "jina")
     assert not ae.scrape_ok(ERROR_PAGE, "jina") and ae.scrape_ok(ERROR_PAGE, "nonempty")

@@ -40,15 +40,15 @@ Uncited Sources
     Every slot up to M counts, listed or not, scraped or not.
     paper: kept sources cited by no statement (relevant or not) / |K|.
 
-Relevant Statements, One-Sided and Overconfident are the same in both (the cell computes no relevance or
-overconfidence figure; its one-sided rule is Eq. 1).
+Relevant Statements, One-Sided and Overconfident have the same definitions in both, apart from the released skip
+above (the cell computes no relevance or overconfidence figure; its one-sided rule is Eq. 1).
 
 Scorecards (100 × mean over an engine's answers): under ``"released"`` an answer enters the five source and
-citation percentages, One-Sided and Overconfident together or not at all (the cell's skip), and none of them is
-undefined on an answer that is not skipped; under ``"paper"`` each percentage skips the answers on which that
-metric is undefined. :func:`.scorecard.engine_scorecard` and :func:`.scorecard.bootstrap_scorecard` check that a
-frame scored as ``"released"`` has that shape, so metrics computed under ``"paper"`` are not reported as the
-released numbers.
+citation percentages, One-Sided and Overconfident together or not at all (the cell's skip), and none of the five
+source and citation metrics is undefined on an answer that is not skipped; under ``"paper"`` each percentage skips
+the answers on which that metric is undefined. :func:`.scorecard.engine_scorecard` and
+:func:`.scorecard.bootstrap_scorecard` check that a frame scored as ``"released"`` has that shape, so metrics
+computed under ``"paper"`` are not reported as the released numbers.
 
 An :class:`.metrics.Answer` built from matrices alone (no answer text) carries no listed-slot numbers or text
 citations; its released Uncited Sources falls back to the ``"paper"`` count over its columns.

@@ -50,6 +50,10 @@ ScrapeRule = Literal["nonempty", "jina"]
 SCRAPE_RULE_OF: dict[Convention, ScrapeRule] = {"released": "jina", "paper": "nonempty"}
 
 _CITATION = re.compile(r"\[([\d,\s]+)\]")
+#: Exclusion reason when sources have text but none passes the released ``Title:`` test (text from a scraper
+#: other than r.jina.ai, such as :mod:`analysis_lib.scrape`, has no ``Title:`` line).
+NO_TITLE_REASON = ("no source passed the released Title: scrape test (text from another scraper: "
+                   "scrape_rule='nonempty')")
 #: ``utils_misc.extract_citations`` of the release: digits, commas and spaces inside brackets.
 _RELEASED_CITATION = re.compile(r"\[([\d, ]+)\]")
 
@@ -299,8 +303,9 @@ def records_to_answers(records: Sequence[AnswerRecord], support: pl.DataFrame | 
         listed = r.listed()
         kept = [i for i in listed if scrape_ok(r.contents[i - 1], rule)]
         if not r.statements or not kept:
-            excluded.append({"id": r.id, "engine": r.engine,
-                             "reason": "no statements" if not r.statements else "no source scraped"})
+            untitled = rule == "jina" and any(scrape_ok(r.contents[i - 1], "nonempty") for i in listed)
+            reason = ("no statements" if not r.statements else NO_TITLE_REASON if untitled else "no source scraped")
+            excluded.append({"id": r.id, "engine": r.engine, "reason": reason})
             continue
         col = {s: j for j, s in enumerate(kept)}
         n, m = len(r.statements), len(kept)
