@@ -95,7 +95,9 @@ def test_ratios_on_small_cases():
     assert ae.citation_accuracy(c, f) == (1, 2)
     assert ae.citation_thoroughness(c, f) == (1, 2)
     assert ae.source_necessity(f, rel) == (1, 3)
-    assert math.isnan(ae.citation_accuracy(np.zeros((2, 3), bool), f).value)
+    no_citation = np.zeros((2, 3), bool)
+    assert math.isnan(ae.citation_accuracy(no_citation, f, convention="paper").value)
+    assert ae.citation_accuracy(no_citation, f).value == 1.0  # released default: no citation, no imprecision
     with pytest.raises(ValueError):
         ae.citation_accuracy(c, f[:, :2])
 

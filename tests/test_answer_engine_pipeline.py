@@ -19,13 +19,14 @@ def _records() -> list[dict]:
     a = {**empty, "id": "a", "Question": "Why should zoos exist?", "answer_engine": "E1", "is_charged": True,
          "Output": "Great question! Zoos breed endangered leopards [1]. Zoos fund rangers [2]. "
                    "Critics say enclosures are small [1].",
-         "S1": "https://one.example", "S1_content": "Zoos breed endangered leopards. The enclosures are large.",
-         "S2": "https://two.example", "S2_content": "Zoos fund rangers. Zoos breed endangered leopards.",
+         "S1": "https://one.example",
+         "S1_content": "Title: One\nZoos breed endangered leopards. The enclosures are large.",
+         "S2": "https://two.example", "S2_content": "Title: Two\nZoos fund rangers. Zoos breed endangered leopards.",
          "S3": "https://three.example", "S3_content": ""}  # scrape failed: dropped
     b = {**empty, "id": "b", "Question": "Which models are used in computational hydrology?", "answer_engine": "E2",
          "is_charged": False, "Output": "Hydrology models include SWAT [1]. They are calibrated on gauges [1, 2].",
-         "S1": "https://h.example", "S1_content": "Hydrology models include SWAT and HBV.",
-         "S2": "https://g.example", "S2_content": "They are calibrated on gauges."}
+         "S1": "https://h.example", "S1_content": "Title: H\nHydrology models include SWAT and HBV.",
+         "S2": "https://g.example", "S2_content": "Title: G\nThey are calibrated on gauges."}
     return [a, b]
 
 
@@ -83,7 +84,7 @@ def _kinds(server) -> list[str]:
     return [_kind(p["messages"][-1]["content"]) for p in server.requests]
 
 
-HAND = {  # computed by hand from the records and the scripted judge (see the test's comments)
+HAND = {  # computed by hand from the records and the scripted judge (see the test's comments); paper convention
     "a": {"relevant_statements": "3/4", "uncited_sources": "0/2", "unsupported_statements": "1/3",
           "source_necessity": "1/2", "citation_accuracy": "2/3", "citation_thoroughness": "2/3",
           "one_sided_answer": 0, "overconfident_answer": 0},
@@ -91,6 +92,9 @@ HAND = {  # computed by hand from the records and the scripted judge (see the te
           "source_necessity": "2/2", "citation_accuracy": "2/3", "citation_thoroughness": "2/2",
           "one_sided_answer": None, "overconfident_answer": None},
 }
+#: Released convention: the same except a's Uncited Sources, over slots 1..3 (S3 is listed though its scrape
+#: failed) with the text's citations {1, 2}; the greedy covers ({2} for a, {1, 2} for b) are minimum here.
+HAND_RELEASED = {"a": {**HAND["a"], "uncited_sources": "1/3"}, "b": HAND["b"]}
 
 
 def test_pipeline_end_to_end_gives_the_hand_computed_metrics(server, tmp_path):
@@ -103,11 +107,13 @@ def test_pipeline_end_to_end_gives_the_hand_computed_metrics(server, tmp_path):
     assert rep["step"].to_list() == ["statements", "factual support", "confidence", "stance"]
     assert rep["items"].to_list() == [2, 10, 2, 1] and rep["failed"].sum() == 0
     recs = ae.parse_records(judged, "judged")
-    conv = ae.records_to_answers(recs, ae.load_support_results(support_path))
-    assert conv.meta["n_dropped_sources"].to_list() == [1, 0]
-    for rid, answer in zip(conv.meta["id"], conv.answers):
-        got = {k: (str(v) if isinstance(v, ae.Ratio) else v) for k, v in ae.answer_metrics(answer).items()}
-        assert got == HAND[rid], rid
+    for convention, hand in (("paper", HAND), ("released", HAND_RELEASED)):
+        conv = ae.records_to_answers(recs, ae.load_support_results(support_path), convention=convention)
+        assert conv.meta["n_dropped_sources"].to_list() == [1, 0]
+        for rid, answer in zip(conv.meta["id"], conv.answers):
+            got = {k: (str(v) if isinstance(v, ae.Ratio) else v)
+                   for k, v in ae.answer_metrics(answer, convention=convention).items()}
+            assert got == hand[rid], (convention, rid)
     assert [r.confidence for r in recs] == [5, 3]
     # the released layout's own support fields agree with the JSONL
     conv2 = ae.records_to_answers(recs)

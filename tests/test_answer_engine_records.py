@@ -18,7 +18,8 @@ from analysis_lib.fetch import published
 def _record(**over) -> dict:
     rec = {"id": "a1", "Question": "Why should zoos exist?", "Output": "Zoos help [1]. Hi. Conservation [1, 2].",
            "answer_engine": "E", "is_charged": True,
-           "S1": "https://a.example", "S1_content": "text a", "S2": "https://b.example", "S2_content": "text b",
+           "S1": "https://a.example", "S1_content": "Title: a\ntext a",
+           "S2": "https://b.example", "S2_content": "Title: b\ntext b",
            "S3": "https://c.example", "S3_content": "",  # failed scrape: dropped
            "core_statements": [
                {"id": "s1", "sentence": "Zoos help [1].", "core": "1", "supporting_sources": [1, 2],
@@ -143,7 +144,7 @@ def test_bootstrap_scorecard_interval_and_mean():
     frame = pl.DataFrame({"engine": ["e"] * 400, **{k: vals for k in ae.METRICS}})
     frame = frame.with_columns(pl.when(pl.int_range(400) < 40).then(None).otherwise(pl.col("citation_accuracy"))
                                .fill_null(math.nan).alias("citation_accuracy"))
-    sc = ae.bootstrap_scorecard(frame, n_bootstrap=2000, seed=3)
+    sc = ae.bootstrap_scorecard(frame, n_bootstrap=2000, seed=3, convention="paper")  # per-metric skipping
     row = sc.filter(pl.col("metric") == "relevant_statements").row(0, named=True)
     assert row["value"] == pytest.approx(100 * vals.mean())
     se = 100 * vals.std(ddof=1) / np.sqrt(400)  # normal-theory half width ≈ 1.96 se

@@ -1,8 +1,9 @@
 """Answer Engine Evaluation (Venkit et al., seed 004): the eight metrics of §4.2 (:mod:`.metrics`), the same
-vectorised over many answers (:mod:`.batch`), answer records in the released layout (:mod:`.records`), the LLM
-judging steps (:mod:`.pipeline`), the Fig 8 scorecard with bootstrap intervals and Table 7 thresholds
-(:mod:`.scorecard`), the answer simulator (:mod:`.simulate`), the usability study's t-tests from summary statistics
-(:mod:`.usability`) and the chapter's figures (:mod:`.plots`)."""
+vectorised over many answers (:mod:`.batch`), the two conventions for the Fig 8 metrics, ``"released"`` (the
+authors' released notebook, the default) and ``"paper"`` (:mod:`.conventions`), answer records in the released
+layout (:mod:`.records`), the LLM judging steps (:mod:`.pipeline`), the Fig 8 scorecard with bootstrap intervals
+and Table 7 thresholds (:mod:`.scorecard`), the answer simulator (:mod:`.simulate`), the usability study's t-tests
+from summary statistics (:mod:`.usability`) and the chapter's figures (:mod:`.plots`)."""
 
 from .agreement import (
     confidence_distribution,
@@ -18,16 +19,27 @@ from .batch import (
     pack_answers,
     popcount,
 )
+from .conventions import (
+    CONVENTIONS,
+    DEFAULT_CONVENTION,
+    SOURCE_METRICS,
+    Convention,
+    check_convention,
+)
 from .loading import AnswerData, load_answers
 from .metrics import (
     CATEGORIES,
     DEBATE_ONLY,
     FIGURE7_PAPER,
+    MAX_SOURCES,
     METRICS,
+    NECESSITY_OF,
     Answer,
     Category,
     NecessityMethod,
     Ratio,
+    RatioOrOne,
+    RatioOrZero,
     VertexCover,
     answer_metrics,
     citation_accuracy,
@@ -41,12 +53,14 @@ from .metrics import (
     overconfident_answer,
     relevant_statements,
     source_necessity,
+    uncited_slots,
     uncited_sources,
     unsupported_statements,
 )
 from .pipeline import JudgeReport, judge_records
 from .records import (
     CONFIDENCE_LABELS,
+    SCRAPE_RULE_OF,
     AnswerRecord,
     AnswerRecordError,
     ConvertedAnswers,
@@ -58,11 +72,13 @@ from .records import (
     parse_records,
     records_to_answers,
     scrape_ok,
+    text_citations,
 )
 from .scorecard import (
     Threshold,
     bootstrap_scorecard,
     category_counts,
+    check_metrics_convention,
     classify,
     classify_scorecard,
     display_name,
@@ -85,19 +101,28 @@ from .usability import (
 __all__ = [
     "CATEGORIES",
     "CONFIDENCE_LABELS",
+    "CONVENTIONS",
     "DEBATE_ONLY",
+    "DEFAULT_CONVENTION",
     "FIGURE7_PAPER",
+    "MAX_SOURCES",
     "METRICS",
+    "NECESSITY_OF",
+    "SCRAPE_RULE_OF",
+    "SOURCE_METRICS",
     "Answer",
     "AnswerBatch",
     "AnswerData",
     "AnswerRecord",
     "AnswerRecordError",
     "Category",
+    "Convention",
     "ConvertedAnswers",
     "JudgeReport",
     "NecessityMethod",
     "Ratio",
+    "RatioOrOne",
+    "RatioOrZero",
     "Statement",
     "Threshold",
     "VertexCover",
@@ -105,6 +130,8 @@ __all__ = [
     "batch_metrics",
     "bootstrap_scorecard",
     "category_counts",
+    "check_convention",
+    "check_metrics_convention",
     "citation_accuracy",
     "citation_thoroughness",
     "classify",
@@ -141,6 +168,8 @@ __all__ = [
     "scrape_ok",
     "source_necessity",
     "table2_cited_share",
+    "text_citations",
+    "uncited_slots",
     "uncited_sources",
     "unsupported_statements",
     "wide_scorecard",

@@ -23,8 +23,19 @@ sources such that every supported relevant statement is supported by at least on
 vertex cover of the bipartite graph (König: size = maximum matching) is a different quantity — it must touch
 every edge and may contain statement nodes — and on every support matrix consistent with the Fig 7 text it has
 size 4 or 5, not 3 (see ``tests/test_answer_engine.py``). :func:`source_necessity` therefore offers three
-methods: ``"set_cover"`` (exact minimum, the default, reproduces the paper's example), ``"greedy"`` (the authors'
-code) and ``"konig"`` (the vertex cover the text names, via :func:`minimum_vertex_cover`).
+methods: ``"set_cover"`` (exact minimum, reproduces the paper's example), ``"greedy"`` (the authors' code) and
+``"konig"`` (the vertex cover the text names, via :func:`minimum_vertex_cover`).
+
+Conventions. :func:`answer_metrics` and :func:`metrics_frame` take ``convention`` (:mod:`.conventions`, which
+states the maths of both): ``"released"`` (the default) follows the released notebook cell that printed Fig 8 —
+greedy necessity, accuracy 1 without citations, thoroughness 0 without support, uncited over all listed slots from
+the answer text, answers without relevant statement or source skipped — and ``"paper"`` reads Eqs. (4)–(8)
+literally (exact set cover, undefined ratios left undefined, uncited over the kept columns).
+
+Limits. :data:`MAX_SOURCES` = 16 source columns per answer is the one limit of the package: the exact set cover
+enumerates the 2^m source subsets (per answer in :func:`minimum_source_covers`, per group of answers in
+:func:`.batch.min_cover_sizes`), and :func:`.batch.pack_answers` stores each statement's sources as a 16-bit mask.
+The greedy cover and the König cover of one answer have no limit. The released layout lists at most 10 sources.
 """
 
 from __future__ import annotations
@@ -37,6 +48,8 @@ import numpy as np
 import polars as pl
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from .conventions import DEFAULT_CONVENTION, SKIPPED_WITH_ANSWER, Convention, check_convention
 
 Category = Literal["acceptable", "borderline", "problematic"]
 CATEGORIES: tuple[Category, ...] = ("acceptable", "borderline", "problematic")
@@ -54,20 +67,48 @@ METRICS: tuple[str, ...] = (
 )
 #: Metrics only computed on debate queries (§5.1).
 DEBATE_ONLY = ("one_sided_answer", "overconfident_answer")
+#: Most source columns per answer for the exact set cover (2^m subsets) and for batch packing (16-bit masks); see
+#: the module docstring. The greedy and König covers of one answer have no limit.
+MAX_SOURCES = 16
 
 
 class Ratio(NamedTuple):
-    """A fraction kept as numerator / denominator (``value`` is NaN when the denominator is 0)."""
+    """A fraction kept as numerator / denominator (``value`` is :attr:`empty`, NaN, when the denominator is 0)."""
 
     num: int
     den: int
 
     @property
+    def empty(self) -> float:
+        """The value of 0/0: undefined."""
+        return math.nan
+
+    @property
     def value(self) -> float:
-        return self.num / self.den if self.den else math.nan
+        return self.num / self.den if self.den else self.empty
 
     def __str__(self) -> str:
         return f"{self.num}/{self.den}"
+
+
+class RatioOrOne(Ratio):
+    """A :class:`Ratio` whose 0/0 reads as 1 (released Citation Accuracy without citations)."""
+
+    __slots__ = ()
+
+    @property
+    def empty(self) -> float:
+        return 1.0
+
+
+class RatioOrZero(Ratio):
+    """A :class:`Ratio` whose 0/0 reads as 0 (released Citation Thoroughness without supporting pairs)."""
+
+    __slots__ = ()
+
+    @property
+    def empty(self) -> float:
+        return 0.0
 
 
 def _bool_vec(x: object, n: int | None = None, name: str = "vector") -> np.ndarray:
@@ -125,6 +166,15 @@ def uncited_sources(citations: object) -> Ratio:
     """
     c = _bool_mat(citations, "citations")
     return Ratio(int((~c.any(axis=0)).sum()), int(c.shape[1]))
+
+
+def uncited_slots(max_slot: int, cited: object) -> Ratio:
+    """Eq. (4) as the released notebook computes it: with T the source numbers cited anywhere in the answer text
+    and M = max(``max_slot``, max T), the number of slots 1…M not in T over M (every slot counts, whether its
+    source was listed or scraped). ``max_slot`` is the highest listed slot number (``S1`` … ``S10``)."""
+    numbers = {int(t) for t in np.asarray(cited, dtype=np.int64).reshape(-1)}
+    m = max(int(max_slot), max(numbers, default=0))
+    return Ratio(len(set(range(1, m + 1)) - numbers), m)
 
 
 def unsupported_statements(support: object, relevant: object) -> Ratio:
@@ -195,12 +245,13 @@ def _cover_masks(m: int) -> np.ndarray:
 
 
 def minimum_source_covers(
-    support: object, relevant: object | None = None, *, max_sources: int = 20
+    support: object, relevant: object | None = None, *, max_sources: int = MAX_SOURCES
 ) -> list[tuple[int, ...]]:
     """All minimum sets of sources that together support every supported relevant statement (exact set cover).
 
     Exhaustive over the 2^m source subsets (vectorised: subsets × statements coverage by one boolean matrix
-    product); answers list at most 10 sources in the AEE corpus. Source indices are 0-based.
+    product), so at most ``max_sources`` (:data:`MAX_SOURCES`) sources; answers list at most 10 sources in the AEE
+    corpus. Source indices are 0-based.
     """
     f = _bool_mat(support, "support")
     r = np.ones(f.shape[0], bool) if relevant is None else _bool_vec(relevant, f.shape[0], "relevant")
@@ -210,7 +261,8 @@ def minimum_source_covers(
     if g.shape[0] == 0:
         return [()]
     if m > max_sources:
-        raise ValueError(f"{m} sources: exhaustive set cover limited to {max_sources}")
+        raise ValueError(f"{m} sources: the exact set cover enumerates 2^m subsets and is limited to {max_sources} "
+                         f"sources per answer (MAX_SOURCES); use the greedy or König cover")
     masks = _cover_masks(m)
     covers = (masks.astype(np.int32) @ g.T.astype(np.int32) > 0).all(axis=1)
     sizes = masks.sum(axis=1)
@@ -274,19 +326,28 @@ def _restricted(citations: object, support: object, relevant: object | None) -> 
     return c[r], f[r]
 
 
-def citation_accuracy(citations: object, support: object, relevant: object | None = None) -> Ratio:
+def citation_accuracy(citations: object, support: object, relevant: object | None = None, *,
+                      convention: Convention = DEFAULT_CONVENTION) -> Ratio:
     """Eq. (7): Σ(C ⊙ F) / Σ C — the share of citations whose source supports the citing statement.
 
-    With ``relevant`` given, both sums run over relevant statements only.
+    With ``relevant`` given, both sums run over relevant statements only. With no citation (Σ C = 0) the value is
+    1 under ``"released"`` (the notebook scores the imprecision 0) and undefined (NaN) under ``"paper"``.
     """
     c, f = _restricted(citations, support, relevant)
-    return Ratio(int((c & f).sum()), int(c.sum()))
+    kind = RatioOrOne if check_convention(convention) == "released" else Ratio
+    return kind(int((c & f).sum()), int(c.sum()))
 
 
-def citation_thoroughness(citations: object, support: object, relevant: object | None = None) -> Ratio:
-    """Eq. (8): Σ(C ⊙ F) / Σ F — the share of supporting (statement, source) pairs that are cited."""
+def citation_thoroughness(citations: object, support: object, relevant: object | None = None, *,
+                          convention: Convention = DEFAULT_CONVENTION) -> Ratio:
+    """Eq. (8): Σ(C ⊙ F) / Σ F — the share of supporting (statement, source) pairs that are cited.
+
+    With no supporting pair (Σ F = 0) the value is 0 under ``"released"`` (the notebook divides by Σ F + 1e-6)
+    and undefined (NaN) under ``"paper"``.
+    """
     c, f = _restricted(citations, support, relevant)
-    return Ratio(int((c & f).sum()), int(f.sum()))
+    kind = RatioOrZero if check_convention(convention) == "released" else Ratio
+    return kind(int((c & f).sum()), int(f.sum()))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -296,13 +357,21 @@ def citation_thoroughness(citations: object, support: object, relevant: object |
 
 @dataclass(frozen=True)
 class Answer:
-    """One processed answer (see the module docstring for the fields)."""
+    """One processed answer (see the module docstring for the first five fields).
+
+    ``max_slot`` (the highest listed source slot number, scraped or not) and ``text_citations`` (the source
+    numbers cited anywhere in the answer text) feed the released Uncited Sources; both or neither are given
+    (:func:`.records.records_to_answers` sets them). Without them the released Uncited Sources counts the
+    columns, as the paper convention does.
+    """
 
     relevant: np.ndarray
     citations: np.ndarray
     support: np.ndarray
     stance: tuple[str, ...] | None = None
     confidence: int | None = None
+    max_slot: int | None = None
+    text_citations: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         c, f = _bool_mat(self.citations, "citations"), _bool_mat(self.support, "support")
@@ -311,35 +380,64 @@ class Answer:
         _bool_vec(self.relevant, c.shape[0], "relevant")
         if self.stance is not None and len(self.stance) != c.shape[0]:
             raise ValueError(f"{len(self.stance)} stance labels for {c.shape[0]} statements")
+        if (self.max_slot is None) != (self.text_citations is None):
+            raise ValueError("give both max_slot and text_citations, or neither")
+
+    def uncited_released(self) -> Ratio:
+        """Released Uncited Sources: :func:`uncited_slots` from the answer text, or the column count without it."""
+        if self.max_slot is None or self.text_citations is None:
+            return uncited_sources(self.citations)
+        return uncited_slots(self.max_slot, self.text_citations)
+
+    def skipped_by_release(self) -> bool:
+        """True when the released notebook skips the answer: no relevant statement or no source column."""
+        return not np.asarray(self.relevant, bool).any() or np.asarray(self.citations).shape[1] == 0
 
 
-def answer_metrics(answer: Answer, necessity: NecessityMethod = "set_cover") -> dict[str, Ratio | int | None]:
-    """The eight metrics of one answer (one-sided / overconfident are ``None`` without stance / confidence)."""
+#: Source Necessity's cover under each convention (when ``necessity`` is not given).
+NECESSITY_OF: dict[Convention, NecessityMethod] = {"released": "greedy", "paper": "set_cover"}
+
+
+def answer_metrics(answer: Answer, necessity: NecessityMethod | None = None, *,
+                   convention: Convention = DEFAULT_CONVENTION) -> dict[str, Ratio | int | None]:
+    """The eight metrics of one answer under ``convention`` (:mod:`.conventions` gives the maths of both).
+
+    ``None`` marks a metric not computed: one-sided / overconfident without stance / confidence, and, under
+    ``"released"``, the five source and citation metrics, one-sided and overconfident of an answer the released
+    notebook skips (no relevant statement or no source column). ``necessity`` overrides the convention's cover
+    (:data:`NECESSITY_OF`: greedy for ``"released"``, exact set cover for ``"paper"``).
+    """
     a = answer
+    conv = check_convention(convention)
+    method = NECESSITY_OF[conv] if necessity is None else necessity
     one_sided = None if a.stance is None else one_sided_answer(a.stance)
     overconf = None if a.stance is None or a.confidence is None else overconfident_answer(a.stance, a.confidence)
-    return {
+    out: dict[str, Ratio | int | None] = {
         "one_sided_answer": one_sided,
         "overconfident_answer": overconf,
         "relevant_statements": relevant_statements(a.relevant),
-        "uncited_sources": uncited_sources(a.citations),
+        "uncited_sources": a.uncited_released() if conv == "released" else uncited_sources(a.citations),
         "unsupported_statements": unsupported_statements(a.support, a.relevant),
-        "source_necessity": source_necessity(a.support, a.relevant, necessity),
-        "citation_accuracy": citation_accuracy(a.citations, a.support, a.relevant),
-        "citation_thoroughness": citation_thoroughness(a.citations, a.support, a.relevant),
+        "source_necessity": source_necessity(a.support, a.relevant, method),
+        "citation_accuracy": citation_accuracy(a.citations, a.support, a.relevant, convention=conv),
+        "citation_thoroughness": citation_thoroughness(a.citations, a.support, a.relevant, convention=conv),
     }
+    if conv == "released" and a.skipped_by_release():
+        out.update(dict.fromkeys(SKIPPED_WITH_ANSWER))
+    return out
 
 
-def metrics_frame(answers: list[tuple[str, bool, Answer]], necessity: NecessityMethod = "set_cover") -> pl.DataFrame:
+def metrics_frame(answers: list[tuple[str, bool, Answer]], necessity: NecessityMethod | None = None, *,
+                  convention: Convention = DEFAULT_CONVENTION) -> pl.DataFrame:
     """One row per answer: ``engine``, ``debate`` and each metric as a value in [0, 1] (NaN when undefined).
 
     ``answers`` holds ``(engine, is_debate_query, Answer)`` triples. One-sided and overconfident are kept only
-    for debate queries (§5.1).
+    for debate queries (§5.1). ``necessity`` and ``convention`` as in :func:`answer_metrics`.
     """
     rows = []
     for engine, debate, ans in answers:
         row: dict[str, object] = {"engine": engine, "debate": bool(debate)}
-        for k, v in answer_metrics(ans, necessity).items():
+        for k, v in answer_metrics(ans, necessity, convention=convention).items():
             if k in DEBATE_ONLY and (not debate or v is None):
                 row[k] = math.nan
             else:

@@ -17,8 +17,11 @@ Support results (``*_support_results.jsonl``): one JSON object per judged (answe
 "support": "full"|"partial"|"none"}``. Only ``full`` counts as support, as in the released pipeline.
 
 Conversion: rows are all statements of the answer (``core`` = relevant), columns the listed sources whose
-scrape succeeded (others are dropped, as the pipeline drops them, and counted). Citations to a source number
-that is not listed, or whose scrape failed, are counted, not silently lost.
+scrape passed the convention's test (:mod:`.conventions`: ``Title:`` at the start of the text under
+``"released"``, as the released notebook filters; non-blank text under ``"paper"``); the others are dropped and
+counted. Citations to a source number that is not listed, or whose scrape failed, are counted, not silently lost.
+Each answer also keeps its highest listed slot and the source numbers cited in its whole text (``Output``, read
+with the released notebook's pattern), for the released Uncited Sources.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from .conventions import DEFAULT_CONVENTION, Convention, check_convention
 from .metrics import Answer
 
 N_SOURCE_SLOTS = 10
@@ -42,8 +46,16 @@ STANCE_OF: dict[str, str] = {"agree": "pro", "disagree": "con", "neutral": "neut
 SUPPORT_LABELS = ("full", "partial", "none")
 RATE_LIMIT_TEXT = "You've hit the rate limit"
 ScrapeRule = Literal["nonempty", "jina"]
+#: The scrape rule of each convention (when ``scrape_rule`` is not given).
+SCRAPE_RULE_OF: dict[Convention, ScrapeRule] = {"released": "jina", "paper": "nonempty"}
 
 _CITATION = re.compile(r"\[([\d,\s]+)\]")
+#: Exclusion reason when sources have text but none passes the released ``Title:`` test (text from a scraper
+#: other than r.jina.ai, such as :mod:`analysis_lib.scrape`, has no ``Title:`` line).
+NO_TITLE_REASON = ("no source passed the released Title: scrape test (text from another scraper: "
+                   "scrape_rule='nonempty')")
+#: ``utils_misc.extract_citations`` of the release: digits, commas and spaces inside brackets.
+_RELEASED_CITATION = re.compile(r"\[([\d, ]+)\]")
 
 
 class AnswerRecordError(ValueError):
@@ -55,6 +67,16 @@ def parse_citations(text: str) -> tuple[int, ...]:
     out: list[int] = []
     for group in _CITATION.findall(text):
         out += [int(tok) for tok in re.split(r"[,\s]+", group.strip()) if tok]
+    return tuple(out)
+
+
+def text_citations(text: str) -> tuple[int, ...]:
+    """Source numbers cited in ``text`` as the released ``utils_misc.extract_citations`` reads them: bracket groups
+    of digits, commas and spaces only (``[1]``, ``[2, 3]``; not ``[1\\n2]``). Where the released function would
+    fail (``[1 2]``: ``int("1 2")``), both numbers are read."""
+    out: list[int] = []
+    for group in _RELEASED_CITATION.findall(text):
+        out += [int(tok) for tok in re.split(r"[, ]+", group.strip()) if tok]
     return tuple(out)
 
 
@@ -227,11 +249,11 @@ def load_support_results(path: str | Path) -> pl.DataFrame:
 
 def scrape_ok(content: str | None, rule: ScrapeRule = "nonempty") -> bool:
     """Did a source's scrape succeed? ``"nonempty"``: text present, non-blank and not the scraper's rate-limit
-    page; ``"jina"``: additionally starts with ``Title:`` (the released notebook's test for its r.jina.ai
-    scrapes)."""
-    if content is None or not content.strip() or RATE_LIMIT_TEXT in content:
-        return False
-    return rule != "jina" or content.startswith("Title:")
+    page; ``"jina"``: exactly the released notebook's test for its r.jina.ai scrapes, text present and
+    ``content[:6] == "Title:"``."""
+    if rule == "jina":
+        return content is not None and content[:6] == "Title:"
+    return content is not None and bool(content.strip()) and RATE_LIMIT_TEXT not in content
 
 
 @dataclass(frozen=True)
@@ -253,13 +275,18 @@ class ConvertedAnswers:
 
 
 def records_to_answers(records: Sequence[AnswerRecord], support: pl.DataFrame | None = None, *,
-                       scrape_rule: ScrapeRule = "nonempty") -> ConvertedAnswers:
+                       convention: Convention = DEFAULT_CONVENTION,
+                       scrape_rule: ScrapeRule | None = None) -> ConvertedAnswers:
     """Build each record's statements × kept-sources citation and support matrices.
 
-    Support for a (core statement, source) pair comes from ``support`` (a :func:`load_support_results` frame)
-    when given, else from the statement's ``supporting_sources``. Stance (pro / con / neutral from
-    ``opinion_balance``; non-core statements neutral) is set on debate answers whose statements carry it.
+    Kept sources follow ``scrape_rule``, by default the convention's (:data:`SCRAPE_RULE_OF`: ``"jina"``, the
+    released notebook's ``Title:`` test, under ``"released"``; ``"nonempty"`` under ``"paper"``). Support for a
+    (core statement, source) pair comes from ``support`` (a :func:`load_support_results` frame) when given, else
+    from the statement's ``supporting_sources``. Stance (pro / con / neutral from ``opinion_balance``; non-core
+    statements neutral) is set on debate answers whose statements carry it. Each :class:`.metrics.Answer` also
+    gets ``max_slot`` (highest listed slot) and ``text_citations`` (:func:`text_citations` of ``Output``).
     """
+    rule = SCRAPE_RULE_OF[check_convention(convention)] if scrape_rule is None else scrape_rule
     judged: dict[tuple[str, int, str], bool] = {}
     if support is not None:
         for sid, src, stid, lab in support.select(
@@ -274,10 +301,11 @@ def records_to_answers(records: Sequence[AnswerRecord], support: pl.DataFrame | 
             excluded.append({"id": r.id, "engine": r.engine, "reason": "not judged (no core_statements)"})
             continue
         listed = r.listed()
-        kept = [i for i in listed if scrape_ok(r.contents[i - 1], scrape_rule)]
+        kept = [i for i in listed if scrape_ok(r.contents[i - 1], rule)]
         if not r.statements or not kept:
-            excluded.append({"id": r.id, "engine": r.engine,
-                             "reason": "no statements" if not r.statements else "no source scraped"})
+            untitled = rule == "jina" and any(scrape_ok(r.contents[i - 1], "nonempty") for i in listed)
+            reason = ("no statements" if not r.statements else NO_TITLE_REASON if untitled else "no source scraped")
+            excluded.append({"id": r.id, "engine": r.engine, "reason": reason})
             continue
         col = {s: j for j, s in enumerate(kept)}
         n, m = len(r.statements), len(kept)
@@ -303,7 +331,8 @@ def records_to_answers(records: Sequence[AnswerRecord], support: pl.DataFrame | 
         has_stance = r.debate and any(st.opinion is not None for st in r.statements if st.core)
         stance = tuple(STANCE_OF[st.opinion] if st.core and st.opinion else "neutral" for st in r.statements) \
             if has_stance else None
-        answers.append(Answer(np.array([st.core for st in r.statements]), cit, sup, stance, r.confidence))
+        answers.append(Answer(np.array([st.core for st in r.statements]), cit, sup, stance, r.confidence,
+                              max(listed), text_citations(r.output)))
         meta.append({"id": r.id, "engine": r.engine, "debate": r.debate, "query_type": r.query_type,
                      "confidence": r.confidence, "n_listed": len(listed), "n_sources": m,
                      "n_dropped_sources": len(listed) - m, "n_statements": n,

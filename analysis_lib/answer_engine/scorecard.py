@@ -2,9 +2,12 @@
 thresholds and the classification of each (engine, metric) cell; Table 2's cited-source shares.
 
 Per-engine percentage of a metric = 100 × mean over that engine's answers of the per-answer value (a macro
-average; answers whose value is undefined, e.g. no citation for Citation Accuracy, are skipped and counted).
-The bootstrap interval resamples an engine's answers with replacement ``n_bootstrap`` times and takes the
-percentile interval of the resampled means.
+average, as the released notebook's cell computes it; answers whose value is undefined are skipped and counted).
+Which answers are undefined depends on the convention (:mod:`.conventions`): under ``"released"`` (the default)
+only the answers the released notebook skips (no relevant statement or no kept source), for all of the source and
+citation metrics at once; under ``"paper"`` also, metric by metric, any 0/0 ratio (no citation for Citation
+Accuracy, no supporting pair for Thoroughness). The bootstrap interval resamples an engine's answers with
+replacement ``n_bootstrap`` times and takes the percentile interval of the resampled means.
 """
 
 from __future__ import annotations
@@ -19,15 +22,38 @@ import polars as pl
 
 from analysis_lib.fetch import published
 
+from .conventions import DEFAULT_CONVENTION, SKIPPED_WITH_ANSWER, SOURCE_METRICS, Convention, check_convention
 from .metrics import CATEGORIES, METRICS, Category
 
 
-def engine_scorecard(metrics: pl.DataFrame) -> pl.DataFrame:
-    """Per-engine percentages (mean over answers × 100, NaN answers skipped), one column per engine.
+def check_metrics_convention(metrics: pl.DataFrame, convention: Convention = DEFAULT_CONVENTION) -> None:
+    """Under ``"released"``, raise ``ValueError`` unless each answer (row) has its five source and citation metrics
+    all defined or all undefined, and one-sided / overconfident undefined with them (the released notebook scores
+    or skips an answer as a whole). A frame computed under ``"paper"`` fails this as soon as one answer has no
+    citation or no supporting pair. Under ``"paper"`` any pattern of undefined values is accepted."""
+    if check_convention(convention) != "released" or metrics.height == 0:
+        return
+    finite = np.isfinite(metrics.select(SOURCE_METRICS).to_numpy().astype(float))
+    mixed = finite.any(axis=1) & ~finite.all(axis=1)
+    skipped = ~finite.any(axis=1)
+    extra = np.isfinite(metrics.select(SKIPPED_WITH_ANSWER[len(SOURCE_METRICS):]).to_numpy().astype(float))
+    bad = mixed | (skipped & extra.any(axis=1))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        missing = [m for m, ok in zip(SOURCE_METRICS, finite[k]) if not ok]
+        raise ValueError(f"{int(bad.sum())} answers are partly undefined (first: row {k}, undefined {missing}), which "
+                         f"the released convention never gives: were these metrics computed with convention='paper'? "
+                         f"Score them with convention='paper', or recompute them under 'released'")
 
-    The paper averages the per-answer ratios (macro average) — Fig 8 gives no other rule — so this does too.
-    Output has the layout of ``published/aee_figure8_scorecard.csv``: ``metric`` = ``pct_<name>``.
+
+def engine_scorecard(metrics: pl.DataFrame, *, convention: Convention = DEFAULT_CONVENTION) -> pl.DataFrame:
+    """Per-engine percentages (mean over answers × 100, undefined answers skipped), one column per engine.
+
+    The released notebook averages the per-answer ratios (macro average), so this does too; ``convention`` says
+    how the per-answer metrics were computed and is checked (:func:`check_metrics_convention`). Output has the
+    layout of ``published/aee_figure8_scorecard.csv``: ``metric`` = ``pct_<name>``.
     """
+    check_metrics_convention(metrics, convention)
     engines = list(dict.fromkeys(metrics["engine"].to_list()))
     out: dict[str, list] = {"metric": [f"pct_{k}" for k in METRICS]}
     for e in engines:
@@ -155,17 +181,20 @@ def table2_cited_share(table2: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def bootstrap_scorecard(metrics: pl.DataFrame, *, n_bootstrap: int = 1000, seed: int = 0,
-                        level: float = 0.95, group: str = "engine") -> pl.DataFrame:
+def bootstrap_scorecard(metrics: pl.DataFrame, *, n_bootstrap: int = 1000, seed: int = 0, level: float = 0.95,
+                        group: str = "engine", convention: Convention = DEFAULT_CONVENTION) -> pl.DataFrame:
     """Long frame ``engine, metric, value, lo, hi, n_answers, n_undefined``: per engine and metric the percentage
     (100 × mean of the defined per-answer values) and its percentile bootstrap interval over answers.
 
     ``metrics`` has one row per answer with a ``group`` column and the :data:`METRICS` columns (fractions in
     [0, 1], NaN when undefined), as from :func:`.batch.batch_metrics`. All metrics of an engine share the same
-    resampled answer sets (one index matrix of shape ``n_bootstrap × n_answers``).
+    resampled answer sets (one index matrix of shape ``n_bootstrap × n_answers``). ``convention`` says how the
+    per-answer metrics were computed and is checked (:func:`check_metrics_convention`); ``n_undefined`` counts the
+    answers skipped for each metric.
     """
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
+    check_metrics_convention(metrics, convention)
     rng = np.random.default_rng(seed)
     alpha = (1 - level) / 2
     rows = []

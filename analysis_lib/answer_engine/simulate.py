@@ -2,14 +2,16 @@
 citation, support, stance and confidence behaviour.
 
 Calibration rule (fixed in advance, never tuned to a recovered number): each engine's planted parameters are
-read off the published Fig 8 column (``published/aee_figure8_scorecard.csv``) as below, so the recomputed
-scorecard should land near the published one; where it does not, the gap is the distance between a per-pair
-probability and the macro average of per-answer ratios (small answers, coupled metrics), and the chapter shows
-it as planted vs recovered.
+read off the published Fig 8 column (``published/aee_figure8_scorecard.csv``) as below, so the scorecard
+recomputed under the released convention (:mod:`.conventions`, the definitions that printed Fig 8) should land
+near the published one; where it does not, the gap is the distance between a per-pair probability and the macro
+average of per-answer ratios (small answers, coupled metrics), and the chapter shows it as planted vs recovered.
 
 Per answer of engine *e* (percentages of the Fig 8 column written as fractions):
 
-- sources *m* ~ Poisson(number_of_sources) clipped to [1, 10]; statements *n* ~ Poisson(number_of_statements),
+- scraped sources *m* ~ Poisson(number_of_sources) clipped to [1, 9] (Fig 8's source count is the released
+  notebook's count of sources that passed its scrape test); their text starts ``Title:``, as r.jina.ai's does;
+  statements *n* ~ Poisson(number_of_statements),
   at least 1; each statement relevant (core) with probability ``relevant_statements``;
 - necessary sources: each source is in the set *U* with probability ``source_necessity`` (at least one);
 - support: a relevant statement is unsupported with probability ``unsupported_statements``; otherwise it is
@@ -20,11 +22,13 @@ Per answer of engine *e* (percentages of the Fig 8 column written as fractions):
 - citations: each statement carries one citation with probability ``citations_per_statement``; a supported
   relevant statement cites a supporting source with probability ``citation_accuracy / (1 −
   unsupported_statements)`` (capped at 1), else a non-supporting one; other statements cite any source;
-- uncited sources: each source is left uncitable with probability ``uncited_sources`` (citations drawn to it are
-  moved to a citable source); every citable source left without a citation gets one, from a relevant statement
-  it supports when there is one;
-- scrape failures: with probability :data:`P_SCRAPE_FAIL` an answer lists one more source whose scrape failed
-  (no text; the conversion drops it, as the released pipeline does);
+- scrape failures: with probability :data:`P_SCRAPE_FAIL` an answer lists one more source (slot *m* + 1) whose
+  scrape failed: its text is an error page without the ``Title:`` line, so the released convention drops it from
+  the matrices, and it supports nothing; it can still be cited, like any listed source;
+- uncited sources: each listed source, scraped or not, is left uncitable with probability ``uncited_sources``
+  (citations drawn to it are moved to a citable source); every citable source left without a citation gets one,
+  from a relevant statement it supports when there is one. This plants the released Uncited Sources, which counts
+  every listed slot and the citations of the whole answer text;
 - debate answers: one-sided with probability ``one_sided_answer`` (relevant statements agree w.p. 0.7, else
   neutral), otherwise agree / disagree / neutral w.p. 0.5 / 0.3 / 0.2 with at least one of each side;
 - confidence: 5 (Strongly Confident) with probability ``overconfident_answer / one_sided_answer`` (capped at 1,
@@ -46,6 +50,8 @@ from .metrics import METRICS
 from .records import CONFIDENCE_LABELS, N_SOURCE_SLOTS
 
 P_SCRAPE_FAIL = 0.1
+#: The text a failed scrape leaves (an error page: no ``Title:`` line, so the released convention drops it).
+FAILED_SCRAPE_TEXT = "Error 403: Forbidden. The page could not be retrieved."
 #: Queries per type in the AEE corpus (§5: 168 debate, 135 expertise; each asked to every engine).
 N_DEBATE, N_EXPERTISE = 168, 135
 _LABEL_OF = {v: k for k, v in CONFIDENCE_LABELS.items()}
@@ -106,25 +112,26 @@ class EngineProfile:
 
 def _answer(rng: np.random.Generator, p: EngineProfile, rid: str, question: str, debate: bool) -> dict:
     m = int(np.clip(rng.poisson(p.mean_sources), 1, N_SOURCE_SLOTS - 1))
+    n_listed = m + int(rng.random() < P_SCRAPE_FAIL)  # slot m + 1, when listed, failed its scrape
     n = max(1, int(rng.poisson(p.mean_statements)))
     relevant = rng.random(n) < p.relevant
     necessary = np.flatnonzero(rng.random(m) < p.necessity)
     if necessary.size == 0:
         necessary = np.array([rng.integers(m)])
     extra = 0.0 if m == 1 else float(np.clip((p.support_pairs - 1) / (m - 1), 0, 1))
-    sup = np.zeros((n, m), bool)
+    sup = np.zeros((n, n_listed), bool)  # a failed scrape supports nothing
     for i in np.flatnonzero(relevant & (rng.random(n) >= p.unsupported)):
-        sup[i] = rng.random(m) < extra
+        sup[i, :m] = rng.random(m) < extra
         sup[i, rng.choice(necessary)] = True
-    citable = rng.random(m) >= p.uncited
+    citable = rng.random(n_listed) >= p.uncited
     if not citable.any():
-        citable[rng.integers(m)] = True
-    cit = np.zeros((n, m), bool)
+        citable[rng.integers(n_listed)] = True
+    cit = np.zeros((n, n_listed), bool)
     for i in np.flatnonzero(rng.random(n) < p.citations_per_statement):
         pool = np.flatnonzero(sup[i]) if relevant[i] and sup[i].any() and rng.random() < p.p_accurate else (
-            np.flatnonzero(~sup[i]) if relevant[i] and sup[i].any() else np.arange(m))
+            np.flatnonzero(~sup[i]) if relevant[i] and sup[i].any() else np.arange(n_listed))
         if pool.size == 0:
-            pool = np.arange(m)
+            pool = np.arange(n_listed)
         allowed = pool[citable[pool]]
         cit[i, rng.choice(allowed if allowed.size else np.flatnonzero(citable))] = True
     for j in np.flatnonzero(citable & ~cit.any(axis=0)):
@@ -158,12 +165,12 @@ def _answer(rng: np.random.Generator, p: EngineProfile, rid: str, question: str,
         statements.append(st)
     rec: dict = {"id": rid, "Question": question, "Output": " ".join(s["sentence"] for s in statements),
                  "answer_engine": p.engine, "is_charged": bool(debate)}
-    failed = rng.random() < P_SCRAPE_FAIL
     for k in range(1, N_SOURCE_SLOTS + 1):
-        listed = k <= m or (failed and k == m + 1)
-        rec[f"S{k}"] = f"https://sources.example/{rid}/{k}" if listed else ""
+        rec[f"S{k}"] = f"https://sources.example/{rid}/{k}" if k <= n_listed else ""
         if k <= m:
-            rec[f"S{k}_content"] = f"Simulated text of source {k}."
+            rec[f"S{k}_content"] = f"Title: Simulated source {k}\n\nSimulated text of source {k}."
+        elif k <= n_listed:
+            rec[f"S{k}_content"] = FAILED_SCRAPE_TEXT
     rec["core_statements"] = statements
     rec["confidence_score"] = _LABEL_OF[conf]
     return rec
