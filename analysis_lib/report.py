@@ -25,7 +25,7 @@ import functools
 import html
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -266,10 +266,11 @@ class Recorder:
         """Record that an analysis did not run in this build (no endpoint, no data); shows no number."""
         self.number(analysis_id, quantity, None, paper, note=reason, data="none")
 
-    def section(self, analysis_id: str, digits: int = 3) -> HTMLTable:
+    def section(self, analysis_id: str, digits: int = 3, keep: Callable[[str], bool] | None = None) -> HTMLTable:
         """This notebook's numbers for one analysis ID beside the paper's, as an HTML table for the page:
-        quantity, this build, the paper (with its source), planted (when any), status and note."""
-        rows = [r for r in self.results if r.analysis_id == analysis_id]
+        quantity, this build, the paper (with its source), planted (when any), status and note; ``keep`` (a
+        predicate on the quantity) shows part of them, for an ID whose numbers span several sections."""
+        rows = [r for r in self.results if r.analysis_id == analysis_id and (keep is None or keep(r.quantity))]
         if not rows:
             raise KeyError(f"{self.notebook}: nothing recorded for {analysis_id} yet")
         return section_table(rows, digits)

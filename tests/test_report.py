@@ -70,6 +70,8 @@ def test_recorder_looks_up_paper_values(tmp_path, monkeypatch):
             rec.number("XX-1", "missing", 1.0)
         table = rec.section("XX-1")._repr_html_()
         assert "4,326" not in table and "4326" in table and "no paper number" in table and "differs" in table
+        part = rec.section("XX-1", keep=lambda q: q == "share")._repr_html_()
+        assert ">share<" in part and ">count<" not in part
         assert "planted" in rec.section("XX-2")._repr_html_()
         # a bound is shown as the paper states it ("more than 11"), in the section, the text line and the status
         rec.number("XX-2", "users", 12)

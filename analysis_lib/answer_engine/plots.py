@@ -52,7 +52,7 @@ def scorecard_intervals(long: pl.DataFrame, published: pl.DataFrame, thresholds:
     for ax in axes[:, 0]:
         ax.set_ylabel("% (answers' mean)")
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, bbox_to_anchor=(0.5, -0.02))
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=11, bbox_to_anchor=(0.5, -0.04))
     if title:
         fig.suptitle(title)
     fig.tight_layout(rect=(0, 0.04, 1, 0.97))
