@@ -15,20 +15,37 @@ PAGE = REPO / "book" / "library.md"
 PACKAGE = REPO / "analysis_lib"
 
 
-def python_blocks(text: str) -> list[tuple[int, str]]:
-    """(line number, code) of every fenced ```python block (indented fences inside list items included)."""
+_BLOCK = re.compile(r"^(?P<indent>[ \t]*)```python[ \t]*\n(?P<code>.*?)^(?P=indent)```[ \t]*$"
+                    r"(?:\n(?:[ \t]*\n)*(?P=indent)```text[ \t]*\n(?P<out>.*?)^(?P=indent)```[ \t]*$)?",
+                    re.MULTILINE | re.DOTALL)
+
+
+def _dedent(text: str, indent: int) -> str:
+    return "\n".join(line[indent:] for line in text.splitlines())
+
+
+def python_blocks(text: str) -> list[tuple[int, str, str | None]]:
+    """(line number, code, shown output) of every fenced ```python block (indented fences inside list items
+    included); the shown output is the ```text block right after it (blank lines between allowed), if any."""
     blocks = []
-    for m in re.finditer(r"^(?P<indent>[ \t]*)```python[ \t]*\n(?P<code>.*?)^(?P=indent)```[ \t]*$", text,
-                         re.MULTILINE | re.DOTALL):
+    for m in _BLOCK.finditer(text):
         indent = len(m.group("indent"))
-        code = "\n".join(line[indent:] for line in m.group("code").splitlines())
-        blocks.append((text.count("\n", 0, m.start()) + 1, code))
+        out = None if m.group("out") is None else _dedent(m.group("out"), indent)
+        blocks.append((text.count("\n", 0, m.start()) + 1, _dedent(m.group("code"), indent), out))
     return blocks
 
 
 def test_the_block_finder():
-    text = "x\n```python\na = 1\n```\n- item\n\n  ```python\n  b = 2\n  ```\n```bash\nls\n```\n"
-    assert python_blocks(text) == [(2, "a = 1"), (7, "b = 2")]
+    text = ("x\n```python\na = 1\n```\n- item\n\n  ```python\n  b = 2\n  ```\n\n  ```text\n  2\n  ```\n"
+            "```bash\nls\n```\n")
+    assert python_blocks(text) == [(2, "a = 1", None), (7, "b = 2", "2")]
+
+
+def _same_output(printed: str, shown: str) -> bool:
+    """Equal up to trailing spaces on each line and blank lines at the ends."""
+    def norm(t: str) -> str:
+        return "\n".join(line.rstrip() for line in t.strip("\n").splitlines())
+    return norm(printed) == norm(shown)
 
 
 def test_every_python_example_runs(tmp_path, monkeypatch):
@@ -39,13 +56,17 @@ def test_every_python_example_runs(tmp_path, monkeypatch):
     blocks = python_blocks(PAGE.read_text(encoding="utf-8"))
     assert len(blocks) >= 4, "the library page should show runnable examples"
     namespace: dict = {"__name__": "library_examples"}
-    for line, code in blocks:
+    for line, code, shown in blocks:
         out = io.StringIO()
         try:
             with contextlib.redirect_stdout(out):
                 exec(compile(code, f"{PAGE.name}:{line}", "exec"), namespace)  # noqa: S102 - the page's own examples
         except Exception as exc:  # noqa: BLE001 - name the block that failed
             pytest.fail(f"the example at {PAGE.name}, line {line} failed: {type(exc).__name__}: {exc}\n{code}")
+        # the output the page shows under an example is what the example prints
+        assert shown is None or _same_output(out.getvalue(), shown), (
+            f"{PAGE.name}, line {line}: the example prints\n{out.getvalue()}\nbut the page shows\n{shown}")
+    assert sum(shown is not None for _, _, shown in blocks) >= 6, "show what the examples print"
     assert "battles" in namespace and namespace["battles"].height == 2000
 
 
