@@ -58,8 +58,11 @@ def test_nli_share_and_offline_loader(monkeypatch):
     share, ok = nli.entailed_share(["Paris is big", "cats fly"], [["x", "Yes, paris is big."], ["dogs run"]], fake)
     assert share == pytest.approx(50.0) and ok.tolist() == [True, False]
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(nli.NLIUnavailable, match="not in the local Hugging Face cache"):
+    with pytest.raises(nli.NLIUnavailable) as caught:
         nli.load_nli("no-such-org/no-such-nli-model")
+    assert str(caught.value) == ("the NLI model is not in the local Hugging Face cache and the hub is not reachable "
+                                 "from this build (model no-such-org/no-such-nli-model)")
+    assert caught.value.detail and caught.value.detail in type(caught.value.__cause__).__name__
 
 
 def test_nli_share_on_records_uses_chunks_and_both_responses():

@@ -10,7 +10,7 @@ Submodules, one job each:
 - :mod:`~analysis_lib.nuggets.published`: the published matrices and K-S statistics, the K-S p-from-D check;
 - :mod:`~analysis_lib.nuggets.diversity`: within-battle Jaccard / cosine (NG-T2);
 - :mod:`~analysis_lib.nuggets.rouge`: ROUGE-L alignment of the responses with the retrieved chunks (NG-F8);
-- :mod:`~analysis_lib.nuggets.battles`: single-turn battles of a release (v1-7k included), NG-A1 shares;
+- :mod:`~analysis_lib.nuggets.battles`: single-turn battles of a release (v1-7k included), NG-A1 shares, NG-C URLs;
 - :mod:`~analysis_lib.nuggets.pipeline`: the AutoNuggetizer steps through the LLM layer with nuggetizer's prompts;
 - :mod:`~analysis_lib.nuggets.plots`: the chapter's figures.
 """

@@ -4,6 +4,11 @@ The nugget papers use the 5,103 single-turn battles (``turn == 1``) of the Searc
 (``lmarena-ai/search-arena-v1-7k``, ``data/search-arena-v1-preference-7k.parquet``: the 24k release's columns plus
 precomputed ``cites_*`` / ``num_cites_*``). ``analysis_lib.data.load_battles`` reads it like the 24k release
 (it reads only the 24k columns and recomputes the citation features), so this module takes its tidy frame.
+
+NG-C's URL count (the "~47K unique URLs associated with single-turn battles", NG §3) needs the citation traces,
+which the tidy frame does not keep: :func:`single_turn_urls` reads them from the raw release
+(:func:`analysis_lib.release.read_raw`), following the authors' ``aggregate_urls`` (castorini/lmsys_nuggetize,
+``src/corpus_prepration/download_urls.py``, run with ``--skip_multi_turn --skip_no_vote``).
 """
 
 from __future__ import annotations
@@ -38,3 +43,30 @@ def vote_and_language_shares(
     for lang in languages:
         out[f"language share {lang} (%)"] = 100.0 * lang_counts.get(lang, 0) / max(1, n)
     return out
+
+
+def _trace_urls(raw: pl.DataFrame, side: str) -> pl.DataFrame:
+    """``(row, url)`` for every URL of one side's ``web_search_trace``, in either release's layout: the 24k
+    release's ``[marker, url]`` pairs per turn (the URL is the pair's second item) or v1-7k's per-turn records
+    whose ``search_results`` list carries a ``url`` field."""
+    trace = pl.col(f"system_{side}_metadata").struct.field("web_search_trace")
+    turns = raw.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"), trace.alias("turn")).explode("turn")
+    dtype = turns.schema["turn"]
+    if isinstance(dtype, pl.Struct):
+        results = turns.select("row", pl.col("turn").struct.field("search_results").alias("r")).explode("r")
+        urls = results.select("row", pl.col("r").struct.field("url").alias("url"))
+    else:
+        pairs = turns.explode("turn")
+        urls = pairs.select("row", pl.col("turn").list.get(1, null_on_oob=True).alias("url"))
+    return urls.filter(pl.col("url").is_not_null() & (pl.col("url") != ""))
+
+
+def single_turn_urls(raw: pl.DataFrame) -> tuple[list[str], dict[str, int]]:
+    """NG-C: the distinct URLs of the single-turn voted battles of a raw release (both sides, every search
+    result), as the authors collect them for their corpus (exact strings, no normalisation), and the counts
+    ``single-turn battles`` and ``battles with a URL``."""
+    voted = pl.col("winner").is_not_null() & (pl.col("winner") != "")
+    one = raw.filter((pl.col("turn") == 1) & voted)
+    urls = pl.concat([_trace_urls(one, side) for side in ("a", "b")])
+    distinct = sorted(urls["url"].unique().to_list())
+    return distinct, {"single-turn battles": one.height, "battles with a URL": urls["row"].n_unique()}

@@ -12,19 +12,27 @@ second-model assignment agreement (NG-F7).
 - **NG-F7**: κ (quadratic weights over the ordered labels not_support < partial_support < support) between the
   assignments of two models for the same (battle, side, nugget); the second model's assignments come from
   :func:`analysis_lib.nuggets.pipeline.run_pipeline` with another ``model`` on the same nuggets.
+- **NG-Q query classes** (§4.1, Appendix A.2, Figure 10): the Researchy-Questions attribute prompt of the authors'
+  ``src/analysis/query_categorization.py`` (castorini/lmsys_nuggetize; ``prompts/ng_query_categorization.txt``),
+  one user message, GPT-4.1 at temperature 0.7 with at most 512 completion tokens, one request per distinct
+  query text (the authors classify each query once and copy the scores to every battle that asks it). The reply
+  is a Python dict of eight 0–10 scores (:func:`parse_attributes`); a battle belongs to the class(es) of its
+  highest score when that score is at least 7, ties counted in every tied class (:func:`query_classes`, the rule
+  of the authors' ``inversions_by_category.py``).
 """
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import polars as pl
 from scipy import stats as sps
 
-from analysis_lib.llm import LLMClient, Task, fill, load_prompt, parse_json
+from analysis_lib.llm import LLMClient, ReplyError, Task, fill, load_prompt, parse_json
 from analysis_lib.stats import cohen_kappa
 
 JUDGE_MODEL = "gpt-4.1"
@@ -33,6 +41,12 @@ CRITERIA = ("Criterion 1: Fluency and Coherence", "Criterion 2: Grammar and Synt
             "Criterion 3: Readability and Presentation")
 CRITERION_NAMES = ("fluency", "grammar", "readability")
 ASSIGNMENT_ORDER = ("not_support", "partial_support", "support")
+QUERY_CLASS_MODEL = "gpt-4.1"
+#: the eight Researchy-Questions attributes, in the order of the authors' prompt
+ATTRIBUTES = ("ambiguous", "incompleteness", "assumptive", "multi-faceted", "knowledge-intensive", "subjective",
+              "reasoning-intensive", "harmful")
+#: the authors' ``--class_threshold`` default: a query is classified when its highest score reaches it
+CLASS_THRESHOLD = 7
 _VERDICT = re.compile(r"\[\[(A|B|Tie)\]\]", re.IGNORECASE)
 
 
@@ -122,3 +136,79 @@ def assignment_agreement(first: pl.DataFrame, second: pl.DataFrame) -> tuple[flo
     idx = {x: k for k, x in enumerate(ASSIGNMENT_ORDER)}
     np.add.at(table, ([idx[x] for x in a1], [idx[x] for x in a2]), 1)
     return cohen_kappa(a1, a2, labels=list(ASSIGNMENT_ORDER), weights="quadratic"), table, unmatched
+
+
+def parse_attributes(content: str) -> dict[str, int]:
+    """The eight 0–10 attribute scores of a query-classification reply: a Python dict literal, read as the
+    authors read it (code fences removed, ``ast.literal_eval``); every attribute present with an integer 0–10,
+    no other key (a stray key would take part in the authors' maximum)."""
+    text = content.replace("```python", "").replace("```", "").strip()
+    try:
+        data = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as err:
+        raise ReplyError(f"reply is not a Python literal ({type(err).__name__})") from None
+    if not isinstance(data, dict):
+        raise ReplyError("reply is not a dictionary")
+    missing = [a for a in ATTRIBUTES if a not in data]
+    if missing:
+        raise ReplyError(f"attributes missing: {', '.join(missing)}")
+    if len(data) != len(ATTRIBUTES):
+        raise ReplyError(f"{len(data) - len(ATTRIBUTES)} keys besides the eight attributes")
+    for a in ATTRIBUTES:
+        v = data[a]
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 10:
+            raise ReplyError(f"{a} must be an integer 0-10")
+    return {a: int(data[a]) for a in ATTRIBUTES}
+
+
+def query_class_task(model: str | None = None) -> Task:
+    """NG-Q: the authors' Researchy-Questions prompt; an item is the query text."""
+    template = load_prompt("ng_query_categorization")
+    props = {a: {"type": "integer", "minimum": 0, "maximum": 10} for a in ATTRIBUTES}
+    return Task(name="ng_query_categorization",
+                schema={"type": "object", "properties": props, "required": list(ATTRIBUTES),
+                        "additionalProperties": False},
+                build=lambda query: [{"role": "user", "content": fill(template, question=query)}],
+                parse=parse_attributes, params={"temperature": 0.7, "max_completion_tokens": 512},
+                json_mode=False, model=model)
+
+
+def query_classes(scores: Mapping[str, int], threshold: int = CLASS_THRESHOLD) -> list[str]:
+    """The classes of one query, by the authors' rule: every attribute whose score equals the highest score (ties
+    give several classes), provided that score is at least ``threshold``; none otherwise."""
+    top = max(scores.values())
+    if top < threshold:
+        return []
+    return [a for a, v in scores.items() if v == top]
+
+
+def run_query_classes(battles: pl.DataFrame, client: LLMClient, *, model: str | None = None) -> pl.DataFrame:
+    """NG-Q for ``battles`` (columns ``qid``, ``query``): one request per distinct query text (stripped, as the
+    authors key it); returns ``qid``, the eight scores and ``classes`` (both null unless ok; ``classes`` empty
+    below the threshold), ``status`` and ``error``."""
+    queries = battles["query"].fill_null("").str.strip_chars()
+    distinct = queries.unique(maintain_order=True)
+    out = client.run(query_class_task(model or client.paper_model(QUERY_CLASS_MODEL)), distinct.to_list(),
+                     desc="NG-Q query classes")
+    classes = [query_classes({a: r[a] for a in ATTRIBUTES}) if r["status"] == "ok" else None
+               for r in out.iter_rows(named=True)]
+    out = out.select(*ATTRIBUTES, "status", "error").with_columns(
+        query=distinct, classes=pl.Series(classes, dtype=pl.List(pl.String)))
+    return (battles.select("qid", query=queries).join(out, on="query", how="left", maintain_order="left")
+            .select("qid", *ATTRIBUTES, "classes", "status", "error"))
+
+
+def class_counts(classified: pl.DataFrame) -> pl.DataFrame:
+    """Battles per class (a battle with tied top scores counts in each of its classes), in :data:`ATTRIBUTES`
+    order, over the battles classified ``ok``; ``battles`` 0 for a class nobody reaches."""
+    ok = classified.filter(pl.col("status") == "ok")
+    counts = dict(ok.select(pl.col("classes").explode().drop_nulls().value_counts()).unnest("classes")
+                  .iter_rows())
+    return pl.DataFrame({"query_class": list(ATTRIBUTES), "battles": [int(counts.get(a, 0)) for a in ATTRIBUTES]})
+
+
+def rating_histogram(classified: pl.DataFrame) -> pl.DataFrame:
+    """Figure 10's data: for each attribute and score 0–10, the number of battles classified ``ok`` with it."""
+    ok = classified.filter(pl.col("status") == "ok")
+    return pl.DataFrame([{"attribute": a, "score": s, "battles": int((ok[a] == s).sum())}
+                         for a in ATTRIBUTES for s in range(11)])

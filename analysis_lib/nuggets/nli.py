@@ -24,7 +24,12 @@ Classifier = Callable[[Sequence[str], Sequence[str]], list[str]]
 
 
 class NLIUnavailable(RuntimeError):
-    """The NLI model could not be loaded (the message says why)."""
+    """The NLI model could not be loaded: the message says why in plain words (a reader-facing reason);
+    ``detail`` names the underlying exception's type, for logs and notes."""
+
+    def __init__(self, message: str, detail: str = ""):
+        super().__init__(message)
+        self.detail = detail
 
 
 def load_nli(model: str = DEFAULT_NLI_MODEL, batch_size: int = 16) -> Classifier:
@@ -35,9 +40,12 @@ def load_nli(model: str = DEFAULT_NLI_MODEL, batch_size: int = 16) -> Classifier
 
         tok = AutoTokenizer.from_pretrained(model, local_files_only=True)
         net = AutoModelForSequenceClassification.from_pretrained(model, local_files_only=True).eval()
+    except ImportError as err:
+        raise NLIUnavailable("the NLI model needs torch and transformers, which this environment lacks",
+                             type(err).__name__) from err
     except Exception as err:
-        raise NLIUnavailable(f"multilingual NLI model {model} is not in the local Hugging Face cache and the hub "
-                             f"cannot be reached ({type(err).__name__})") from err
+        raise NLIUnavailable("the NLI model is not in the local Hugging Face cache and the hub is not reachable "
+                             f"from this build (model {model})", type(err).__name__) from err
     labels = {i: str(n).lower() for i, n in net.config.id2label.items()}
 
     def classify(premises: Sequence[str], hypotheses: Sequence[str]) -> list[str]:

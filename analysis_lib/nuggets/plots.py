@@ -102,3 +102,24 @@ def confusion_grid(
     fig.supylabel("human vote")
     fig.suptitle(title)
     return fig
+
+
+def rating_histograms(hist: pl.DataFrame, title: str, ncols: int = 4) -> Figure:
+    """NG Figure 10: one bar chart per Researchy-Questions attribute of how many battles got each score 0–10
+    (``hist``: :func:`analysis_lib.nuggets.llm_tasks.rating_histogram`); the class threshold (7) marked."""
+    attributes = hist["attribute"].unique(maintain_order=True).to_list()
+    nrows = max(1, -(-len(attributes) // ncols))
+    fig, axes = plotting.plt.subplots(nrows, ncols, figsize=(3.3 * ncols, 2.6 * nrows), squeeze=False,
+                                      sharex=True)
+    for ax in axes.ravel()[len(attributes):]:
+        ax.set_visible(False)
+    for ax, a in zip(axes.ravel(), attributes, strict=False):
+        g = hist.filter(pl.col("attribute") == a)
+        ax.bar(g["score"], g["battles"], color=plotting.ACCENT, width=0.85)
+        ax.axvline(6.5, color="#444444", lw=0.8, ls="--")
+        ax.set_xticks(range(0, 11, 2))
+        ax.set_title(a, fontsize=9)
+    fig.supxlabel("score 0–10 (dashed: the class threshold, 7)")
+    fig.supylabel("battles")
+    fig.suptitle(title)
+    return fig

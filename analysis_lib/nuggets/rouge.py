@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 from nltk.stem import porter
 from rouge_score import rouge_scorer, tokenizers
-from tqdm.auto import tqdm
+from tqdm import tqdm  # plain text bar: tqdm.auto warns in a kernel without ipywidgets (the book build)
 
 from analysis_lib.nuggets.agreement import NuggetConfusion, confusion
 from analysis_lib.nuggets.corpus import split_sentences
