@@ -79,12 +79,13 @@ def histogram(values: np.ndarray, xlabel: str, title: str, bins: int = 30) -> Fi
 
 
 def confusion_grid(
-    confusions: dict[tuple[str, str], NuggetConfusion], subset_type: str, title: str, ncols: int = 4
+    confusions: dict[tuple[str, str], NuggetConfusion], subset_type: str, title: str, ncols: int = 3
 ) -> Figure:
     """NG Figures 11 / 12: one human × nugget confusion heatmap per query class or language, κ in each title."""
     items = [(s, m) for (t, s), m in confusions.items() if t == subset_type]
     nrows = max(1, -(-len(items) // ncols))
-    fig, axes = plotting.plt.subplots(nrows, ncols, figsize=(3.3 * ncols, 3.0 * nrows), squeeze=False)
+    fig, axes = plotting.plt.subplots(nrows, ncols, figsize=(3.9 * ncols, 3.3 * nrows), squeeze=False,
+                                      layout="constrained")
     short_rows, short_cols = ["A", "tie", "B", "both-bad"], ["A", "tie", "B"]
     for ax in axes.ravel()[len(items):]:
         ax.set_visible(False)
@@ -92,12 +93,12 @@ def confusion_grid(
         share = m.counts / np.clip(m.counts.sum(axis=1, keepdims=True), 1, None)
         im = ax.imshow(share, cmap="Blues", vmin=0, vmax=1, aspect="auto")
         for (i, j), v in np.ndenumerate(m.counts):
-            ax.text(j, i, f"{v}", ha="center", va="center", fontsize=7,
+            ax.text(j, i, f"{v}", ha="center", va="center", fontsize=10,
                     color=plotting.contrast_text_color(im.cmap(im.norm(share[i, j]))))
-        ax.set_xticks(range(3), short_cols, fontsize=7)
-        ax.set_yticks(range(4), short_rows, fontsize=7)
+        ax.set_xticks(range(3), short_cols, fontsize=9)
+        ax.set_yticks(range(4), short_rows, fontsize=9)
         ax.grid(False)
-        ax.set_title(f"{subset} (n={m.n:,}, κ={m.kappa():.2f})", fontsize=8)
+        ax.set_title(f"{subset} (n={m.n:,}, κ={m.kappa():.2f})", fontsize=10)
     fig.supxlabel("nugget preference (counts; shading = share of the human-vote row)")
     fig.supylabel("human vote")
     fig.suptitle(title)
