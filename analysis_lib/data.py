@@ -46,7 +46,7 @@ from analysis_lib.release import METADATA_FIELDS as METADATA_FIELDS
 from analysis_lib.release import READ_COLUMNS as READ_COLUMNS
 from analysis_lib.release import REQUIRED_COLUMNS as REQUIRED_COLUMNS
 from analysis_lib.release import DataValidationError as DataValidationError
-from analysis_lib.release import normalise, parse_timestamps, read_raw, validate_raw
+from analysis_lib.release import normalise, parse_timestamps, read_raw, v1_7k_traces, validate_raw
 from analysis_lib.schema import ATTRIBUTION_COUNTS, MODERATION_PROMPT, SIDES
 from analysis_lib.schema import WINNERS as WINNERS  # re-exported
 
@@ -140,11 +140,14 @@ def derive(
     raw: pl.DataFrame, origin: str = "input", *, match: domains.Match = "substring"
 ) -> tuple[pl.DataFrame, LoadReport]:
     """Validated raw release -> tidy battle frame and report (see module docstring for definitions)."""
+    raw, v1_7k = v1_7k_traces(raw, origin)
     validate_raw(raw, origin)
     if raw.height == 0:
         raise DataValidationError(f"{origin}: the release has no rows (an empty file or an empty selection)")
     raw = normalise(raw)
     report = LoadReport(source=origin, n_raw=raw.height)
+    if v1_7k:
+        report.flags["rows with v1-7k search traces (search results read as citations)"] = raw.height
     # The same conversation twice (a concatenated or re-exported release): the first copy is kept.
     conv = pl.col("system_a_metadata").struct.field("conv_id")
     first = conv.is_null() | conv.is_first_distinct()

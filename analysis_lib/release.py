@@ -135,6 +135,42 @@ def _read_hf(ref: str | None = None) -> pl.DataFrame:
 # Validation
 
 
+def v1_7k_traces(raw: pl.DataFrame, origin: str = "input") -> tuple[pl.DataFrame, bool]:
+    """The v1-7k release's ``web_search_trace`` in the 24k layout; returns the frame and whether it converted.
+
+    v1-7k stores one record per turn with ``search_results``, a list of records with a ``url`` (the nugget
+    authors' ``download_urls.py`` reads ``web_search_trace[turn]["search_results"][k]["url"]`` there and
+    ``trace[turn][k][1]`` in the 24k release). Each turn becomes the 24k list of ``[marker, url]`` pairs, the
+    marker being the result's 1-based position; a turn with null results has none. Citation features of such a
+    release therefore count search results (cited or not). A 24k-layout trace is returned unchanged.
+    """
+    converted = False
+    for side in SIDES:
+        name = f"system_{side}_metadata"
+        meta = raw.schema.get(name)
+        if not isinstance(meta, pl.Struct):
+            continue
+        trace = {f.name: f.dtype for f in meta.fields}.get("web_search_trace")
+        if not (isinstance(trace, pl.List) and isinstance(trace.inner, pl.Struct)):
+            continue
+        turn = {f.name: f.dtype for f in trace.inner.fields}
+        results = turn.get("search_results")
+        if not (isinstance(results, pl.List) and isinstance(results.inner, pl.Struct)
+                and "url" in {f.name for f in results.inner.fields}):
+            raise DataValidationError(
+                f"{origin}: field '{name}.web_search_trace' holds records ({', '.join(turn)}), expected the 24k "
+                "layout (lists of [marker, url]) or v1-7k's records with search_results: [{url, ...}]"
+            )
+        pairs = pl.col(name).struct.field("web_search_trace").list.eval(
+            pl.element().struct.field("search_results").list.eval(
+                pl.concat_list([(pl.int_range(pl.len()) + 1).cast(pl.String), pl.element().struct.field("url")])
+            ).fill_null(pl.lit([], dtype=_TRACE.inner))
+        )
+        raw = raw.with_columns(pl.col(name).struct.with_fields(pairs.alias("web_search_trace")))
+        converted = True
+    return raw, converted
+
+
 def validate_raw(raw: pl.DataFrame, origin: str = "input") -> None:
     """Check the raw columns and nested fields the loader reads; raise naming the column and expectation."""
     schema = raw.schema

@@ -336,3 +336,50 @@ def test_subset_confusions_on_english_only_records_have_no_empty_others():
     conf = ng.subset_confusions(ng.battle_scores(ng.records_from_dicts(objs)))
     assert set(conf) == {("overall", "all"), ("language", "English")}
     assert all(m.n > 0 for m in conf.values())
+
+
+def _as_v1_7k(rows: list[dict]) -> pl.DataFrame:
+    """Rows of raw_factory with each side's trace rewritten in v1-7k's layout: one record per turn with
+    ``search_results: [{url, title}]`` (how lmsys_nuggetize's download_urls.py reads v1-7k)."""
+    from raw_factory import RAW_SCHEMA
+
+    result = pl.Struct({"url": pl.String, "title": pl.String})
+    turn = pl.Struct({"query": pl.String, "search_results": pl.List(result)})
+    meta = pl.Struct({"client_country": pl.String, "conv_id": pl.String, "web_search_trace": pl.List(turn)})
+    out = []
+    for r in rows:
+        r = dict(r)
+        for s in "ab":
+            m = dict(r[f"system_{s}_metadata"])
+            m["web_search_trace"] = [
+                {"query": "q", "search_results": [{"url": u, "title": "t"} for _, u in pairs] or None}
+                for pairs in m["web_search_trace"]
+            ]
+            m.pop("citation_format_standardized")
+            r[f"system_{s}_metadata"] = m
+        out.append(r)
+    schema = dict(RAW_SCHEMA) | {"system_a_metadata": meta, "system_b_metadata": meta}
+    return pl.DataFrame(out, schema=schema)
+
+
+def test_v1_7k_search_traces_read_like_the_24k_pairs(tmp_path):
+    from raw_factory import conversation, make_raw
+
+    from analysis_lib.data import DataValidationError, load_battles_report
+
+    trace = [[["1", "https://en.wikipedia.org/wiki/X"], ["2", "https://www.youtube.com/watch?v=1"]]]
+    rows = [conversation(conv_id="c0", winner="model_a", trace_a=trace, trace_b=[[]]),
+            conversation(conv_id="c1", winner="model_b", trace_a=[[["1", "https://reddit.com/r/x"]]], trace_b=trace)]
+    path = tmp_path / "v1-7k.parquet"
+    _as_v1_7k(rows).write_parquet(path)
+    v1, report = load_battles_report(path)
+    ref, _ = load_battles_report(make_raw(rows))
+    features = [c for c in ref.columns if c.startswith(("citation_count", "num_cites_", "cites_"))]
+    assert len(features) > 4 and v1.select(features).equals(ref.select(features))
+    assert report.flags["rows with v1-7k search traces (search results read as citations)"] == 2
+    # records without search_results / url are neither layout: a clear error naming the field
+    bad = _as_v1_7k(rows).with_columns(pl.col("system_a_metadata").struct.with_fields(
+        pl.field("web_search_trace").list.eval(pl.struct(q=pl.element().struct.field("query")))
+        .alias("web_search_trace")))
+    with pytest.raises(DataValidationError, match=r"system_a_metadata\.web_search_trace' holds records \(q\)"):
+        load_battles_report(bad)

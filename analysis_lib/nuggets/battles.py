@@ -2,8 +2,10 @@
 
 The nugget papers use the 5,103 single-turn battles (``turn == 1``) of the Search Arena v1-7k release
 (``lmarena-ai/search-arena-v1-7k``, ``data/search-arena-v1-preference-7k.parquet``: the 24k release's columns plus
-precomputed ``cites_*`` / ``num_cites_*``). ``analysis_lib.data.load_battles`` reads it like the 24k release
-(it reads only the 24k columns and recomputes the citation features), so this module takes its tidy frame.
+precomputed ``cites_*`` / ``num_cites_*``). ``analysis_lib.data.load_battles`` reads it like the 24k release:
+it reads only the 24k columns and recomputes the citation features, converting v1-7k's per-turn search-result
+records to the 24k ``[marker, url]`` pairs (:func:`analysis_lib.release.v1_7k_traces`, flagged in the load
+report); this module takes the tidy frame.
 
 NG-C's URL count (the "~47K unique URLs associated with single-turn battles", NG §3) needs the citation traces,
 which the tidy frame does not keep: :func:`single_turn_urls` reads them from the raw release
