@@ -428,14 +428,16 @@ def html_table(
     """Every row and column of ``frame`` as an HTML table (never truncated), scrolling inside a box taller
     than ``max_height_px`` with its header row kept in view; a table of more than :data:`SCROLL_HINT_ROWS` rows
     (which may not fit the box) is announced with its row count, so no reader takes it for truncated. Numbers
-    are rounded to ``digits`` decimals; cells of ``raw_html_columns`` are inserted as HTML, every other cell is
-    escaped."""
+    are rounded to ``digits`` decimals, booleans read "yes" / "no"; cells of ``raw_html_columns`` are inserted
+    as HTML, every other cell is escaped."""
 
     def cell(col: str, v: object) -> str:
         if col in raw_html_columns:
             return str(v)
         if v is None:
             return "—"
+        if isinstance(v, bool):
+            return "yes" if v else "no"
         if isinstance(v, float):
             return html.escape(format_value(v, digits))
         return html.escape(str(v))

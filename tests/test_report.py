@@ -109,6 +109,8 @@ def test_html_table_shows_every_row_and_escapes():
     assert "40 rows: scroll inside the table" in out and "position:sticky" in out
     short = html_table(frame.head(12))._repr_html_()
     assert "scroll inside" not in short and html_table(frame, max_height_px=None)._repr_html_().count("sticky") == 0
+    flags = html_table(pl.DataFrame({"agree": [True, False, None]}))._repr_html_()
+    assert [c.split(">")[-1] for c in flags.split("</td>")[:-1]] == ["yes", "no", "—"]
 
 
 def test_heatmap_text_contrasts_with_cell():
