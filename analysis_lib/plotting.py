@@ -18,6 +18,7 @@ from matplotlib.colors import BoundaryNorm, ListedColormap, to_hex
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.projections.polar import PolarAxes
+from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
 from analysis_lib.plot_text import place_labels, spread_1d
 
@@ -441,15 +442,24 @@ def slope_chart(
     return fig
 
 
+#: A count panel goes logarithmic when its tallest bar is this many times its shortest (the short bar would
+#: be under 2% of a linear axis).
+LOG_COUNT_RATIO = 50
+
+
 def count_histograms(
     panels: Sequence[tuple[np.ndarray, str]],
     *,
     ylabel: str = "count",
-    log_y: bool = True,
+    log_y: bool | None = None,
     title: str = "",
 ) -> Figure:
-    """Side-by-side bar histograms of integer values, one bin per integer (``panels``: ``(values, xlabel)``),
-    with a log y axis by default (DR-Arena Fig 8: tree depth and width)."""
+    """Side-by-side bar histograms of integer values, one bin per integer (``panels``: ``(values, xlabel)``;
+    DR-Arena Fig 8: tree depth and width), each bar labelled with its count.
+
+    The y axis is linear from 0 unless a panel's tallest bar is :data:`LOG_COUNT_RATIO` times its shortest or
+    more (or ``log_y`` is True): then it is logarithmic from 0.5, so a bar of 1 still shows, with plain integer
+    tick labels, and the axis label says "log scale". ``log_y=False`` keeps every panel linear."""
     fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 3.8), squeeze=False)
     for ax, (values, xlabel) in zip(axes[0], panels, strict=True):
         v = np.asarray(values, dtype=int)
@@ -458,11 +468,18 @@ def count_histograms(
         ax.bar(xs, counts[xs], color=ACCENT, width=0.8)
         for x, c in zip(xs, counts[xs], strict=True):
             ax.annotate(str(c), (x, c), ha="center", va="bottom", fontsize=7)
-        if log_y:
+        log = counts[xs].max() >= LOG_COUNT_RATIO * counts[xs].min() if log_y is None else log_y
+        if log:
             ax.set_yscale("log")
+            ax.set_ylim(0.5, counts.max() * 2.0)
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:,.0f}"))
+            ax.yaxis.set_minor_formatter(NullFormatter())
+        else:
+            ax.set_ylim(0, counts.max() * 1.12)
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xticks(np.arange(v.min(), v.max() + 1))
         ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
+        ax.set_ylabel(f"{ylabel} (log scale)" if log else ylabel)
     if title:
         fig.suptitle(title)
     fig.tight_layout()

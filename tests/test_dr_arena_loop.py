@@ -23,6 +23,9 @@ EXPECTED_DELTA = {PD: (1, 0), PW: (0, 1), PT: (1, 1), BT: (-1, 0)}
 ROW_OF = {"A_MUCH_BETTER": "Winner Decided", "A_BETTER": "Winner Decided", "B_BETTER": "Winner Decided",
           "B_MUCH_BETTER": "Winner Decided", "TIE_HIGH": "Tie (High Quality)", "TIE_LOW": "Tie (Low Quality)"}
 NO_STOP_KEEP = d.LoopConfig(max_rounds=99, gap_threshold=99, backtrack_width="keep")
+# other rules than the framework's: gap 3, 5 rounds, a stop on any Much Better, start at the root with width 1
+OTHER_RULES = d.LoopConfig(name="other rules", gap_threshold=3.0, max_rounds=5, stop_on_much_better=True,
+                           start_depth=1, start_width=1, min_width=1, backtrack_width="keep")
 
 
 @pytest.mark.parametrize("verdict,failure", list(itertools.product(V, [*F, None])))
@@ -79,20 +82,25 @@ def test_stopped_state_is_final_and_decided_round_needs_failure():
         d.step(d.start_state(), V.B_BETTER, None)
 
 
-def test_backtrack_resets_width_and_stops_at_the_root():
+def test_backtrack_lowers_the_width_by_one_and_resets_it_at_the_root():
+    # the framework's _backtrack: width max(2, width - 1); at the root (no parent) the loop sets it to 2
     s = d.run_match([(V.TIE_HIGH, None), (V.TIE_LOW, None)])
     assert [(r.depth, r.width) for r in s.history] == [(2, 2), (3, 3)] and (s.depth, s.width) == (2, 2)
-    s = d.run_match([(V.B_BETTER, F.WIDE), (V.A_BETTER, F.WIDE), (V.TIE_LOW, None), (V.TIE_LOW, None)])
-    assert [(r.depth, r.width) for r in s.history] == [(2, 2), (2, 3), (2, 4), (1, 2)]
+    widen_then_back = [(V.B_BETTER, F.WIDE), (V.A_BETTER, F.WIDE), (V.TIE_LOW, None), (V.TIE_LOW, None)]
+    s = d.run_match(widen_then_back)
+    assert [(r.depth, r.width) for r in s.history] == [(2, 2), (2, 3), (2, 4), (1, 3)]
     assert (s.depth, s.width) == (1, 2)  # root: no parent, width reset
     assert s.history[-1].applied == "at the root: width reset"
+    reset = d.run_match(widen_then_back[:3], d.LoopConfig(backtrack_width="reset"))
+    keep = d.run_match(widen_then_back[:3], d.LoopConfig(backtrack_width="keep"))
+    assert ((reset.depth, reset.width), (keep.depth, keep.width)) == ((1, 2), (1, 4))
 
 
-def test_chapter_v1_variant_stops_on_much_better():
-    c = d.CHAPTER_V1
-    s = d.run_match([(V.B_BETTER, F.NONE), (V.A_MUCH_BETTER, F.BOTH)], c)
+def test_stop_on_much_better_rule():
+    s = d.run_match([(V.B_BETTER, F.NONE), (V.A_MUCH_BETTER, F.BOTH)], OTHER_RULES)
     assert s.stopped is d.StopReason.MUCH_BETTER and s.round == 2
-    assert set(d.LOOP_VARIANTS) == {"framework", "chapter_v1"}
+    s = d.run_match([(V.B_BETTER, F.NONE), (V.A_MUCH_BETTER, F.BOTH), (V.A_BETTER, F.WIDE)])
+    assert s.stopped is d.StopReason.SCORE_GAP and s.round == 3  # the framework: gap 2 only
 
 
 # root -> [a -> [a1 -> []], b -> []]
@@ -111,8 +119,8 @@ def test_tree_aware_descent_falls_back_to_width():
     assert (s.depth, s.width, s.path) == (3, 3, (0, 0)) and s.history[-1].applied == "no child: width + 1"
     s = d.step(s, V.TIE_HIGH, None, tree=TREE)  # pressure test at a leaf: width only
     assert (s.depth, s.width, s.path) == (3, 4, (0, 0))
-    s = d.step(s, V.TIE_LOW, None, tree=TREE)  # backtrack: back to a, width reset
-    assert (s.depth, s.width, s.path) == (2, 2, (0,))
+    s = d.step(s, V.TIE_LOW, None, tree=TREE)  # backtrack: back to a, width 4 - 1
+    assert (s.depth, s.width, s.path) == (2, 3, (0,))
     stay = d.LoopConfig(no_child="stay")
     s = d.step(d.start_state(path=(1,)), V.A_BETTER, F.DEEP, stay, tree=TREE)
     assert (s.depth, s.width, s.path) == (2, 2, (1,))
@@ -162,9 +170,9 @@ def test_published_trace_end_states(traces):
     assert ends["tree_0022_glm47_vs_pplsonar_1300"] == (5, 3.0, 1.0, "SCORE_GAP")
 
 
-def test_chapter_v1_does_not_reproduce_the_published_traces(traces):
+def test_other_rules_do_not_reproduce_the_published_traces(traces):
     g = traces.filter(pl.col("match_id") == "tree_0020_glm47_vs_pplsonar_1302")
-    r = d.replay_trace(g, d.CHAPTER_V1)
+    r = d.replay_trace(g, OTHER_RULES)
     assert r.height < g.height  # it stops at the first Much Better (round 8), the framework plays 10
 
 
@@ -174,4 +182,4 @@ def test_start_on_tree_descends_to_the_start_depth_or_a_leaf():
     deep = d.start_on_tree(TREE, d.LoopConfig(start_depth=4))  # a -> a1 is a leaf at depth 3
     assert (deep.depth, deep.path) == (3, (0, 0))
     assert d.start_on_tree(_n(), d.FRAMEWORK).depth == 1  # a lone root
-    assert d.start_on_tree(TREE, d.CHAPTER_V1).path == ()
+    assert d.start_on_tree(TREE, OTHER_RULES).path == ()

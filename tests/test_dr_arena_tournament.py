@@ -300,3 +300,13 @@ def test_run_swiss_gives_each_of_seven_models_one_bye_in_seven_rounds():
         _, plan = tn.run_swiss(list(strength), _toy_play(strength), n_rounds=7, seed=seed)
         byes = plan.filter(pl.col("model_b").is_null())["model_a"].to_list()
         assert sorted(byes) == sorted(strength)
+
+
+def test_leaderboard_table_whole_elo_and_readable_columns():
+    board = pl.DataFrame({"model": ["x", "y"], "rating": [1266.16, 733.4], "ci_lower": [1191.97, np.nan],
+                          "ci_upper": [1373.5, np.nan], "rank": [1, 2], "num_battles": [76, 70],
+                          "mle": [True, True]})
+    shown = tn.leaderboard_table(board, {"x": 1.8234}, "planted strength")
+    assert shown.columns == ["model", "rating (Elo)", "95% interval", "rank", "matches", "planted strength"]
+    assert shown.row(0) == ("x", 1266, "1192 to 1374", 1, 76, 1.82)
+    assert shown.row(1) == ("y", 733, None, 2, 70, None)  # no bootstrap interval, no reference rating

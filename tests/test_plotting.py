@@ -102,3 +102,20 @@ def test_distribution_by_group_draws_one_box_per_group_with_the_mean_labelled():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
     labels = sorted(t.get_text() for t in ax.texts)
     assert labels == sorted(f"{m:.0f}" for m in summary["mean"])
+
+
+def test_count_histograms_show_small_bars():
+    # counts within a factor 50: a linear axis from 0 (the bar of 2 is a fifth of the bar of 10)
+    fig = plotting.count_histograms([(np.array([3] * 10 + [8] * 2), "largest sibling group")], ylabel="trees")
+    ax = fig.axes[0]
+    heights = sorted(p.get_height() for p in ax.patches)
+    assert ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0 and heights == [2, 10]
+    assert all(float(t).is_integer() for t in ax.get_yticks())
+    # a long tail (1500 vs 1): log scale from 0.5, so a bar of 1 keeps its height; plain ticks, not 2x10^0
+    fig = plotting.count_histograms([(np.array([2] * 1500 + [3] * 11 + [8]), "depth")], ylabel="matches")
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log" and ax.get_ylim()[0] <= min(p.get_height() for p in ax.patches) / 2
+    assert ax.yaxis.get_major_formatter()(1000, 0) == "1,000" and ax.yaxis.get_minor_formatter()(2, 0) == ""
+    assert ax.get_ylabel() == "matches (log scale)"
+    assert plotting.count_histograms([(np.array([1, 2]), "x")], log_y=True).axes[0].get_yscale() == "log"
+    plotting.plt.close("all")

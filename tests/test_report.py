@@ -113,6 +113,8 @@ def test_html_table_shows_every_row_and_escapes():
     assert ">yes<" in flags and ">no<" in flags and ">—<" in flags and "nan" not in flags and "True" not in flags
     short = html_table(frame.head(12))._repr_html_()
     assert "scroll inside" not in short and html_table(frame, max_height_px=None)._repr_html_().count("sticky") == 0
+    flags = html_table(pl.DataFrame({"agree": [True, False, None]}))._repr_html_()
+    assert [c.split(">")[-1] for c in flags.split("</td>")[:-1]] == ["yes", "no", "—"]
 
 
 def test_heatmap_text_contrasts_with_cell():

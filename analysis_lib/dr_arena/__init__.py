@@ -4,15 +4,14 @@ diagnostics, a latent-skill simulation study and the LLM examiner.
 Submodules: :mod:`.trees` (trees, Tables 8/9, Fig 8), :mod:`.loop` (Tables 1/2, Appendix C state machine),
 :mod:`.match_log` (the JSONL match-log format), :mod:`.tournament` (Swiss pairing, BT ratings),
 :mod:`.diagnostics` (Table 6 / Fig 4, Figs 5-7), :mod:`.simulation` (latent-skill study), :mod:`.examiner`
-(task generation and judging through the LLM layer), :mod:`.plots`. The names used by the chapter and the tests
+(task generation and judging through the LLM layer), :mod:`.framework_prompts` (the framework's prompts, read
+from its source files), :mod:`.plots`. The names used by the chapter and the tests
 are re-exported here.
 """
 
 from analysis_lib.dr_arena.loop import (
-    CHAPTER_V1,
     FAILURE_CRITERIA,
     FRAMEWORK,
-    LOOP_VARIANTS,
     VERDICT_CODES,
     Action,
     FailureType,
@@ -32,6 +31,7 @@ from analysis_lib.dr_arena.loop import (
     transition_table,
 )
 from analysis_lib.dr_arena.trees import (
+    COMPARISON_COLUMNS,
     N_TREES_PAPER,
     PAPER_TABLE8,
     PAPER_TABLE9,
@@ -60,10 +60,9 @@ from analysis_lib.dr_arena.trees import (
 from analysis_lib.stats import LeaderboardAgreement, leaderboard_correlations
 
 __all__ = [
-    "CHAPTER_V1",
+    "COMPARISON_COLUMNS",
     "FAILURE_CRITERIA",
     "FRAMEWORK",
-    "LOOP_VARIANTS",
     "N_TREES_PAPER",
     "PAPER_TABLE8",
     "PAPER_TABLE9",

@@ -6,27 +6,30 @@ current **width constraint** (the number of sibling information units the answer
 answers with a tiered verdict and tags the loser's failure type; the verdict scores points and Table 2 maps
 (verdict, failure type) to an evolution action on (depth, width).
 
-Rules of the released framework (github.com/iNLP-Lab/DR-Arena: ``config.py``, ``core/evolvement_loop.py``, as
-quoted in issue 9 and visible in the match traces of ``web/public/data/battle-index.json``), every one a field of
+Rules of the released framework (``config.py`` and ``core/evolvement_loop.py`` of the DR-Arena framework, read
+in the copy at commit 175901c8 of github.com/pmcconville-hub/DR-Arena, a fork of iNLP-Lab/DR-Arena; they agree
+with the match traces of the upstream ``web/public/data/battle-index.json``), every one a field of
 :class:`LoopConfig` whose defaults are these:
 
 - scoring: Much Better 2 points to the winner, Better 1, a tie 0 (``much_better_points``, ``better_points``,
   ``tie_points``);
 - stop (checked after each round): the absolute score gap ``|S_A − S_B| ≥ 2`` once at least ``min_rounds = 1``
-  round was played (the "mercy rule", ``gap_threshold``), else after ``max_rounds = 10`` rounds. There is no
-  separate stop on a Much Better verdict (``stop_on_much_better = False``);
+  round was played (the "mercy rule", ``gap_threshold``; ``WIN_THRESHOLD = 2.0``, ``MIN_ROUNDS = 1``), else
+  after ``max_rounds = 10`` rounds (``MAX_ROUNDS``). There is no separate stop on a Much Better verdict
+  (``stop_on_much_better = False``);
 - start: depth 2 (a child of the root), width constraint 2 (``start_depth``, ``start_width``);
 - actions: a high-quality tie is a **pressure test** (width + 1 and descend one level); a low-quality tie
-  **backtracks** to the parent, resetting the width constraint to its start value (``backtrack_width="reset"``:
-  what the released traces show, e.g. (3, 3) → (2, 2) and (2, 3) → (1, 2)); at the root there is no parent and
-  only the width is reset. A decided round acts on the loser's failure type: DEEP **drills down** (descend one
-  level), WIDE **widens** (width + 1), BOTH or NONE is a pressure test;
+  **backtracks** to the parent and lowers the width constraint by one, to no less than 2
+  (``backtrack_width="decrement"``: ``_backtrack`` sets ``max(2, width − 1)``; the released traces show
+  (3, 3) → (2, 2) and (2, 3) → (1, 2)); at the root there is no parent and the width goes back to 2 (``start``:
+  ``difficulty_nodes = 2`` when ``_backtrack`` fails). A decided round acts on the loser's failure type: DEEP
+  **drills down** (descend one level), WIDE **widens** (width + 1), BOTH or NONE is a pressure test;
 - a descent needs a child of the active node: when the tree has none there, the focus goes to width
   (``no_child="widen"``: width + 1 instead; a pressure test then changes the width only).
 
 Without a tree (``tree=None``) every descent succeeds: the loop then only tracks numbers, which is how a
-published trace is replayed. :data:`CHAPTER_V1` keeps the rules this chapter used before it had the framework's
-(gap 3, 5 rounds, a stop on any Much Better, start at depth 1 and width 1) as a named alternative.
+published trace is replayed. Other rules are other :class:`LoopConfig` values (``backtrack_width="reset"`` or
+``"keep"``, ``stop_on_much_better=True``, another start or gap).
 """
 
 from __future__ import annotations
@@ -157,7 +160,7 @@ class LoopConfig:
     start_width: int = 2
     min_depth: int = 1
     min_width: int = 2
-    backtrack_width: Literal["reset", "keep"] = "reset"
+    backtrack_width: Literal["decrement", "reset", "keep"] = "decrement"
     no_child: Literal["widen", "stay"] = "widen"
 
     def points(self, verdict: Verdict) -> tuple[float, float]:
@@ -169,9 +172,6 @@ class LoopConfig:
 
 
 FRAMEWORK = LoopConfig()
-CHAPTER_V1 = LoopConfig(name="chapter v1 (our earlier guess)", gap_threshold=3.0, max_rounds=5,
-                        stop_on_much_better=True, start_depth=1, start_width=1, min_width=1, backtrack_width="keep")
-LOOP_VARIANTS: dict[str, LoopConfig] = {"framework": FRAMEWORK, "chapter_v1": CHAPTER_V1}
 
 
 @dataclass(frozen=True)
@@ -257,7 +257,7 @@ def _apply(state: LoopState, action: Action, config: LoopConfig, tree: Mapping |
         return (d + 1, (*path, choose(n))) if n else None
 
     if action is Action.BACKTRACK:
-        w2 = config.start_width if config.backtrack_width == "reset" else w
+        w2 = {"reset": config.start_width, "keep": w, "decrement": max(config.min_width, w - 1)}[config.backtrack_width]
         if d > config.min_depth:
             return d - 1, w2, path[:-1], "backtrack to parent"
         return d, config.start_width, path, "at the root: width reset"

@@ -253,6 +253,25 @@ def ratings(matches: pl.DataFrame, n_bootstrap: int = 100, seed: int = 0) -> pl.
     }).sort("rating", descending=True)
 
 
+def leaderboard_table(board: pl.DataFrame, reference: Mapping[str, float], reference_name: str) -> pl.DataFrame:
+    """:func:`ratings` as the chapter shows it: ``model``, ``rating (Elo)`` and its ``95% interval`` in whole Elo,
+    ``rank`` (1 + the models whose interval lies wholly above this one's), ``matches`` played and each model's
+    reference rating in a column named ``reference_name`` (2 decimals; null for a model without one)."""
+
+    def whole(col: str) -> pl.Expr:
+        return pl.col(col).fill_nan(None).round(0).cast(pl.Int64)
+
+    return board.select(
+        "model",
+        whole("rating").alias("rating (Elo)"),
+        pl.format("{} to {}", whole("ci_lower"), whole("ci_upper")).alias("95% interval"),
+        "rank",
+        pl.col("num_battles").alias("matches"),
+        pl.col("model").replace_strict(dict(reference), default=None, return_dtype=pl.Float64).round(2)
+        .alias(reference_name),
+    )
+
+
 def point_ratings(matches: pl.DataFrame, models: Sequence[str]) -> dict[str, float]:
     """Point Elo of every model in ``models`` (1000 for a model without a match yet), for pairing."""
     out = dict.fromkeys(models, bt.INIT_RATING)

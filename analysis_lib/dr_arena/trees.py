@@ -5,7 +5,9 @@ Trees
 The upstream repository (iNLP-Lab/DR-Arena at 08f38351, ``web_tree/data/``) holds ``summary.json`` (the 30
 trees' topics, domains and per-tree crawl statistics) and some of the 30 tree files (the data manifest lists
 19 at that commit: tree_0001, 0005, 0010, 0012, 0013, 0014, 0017, 0019, 0021, 0026 and 0029 are absent), so
-every per-tree statistic covers only the released trees. The released files are the trees after the matches'
+every per-tree statistic covers only the released trees. Its README says the 30 trees of the paper are kept
+under ``web_tree/data/dataset/trees/``; that folder, in the copy of the framework at commit 175901c8 (fork
+pmcconville-hub/DR-Arena), holds the same 19 files. The released files are the trees after the matches'
 on-the-fly expansions: 13 of the 19 are larger and deeper than the initial crawl that ``summary.json`` records
 (:func:`summary_check`). Each node is a JSON object with at least
 ``url, domain, title, description, content, children`` (:data:`REQUIRED_FIELDS`); :func:`load_tree` checks this
@@ -326,6 +328,12 @@ def root_domains(summary: dict) -> dict[str, int]:
         host = urlparse(t["root_url"]).netloc
         out[host] = out.get(host, 0) + 1
     return out
+
+
+#: Reader's column names for :func:`compare_counts` of Table 8 (``domain``) and Table 9 (``topic``).
+COMPARISON_COLUMNS: dict[str, dict[str, str]] = {
+    key: {"ours": "trees (summary.json)", "paper": f"trees ({table})", "in_paper": f"in {table}",
+          "agree": "equal"} for key, table in (("domain", "Table 8"), ("topic", "Table 9"))}
 
 
 def compare_counts(ours: Mapping[str, int], paper: Mapping[str, int | None], key: str) -> pl.DataFrame:
