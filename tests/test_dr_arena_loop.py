@@ -183,3 +183,32 @@ def test_start_on_tree_descends_to_the_start_depth_or_a_leaf():
     assert (deep.depth, deep.path) == (3, (0, 0))
     assert d.start_on_tree(_n(), d.FRAMEWORK).depth == 1  # a lone root
     assert d.start_on_tree(TREE, OTHER_RULES).path == ()
+
+
+# the project page's 5-round trace (docs/cases.html): the active node at depth 2 has no child, so every pressure
+# test and widening stays at depth 2 (a one-child chain: root -> the depth-2 node)
+CASES_TREE = {"children": [{"children": []}]}
+
+
+def test_the_project_page_trace_replays_to_its_published_end_state():
+    from analysis_lib.dr_arena.match_log import cases_trace
+
+    g = cases_trace()
+    start = d.start_on_tree(CASES_TREE)
+    assert (start.depth, start.width) == (2, 2)
+    r = d.replay_trace(g, tree=CASES_TREE, start=start)
+    # the page: five rounds at depth 2, widths 2..6, and "MERCY RULE TRIGGERED (Game Over)" after round 5
+    assert r.height == 5 and r["depth"].to_list() == g["depth"].to_list() == [2] * 5
+    assert r["width"].to_list() == g["width"].to_list() == [2, 3, 4, 5, 6]
+    assert r["stop"].to_list() == [None] * 4 + ["SCORE_GAP"]
+    # scores by Table 2's points (the page prints none): A +1, B +1, A +1, B +2, B +2
+    assert (r["score_a"].to_list(), r["score_b"].to_list()) == ([1, 1, 2, 2, 2], [0, 1, 1, 3, 5])
+    assert r["logged_score_a"].is_null().all()
+    # the page's actions: pressure tests in rounds 1 and 3 (no child: width + 1), Wide+1 in rounds 2 and 4
+    assert r["action"].to_list()[:4] == ["pressure_test", "increase_width", "pressure_test", "increase_width"]
+    # BOTH in place of NONE (the page names only the pressure test) replays the same
+    both = d.replay_trace(g.with_columns(pl.col("failure_type").replace("NONE", "BOTH")), tree=CASES_TREE,
+                          start=start)
+    assert both.select("depth", "width", "stop").equals(r.select("depth", "width", "stop"))
+    # without the tree every pressure test would descend: the published depths need the childless node
+    assert d.replay_trace(g)["depth"].to_list() != [2] * 5

@@ -355,19 +355,23 @@ def config_table(config: LoopConfig = FRAMEWORK) -> pl.DataFrame:
 KIND_OF_STOP = {StopReason.SCORE_GAP: "mercy_rule"}
 
 
-def replay_trace(trace: pl.DataFrame, config: LoopConfig = FRAMEWORK) -> pl.DataFrame:
+def replay_trace(trace: pl.DataFrame, config: LoopConfig = FRAMEWORK, *, tree: Mapping | None = None,
+                 start: LoopState | None = None) -> pl.DataFrame:
     """Replay one logged match (rows ordered by ``round``; columns ``verdict`` (code), ``tie_quality``,
-    ``failure_type`` (code or null)) through the loop with ``config`` and no tree; returns :func:`trace_table`
-    with the logged columns beside it (``logged_depth``, ``logged_width``, ``logged_score_a``, ``logged_score_b``)."""
+    ``failure_type`` (code or null)) through the loop with ``config``, on ``tree`` from ``start`` when given (else
+    with no tree: every descent finds a child); returns :func:`trace_table` with the logged columns beside it
+    (``logged_depth``, ``logged_width``, ``logged_score_a``, ``logged_score_b``; null where the trace has no
+    scores)."""
     rounds = []
     for i, row in enumerate(trace.sort("round").iter_rows(named=True)):
         v = Verdict.from_code(row["verdict"], row.get("tie_quality"))
         f = None if v.is_tie or row.get("failure_type") is None else FailureType[row["failure_type"]]
         rounds.append((v, f))
-    state = run_match(rounds, config)
+    state = run_match(rounds, config, start, tree=tree)
     out = trace_table(state)
+    score = {c: pl.col(c).cast(pl.Float64) if c in trace.columns else pl.lit(None, dtype=pl.Float64)
+             for c in ("score_a", "score_b")}
     logged = trace.sort("round").head(out.height).select(
         pl.col("depth").alias("logged_depth"), pl.col("width").alias("logged_width"),
-        pl.col("score_a").cast(pl.Float64).alias("logged_score_a"),
-        pl.col("score_b").cast(pl.Float64).alias("logged_score_b"))
+        score["score_a"].alias("logged_score_a"), score["score_b"].alias("logged_score_b"))
     return pl.concat([out, logged], how="horizontal")

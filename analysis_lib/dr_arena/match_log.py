@@ -179,6 +179,7 @@ def truncated_matches(rounds: pl.DataFrame, k: int) -> pl.DataFrame:
 
 
 PUBLISHED_TRACES = "dr_arena_match_traces"
+CASES_TRACE = "dr_arena_cases_trace"
 
 
 def published_traces() -> pl.DataFrame:
@@ -193,3 +194,12 @@ def published_traces() -> pl.DataFrame:
         failure_type=pl.when(tie).then(None).otherwise(pl.col("failure_type")),
         logged_failure_type=pl.col("failure_type"),
     )
+
+
+def cases_trace() -> pl.DataFrame:
+    """The 5-round trace of the framework's project page (``published/dr_arena_cases_trace.csv``: Sonar-Pro vs
+    Claude-Opus-4.1, "Handheld Game Consoles"; see its SOURCES entry): ``round``, ``depth``, ``width``, ``verdict``
+    (code), ``failure_type``, ``action_on_page``; no ties, so no ``tie_quality``, and no scores (the page prints
+    none)."""
+    return pl.read_csv(_fetch.published(CASES_TRACE)).with_columns(
+        pl.lit(None, dtype=pl.String).alias("tie_quality"))
