@@ -70,6 +70,16 @@ def language_name(code: str) -> str:
     return _iso_name(code.lower())
 
 
+@lru_cache(maxsize=None)
+def language_code(name: str) -> str | None:
+    """ISO 639-1 code of a language name as the releases write it (the inverse of :func:`language_name`, e.g.
+    ``"Chinese" -> "zh"``, ``"Greek" -> "el"``); None when pycountry knows no two-letter code for it."""
+    import pycountry
+
+    lang = pycountry.languages.get(name={"Greek": "Modern Greek (1453-)"}.get(name, name))
+    return getattr(lang, "alpha_2", None)
+
+
 def detect_languages(texts: Sequence[str]) -> list[str]:
     """Offline language identification (py3langid), as English language names."""
     import py3langid

@@ -40,3 +40,13 @@ def test_language_share_base_is_every_conversation():
                                                                                           ["Chinese"], ["English"]]})
     assert languages.language_shares(tidy)["share"].to_list() == pytest.approx([0.5, 0.25])
     assert languages.multilingual_share(tidy) == 0.0
+
+
+@pytest.mark.parametrize("name", ["English", "Russian", "Chinese", "Greek", "Persian", "Japanese", "Portuguese"])
+def test_language_code_inverts_language_name(name):
+    code = languages.language_code(name)
+    assert code is not None and len(code) == 2 and languages.language_name(code) == name
+
+
+def test_language_code_of_an_unknown_name_is_none():
+    assert languages.language_code("Klingonese") is None and languages.language_code("") is None

@@ -82,9 +82,7 @@ def records_entailed_share(records: NuggetRecords, classify: Classifier, *, n_ba
     """NG-NLI on nugget records: the share (%) of nuggets entailed by one of their battle's sources (its
     ``chunks`` and both responses' ``answer_text``), over ``n_battles`` battles drawn at random (all when None)
     among those whose records carry chunks; returns the share and the number of nuggets checked."""
-    a = records.sides.filter(pl.col("side") == "a").select("qid", "chunks", pl.col("answer_text").alias("text_a"))
-    b = records.sides.filter(pl.col("side") == "b").select("qid", pl.col("answer_text").alias("text_b"))
-    usable = a.join(b, on="qid").filter(pl.col("chunks").list.len() > 0).sort("qid")
+    usable = records.battle_texts(both_responses=False).sort("qid")
     if usable.height == 0:
         raise ValueError(f"{records.origin}: no battle carries retrieved chunks (field chunks)")
     if n_battles is not None and n_battles < usable.height:

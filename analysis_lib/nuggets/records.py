@@ -87,6 +87,18 @@ class NuggetRecords:
         b = self.sides.filter(pl.col("side") == "b").select("qid", pl.col("model").alias("model_b"))
         return a.join(b, on="qid", how="inner", maintain_order="left")
 
+    def battle_texts(self, *, both_responses: bool = True) -> pl.DataFrame:
+        """One row per battle whose records carry retrieved chunks (and, with ``both_responses``, both responses'
+        ``answer_text``): ``qid``, ``winner``, ``language``, ``chunks`` (side a's), ``text_a``, ``text_b``; NG-F8
+        and NG-NLI read these."""
+        a = self.sides.filter(pl.col("side") == "a").select("qid", "winner", "language", "chunks",
+                                                            pl.col("answer_text").alias("text_a"))
+        b = self.sides.filter(pl.col("side") == "b").select("qid", pl.col("answer_text").alias("text_b"))
+        keep = pl.col("chunks").list.len() > 0
+        if both_responses:
+            keep = keep & pl.col("text_a").is_not_null() & pl.col("text_b").is_not_null()
+        return a.join(b, on="qid", maintain_order="left").filter(keep)
+
     def to_jsonl(self, path: str | Path) -> Path:
         """Write the records as JSONL in the documented layout (one line per side)."""
         path = Path(path)

@@ -28,6 +28,7 @@ from nltk.stem import porter
 from rouge_score import rouge_scorer, tokenizers
 from tqdm import tqdm  # plain text bar: tqdm.auto warns in a kernel without ipywidgets (the book build)
 
+from analysis_lib.languages import language_code
 from analysis_lib.nuggets.agreement import NuggetConfusion, confusion
 from analysis_lib.nuggets.corpus import split_sentences
 from analysis_lib.nuggets.records import NuggetRecords
@@ -35,12 +36,6 @@ from analysis_lib.stats import kappa_from_confusion
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
-# ISO 639-1 codes for pysbd by the language names the releases use
-LANGUAGE_CODES = {"English": "en", "Russian": "ru", "Chinese": "zh", "German": "de", "French": "fr",
-                  "Spanish": "es", "Japanese": "ja", "Italian": "it", "Polish": "pl", "Dutch": "nl",
-                  "Persian": "fa", "Arabic": "ar", "Greek": "el", "Armenian": "hy", "Burmese": "my",
-                  "Danish": "da", "Hindi": "hi", "Amharic": "am", "Bulgarian": "bg", "Urdu": "ur",
-                  "Kazakh": "kk", "Marathi": "mr", "Slovak": "sk"}
 
 
 class UnicodeTokenizer(tokenizers.Tokenizer):
@@ -95,18 +90,12 @@ def rouge_l_alignment(records: NuggetRecords, *, progress: bool = True) -> pl.Da
 
     Battles without a response text or without chunks are left out; compare the height with
     ``records.n_battles`` for the count."""
-    sides = records.sides
-    a = sides.filter(pl.col("side") == "a").select("qid", "winner", "language", "chunks",
-                                                   pl.col("answer_text").alias("text_a"))
-    b = sides.filter(pl.col("side") == "b").select("qid", pl.col("answer_text").alias("text_b"))
-    usable = (a.join(b, on="qid", maintain_order="left")
-              .filter(pl.col("text_a").is_not_null() & pl.col("text_b").is_not_null()
-                      & (pl.col("chunks").list.len() > 0)))
+    usable = records.battle_texts()
     scorer = rouge_l_scorer()
     out: dict[str, list[float]] = {"rouge_a": [], "rouge_b": []}
     rows = usable.iter_rows(named=True)
     for row in tqdm(rows, total=usable.height, desc="ROUGE-L", unit="battle", disable=not progress):
-        lang = LANGUAGE_CODES.get(row["language"] or "", "en")
+        lang = language_code(row["language"] or "") or "en"
         chunk_sents = [s for c in row["chunks"] for s in split_sentences(c, lang)]
         for side in "ab":
             out[f"rouge_{side}"].append(response_rouge_l(split_sentences(row[f"text_{side}"], lang), chunk_sents,
