@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from analysis_lib import dr_arena as d
+from analysis_lib.dr_arena import match_log
 from analysis_lib.dr_arena.match_log import published_traces
 
 V, F = d.Verdict, d.FailureType
@@ -187,7 +188,7 @@ def test_start_on_tree_descends_to_the_start_depth_or_a_leaf():
 
 # the project page's 5-round trace (docs/cases.html): the active node at depth 2 has no child, so every pressure
 # test and widening stays at depth 2 (a one-child chain: root -> the depth-2 node)
-CASES_TREE = {"children": [{"children": []}]}
+CASES_TREE = match_log.CASES_TREE
 
 
 def test_the_project_page_trace_replays_to_its_published_end_state():
@@ -212,3 +213,4 @@ def test_the_project_page_trace_replays_to_its_published_end_state():
     assert both.select("depth", "width", "stop").equals(r.select("depth", "width", "stop"))
     # without the tree every pressure test would descend: the published depths need the childless node
     assert d.replay_trace(g)["depth"].to_list() != [2] * 5
+    assert match_log.replay_cases_trace().equals(r)

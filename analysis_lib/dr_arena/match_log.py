@@ -41,7 +41,7 @@ from typing import Any
 import polars as pl
 
 from analysis_lib import fetch as _fetch
-from analysis_lib.dr_arena.loop import VERDICT_CODES, FailureType
+from analysis_lib.dr_arena.loop import FRAMEWORK, VERDICT_CODES, FailureType, LoopConfig, replay_trace, start_on_tree
 
 SCHEMA: dict[str, Any] = {
     "match_id": pl.String, "tournament_round": pl.Int64, "tree_id": pl.String, "model_a": pl.String,
@@ -203,3 +203,14 @@ def cases_trace() -> pl.DataFrame:
     none)."""
     return pl.read_csv(_fetch.published(CASES_TRACE)).with_columns(
         pl.lit(None, dtype=pl.String).alias("tie_quality"))
+
+
+#: What the project-page trace needs of its tree: the match starts on the root's one child (depth 2), which has no
+#: child, so its pressure tests widen only (the page's depth stays 2).
+CASES_TREE: Mapping[str, Any] = {"children": [{"children": []}]}
+
+
+def replay_cases_trace(config: LoopConfig = FRAMEWORK) -> pl.DataFrame:
+    """:func:`cases_trace` replayed with ``config`` from the start of :data:`CASES_TREE` (see
+    :func:`analysis_lib.dr_arena.loop.replay_trace`; the logged columns are the page's depth and width)."""
+    return replay_trace(cases_trace(), config, tree=CASES_TREE, start=start_on_tree(CASES_TREE, config))

@@ -53,13 +53,27 @@ import polars as pl
 
 from analysis_lib.domains import DOMAIN_GROUPS
 from analysis_lib.models import model_table, non_leaderboard_models
+from analysis_lib.report import paper_values
 from analysis_lib.schema import ATTRIBUTION_COUNTS, DECISIVE, INTENTS, SIDES
 from analysis_lib.simulate import search_arena
 
 N_SUBSET = 800
 """Conversations in the authors' subset (SA §3.2, App. E.3: ~100 per intent category, 800 in total)."""
-BETAS: dict[str, float] = {"support_count": 0.285, "irrelevant_count": 0.273, "contradict_count": 0.0}
-"""Planted coefficients on the z-scored per-turn counts: the paper's estimates (SA §1, §3.2)."""
+
+def _paper_betas() -> dict[str, float]:
+    """The paper's SA-F6R estimates from the paper-values table (``beta <count>`` rows); a count the paper reports
+    no number for (contradicting citations: "not significant") is planted at 0."""
+    values = paper_values()
+    out = {}
+    for count in ATTRIBUTION_COUNTS:
+        paper = values[("SA-F6R", f"beta {count}")].paper
+        out[count] = float(paper) if paper is not None else 0.0
+    return out
+
+
+BETAS: dict[str, float] = _paper_betas()
+"""Planted coefficients on the z-scored per-turn counts: the paper's estimates (SA §1, §3.2), read from
+``resources/paper_values/sa.csv``; 0 for contradicting citations."""
 SHARES: dict[str, tuple[float, float, float]] = {
     "sonar": (0.60, 0.31, 0.09),
     "gemini": (0.66, 0.27, 0.07),
