@@ -201,7 +201,8 @@ def run_notebooks(cfg: Config, summary: Summary | None = None) -> Summary:
         chapter = _Chapter(cfg, nb)
         chapter.recover()
         declared = declared_parameters(nb)
-        params = {**base, **{k: v for k, v in inputs.items() if k in declared}}
+        # an input not given is not injected: the chapter's own default (its simulator) applies
+        params = {**base, **{k: v for k, v in inputs.items() if k in declared and v}}
         ids = {"data_source": data_id, **{k: v for k, v in input_ids.items() if k in declared}}
         key = keys.notebook_key(nb, params, ids, lib_hash, cfg.kernel,
                                 llm_identity if keys.uses_llm(nb) else None)

@@ -373,6 +373,8 @@ def test_user_inputs_are_injected_only_where_declared_and_key_the_rebuild(tmp_pa
     second = _run(root, "--nuggets", str(records))
     assert second.ran == ["02_wants"] and second.skipped == ["01_tiny"]
     assert _run(root).ran == ["02_wants"]  # not given any more: the chapter's simulator again
+    injected = nbformat.read(root / "book" / "chapters" / "02_wants.ipynb", 4).metadata["papermill"]["parameters"]
+    assert "nugget_records" not in injected  # not given: the notebook's own default applies
     assert build.main(_args(root, "--answers", "no/such/answers.json")) == build.EXIT_USAGE
 
 
