@@ -36,7 +36,7 @@ import polars as pl
 
 from analysis_lib import domains, sources
 from analysis_lib.models import leaderboard_models as leaderboard_models  # re-exported
-from analysis_lib.models import model_table
+from analysis_lib.models import model_table, paper_name
 from analysis_lib.models import provider_of as provider_of  # re-exported
 from analysis_lib.release import FULL_SIZE as FULL_SIZE  # re-exported
 from analysis_lib.release import HF_DATASET as HF_DATASET
@@ -163,18 +163,17 @@ def derive(
     raw, unparsed = parse_timestamps(raw)
     report.flags["timestamps that could not be parsed (kept as null)"] = unparsed
 
-    names = model_table()
-    mapping = dict(zip(names["raw_model"], names["model"], strict=True))
+    known = set(model_table()["raw_model"].to_list())
     seen = set(raw["model_a"].unique().to_list()) | set(raw["model_b"].unique().to_list())
-    report.unmapped_models = sorted(m for m in seen if m not in mapping)
+    report.unmapped_models = sorted(m for m in seen if m not in known)
 
     cols: list[pl.Expr] = [
         pl.coalesce(
             pl.col("system_a_metadata").struct.field("conv_id"),
             pl.int_range(pl.len()).cast(pl.String),
         ).alias("conv_id"),
-        pl.col("model_a").replace(mapping).alias("model_a"),
-        pl.col("model_b").replace(mapping).alias("model_b"),
+        paper_name(pl.col("model_a")).alias("model_a"),
+        paper_name(pl.col("model_b")).alias("model_b"),
         pl.col("model_a").alias("raw_model_a"),
         pl.col("model_b").alias("raw_model_b"),
         pl.col("winner"),
