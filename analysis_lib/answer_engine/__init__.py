@@ -2,14 +2,23 @@
 vectorised over many answers (:mod:`.batch`), the two conventions for the Fig 8 metrics, ``"released"`` (the
 authors' released notebook, the default) and ``"paper"`` (:mod:`.conventions`), answer records in the released
 layout (:mod:`.records`), the LLM judging steps (:mod:`.pipeline`), the Fig 8 scorecard with bootstrap intervals
-and Table 7 thresholds (:mod:`.scorecard`), the answer simulator (:mod:`.simulate`), the usability study's t-tests
-from summary statistics (:mod:`.usability`) and the chapter's figures (:mod:`.plots`)."""
+and Table 7 thresholds (:mod:`.scorecard`), the answer simulator (:mod:`.simulate`) and its simulated annotators
+for AE-P (:mod:`.annotators`), the usability study's t-tests from summary statistics (:mod:`.usability`) and the
+chapter's figures (:mod:`.plots`)."""
 
 from .agreement import (
+    average_annotators,
     confidence_distribution,
     judge_agreement,
     judge_values,
     load_answer_labels,
+)
+from .annotators import (
+    LABEL_SCALE,
+    SimulatedLabels,
+    expected_r,
+    noise_sd,
+    simulate_labels,
 )
 from .batch import (
     AnswerBatch,
@@ -105,6 +114,7 @@ __all__ = [
     "DEBATE_ONLY",
     "DEFAULT_CONVENTION",
     "FIGURE7_PAPER",
+    "LABEL_SCALE",
     "MAX_SOURCES",
     "METRICS",
     "NECESSITY_OF",
@@ -123,10 +133,12 @@ __all__ = [
     "Ratio",
     "RatioOrOne",
     "RatioOrZero",
+    "SimulatedLabels",
     "Statement",
     "Threshold",
     "VertexCover",
     "answer_metrics",
+    "average_annotators",
     "batch_metrics",
     "bootstrap_scorecard",
     "category_counts",
@@ -139,6 +151,7 @@ __all__ = [
     "confidence_distribution",
     "confidence_frame",
     "display_name",
+    "expected_r",
     "engine_scorecard",
     "figure7_example",
     "greedy_cover_sizes",
@@ -153,6 +166,7 @@ __all__ = [
     "load_thresholds",
     "metrics_frame",
     "min_cover_sizes",
+    "noise_sd",
     "minimum_source_covers",
     "minimum_vertex_cover",
     "one_sided_answer",
@@ -166,6 +180,7 @@ __all__ = [
     "relevant_statements",
     "scorecard_matrix",
     "scrape_ok",
+    "simulate_labels",
     "source_necessity",
     "table2_cited_share",
     "text_citations",

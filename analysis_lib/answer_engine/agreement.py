@@ -67,7 +67,12 @@ def load_answer_labels(path: str | Path) -> pl.DataFrame:
         if not item:
             raise AnswerRecordError(f"{path}, line {line}, field 'item_id': empty")
         values.append(_human_value(task, human or "", path, line))
-    frame = raw.select("task", "item_id").with_columns(human=pl.Series(values, dtype=pl.Float64))
+    return average_annotators(raw.select("task", "item_id").with_columns(human=pl.Series(values, dtype=pl.Float64)))
+
+
+def average_annotators(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row per labelled item from one row per (annotator, item): ``task, item_id, human`` (the annotators'
+    mean) and ``n_annotators``, the layout :func:`load_answer_labels` returns and :func:`judge_agreement` reads."""
     return frame.group_by("task", "item_id", maintain_order=True).agg(pl.col("human").mean(), n_annotators=pl.len())
 
 
