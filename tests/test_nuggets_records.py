@@ -383,3 +383,82 @@ def test_v1_7k_search_traces_read_like_the_24k_pairs(tmp_path):
         .alias("web_search_trace")))
     with pytest.raises(DataValidationError, match=r"system_a_metadata\.web_search_trace' holds records \(q\)"):
         load_battles_report(bad)
+
+
+# fingerprints of the simulator's output for _battles(200, seed=3), seed=5, taken before response texts existed
+_PRE_TEXT_NUGGETS = "a8ce47a0f28dbb69"
+_PRE_TEXT_SIDES = "8c90a519fe98d170"
+
+
+def _fingerprint(df):
+    import hashlib
+    return hashlib.sha256(df.write_csv().encode()).hexdigest()[:16]
+
+
+def test_simulator_response_texts_leave_existing_output_unchanged():
+    b = _battles(200, seed=3)
+    recs, _ = sim.simulate_nugget_records(b, seed=5, texts=True)
+    sides = recs.sides.with_columns(pl.col("query_categories").list.join("|")).drop("answer_text", "chunks")
+    assert _fingerprint(recs.nuggets) == _PRE_TEXT_NUGGETS
+    assert _fingerprint(sides) == _PRE_TEXT_SIDES
+    bare, _ = sim.simulate_nugget_records(b, seed=5, texts=True, responses=False)
+    assert bare.nuggets.equals(recs.nuggets)
+    assert bare.sides["answer_text"].null_count() == bare.sides.height
+    again, _ = sim.simulate_nugget_records(b, seed=5)
+    assert again.sides.equals(recs.sides)
+    other, _ = sim.simulate_nugget_records(b, seed=6)
+    assert not other.sides["answer_text"].equals(recs.sides["answer_text"])
+    with pytest.raises(ValueError, match="needs texts"):
+        sim.simulate_nugget_records(b, seed=5, texts=False, responses=True)
+
+
+def test_simulator_response_texts_follow_the_assignments():
+    recs, _ = sim.simulate_nugget_records(_battles(60, seed=4), seed=1)
+    assert recs.sides["answer_text"].null_count() == 0
+    assert (recs.sides["chunks"].list.len() > 0).all()
+    for (qid, side), grp in recs.nuggets.group_by(["qid", "side"]):
+        row = recs.sides.filter((pl.col("qid") == qid) & (pl.col("side") == side)).row(0, named=True)
+        chunk_text = " ".join(row["chunks"]).lower()
+        answer = row["answer_text"].lower()
+        for text, label in grp.select("text", "assignment").iter_rows():
+            assert text.lower() in chunk_text  # every nugget is in the chunks
+            words = text.lower().split()
+            if label == "support":
+                assert text.lower() in answer
+            elif label == "partial_support":
+                assert " ".join(words[: (len(words) + 1) // 2]) in answer
+
+
+def test_rouge_alignment_runs_on_simulated_records():
+    from analysis_lib.nuggets import rouge
+    recs, _ = sim.simulate_nugget_records(_battles(40, seed=5), seed=2)
+    al = rouge.rouge_l_alignment(recs, progress=False)
+    assert al.height == recs.n_battles
+    assert al["rouge_a"].is_between(0, 1).all() and al["rouge_b"].is_between(0, 1).all()
+    summary = rouge.alignment_summary(rouge.rouge_confusion(al))
+    assert 0 <= summary["agreement_pct"] <= 100 and summary["battles"] > 0
+
+
+def test_second_assigner_planted_kappa():
+    from analysis_lib.nuggets.llm_tasks import assignment_agreement
+    from analysis_lib.simulate import nugget_texts as nt
+    n = 200_000
+    rng = np.random.default_rng(0)
+    shares = np.array([0.5, 0.2, 0.3])
+    first = pl.DataFrame({"qid": [f"q{i // 10}" for i in range(n)], "side": ["a"] * n,
+                          "position": [i % 10 for i in range(n)],
+                          "assignment": rng.choice(list(nt.LABELS), size=n, p=shares).tolist()})
+    second = nt.second_assigner(first, keep=0.7, seed=3)
+    kappa, table, unmatched = assignment_agreement(first, second)
+    assert unmatched == 0
+    # kept share and the split of changed labels between the two others
+    assert np.trace(table) / n == pytest.approx(0.7, abs=0.005)
+    assert table[0, 1] / (table[0, 1] + table[0, 2]) == pytest.approx(0.5, abs=0.01)
+    # closed form vs an independent computation on the expected table
+    m = np.array([[0.7, 0.15, 0.15], [0.15, 0.7, 0.15], [0.15, 0.15, 0.7]])
+    from analysis_lib.stats import kappa_from_confusion
+    expected = kappa_from_confusion(shares[:, None] * m * 1e6, weights="quadratic")
+    assert nt.second_assigner_kappa(shares, 0.7) == pytest.approx(expected, abs=1e-9)
+    assert kappa == pytest.approx(nt.second_assigner_kappa(table.sum(axis=1), 0.7), abs=0.01)
+    assert nt.second_assigner_kappa(shares, 1.0) == pytest.approx(1.0)
+    assert nt.second_assigner(first, keep=1.0)["assignment"].equals(first["assignment"])

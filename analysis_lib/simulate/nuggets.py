@@ -32,6 +32,10 @@ step-like objective is start-dependent; the default start is the best fit found)
 Query classes are drawn with the class shares of the published per-class matrices (no class effect is planted,
 so every class has the same expected inversion rate). Nugget texts are pseudo-words from a per-battle topic
 vocabulary (for NG-T2 only: their Jaccard and cosine are properties of this generator, not of real nuggets).
+With ``responses=True`` (the default when ``texts=True``) every side also gets an ``answer_text`` and every
+battle its ``chunks``, built from those nugget texts and the assignments (:mod:`analysis_lib.simulate.nugget_texts`,
+a separate random stream, so nothing above changes); :func:`analysis_lib.simulate.nugget_texts.second_assigner`
+gives a second model's assignments with a planted agreement (NG-F7).
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from analysis_lib.nuggets.records import (
     _exclude,
 )
 from analysis_lib.nuggets.scores import TIE_THRESHOLD
+from analysis_lib.simulate.nugget_texts import response_texts
 
 VOTES = ("model_a", "tie", "model_b", "tie (bothbad)")
 
@@ -217,15 +222,20 @@ def _texts(noise: _Noise, rng: np.random.Generator, vocab_size: int = 4000, topi
 
 
 def simulate_nugget_records(
-    battles: pl.DataFrame, *, seed: int = 0, params: NuggetSimParams = DEFAULT_PARAMS, texts: bool = True
+    battles: pl.DataFrame, *, seed: int = 0, params: NuggetSimParams = DEFAULT_PARAMS, texts: bool = True,
+    responses: bool | None = None,
 ) -> tuple[NuggetRecords, dict[str, float]]:
     """Nugget records for the battles with a vote (columns ``conv_id``, ``winner``; ``prompt``, ``model_a``,
     ``model_b``, ``language`` used when present), and the planted quantities.
 
     Battles with a null winner are left out (counted in ``records.excluded``). The planted dict holds the model
     parameters plus the per-battle truth summaries: the correlation of Δ with the All-score difference and the
-    mean nuggets per battle actually drawn.
+    mean nuggets per battle actually drawn. ``responses`` (default: ``texts``; needs ``texts``) adds response
+    texts (``answer_text``) and retrieved ``chunks`` from their own random stream (module docstring).
     """
+    responses = texts if responses is None else responses
+    if responses and not texts:
+        raise ValueError("responses=True needs texts=True (response texts are built from the nugget texts)")
     missing = [c for c in ("conv_id", "winner") if c not in battles.columns]
     if missing:
         raise ValueError(f"battles lack column(s) {missing} needed by the nugget simulator")
@@ -247,15 +257,19 @@ def simulate_nugget_records(
         return battles[name].to_list() if name in battles.columns else [None] * battles.height
 
     cats = [[classes[c]] if h else [] for c, h in zip(cls, has_class, strict=True)]
+    text = _texts(noise, rng) if texts else [""] * noise.battle.size
+    answers: list[str | None] = [None] * (2 * vote.size)
+    chunks: list[list[str] | None] = [None] * (2 * vote.size)
+    if responses:
+        ans_a, ans_b, per_battle = response_texts(text, noise.battle, noise.n, code, np.random.default_rng([seed, 1]))
+        answers, chunks = [*ans_a, *ans_b], [*per_battle, *per_battle]
     side_rows = {
         "qid": np.r_[qid, qid], "side": ["a"] * vote.size + ["b"] * vote.size,
         "winner": battles["winner"].to_list() * 2, "query": col("prompt") * 2,
         "model": col("model_a") + col("model_b"), "language": col("language") * 2,
-        "query_categories": cats * 2, "answer_text": [None] * (2 * vote.size),
-        "chunks": [None] * (2 * vote.size),
+        "query_categories": cats * 2, "answer_text": answers, "chunks": chunks,
     }
     position = np.arange(noise.battle.size) - np.repeat(np.cumsum(noise.n) - noise.n, noise.n)
-    text = _texts(noise, rng) if texts else [""] * noise.battle.size
     labels = np.array(["not_support", "partial_support", "support"])
     importance = np.where(noise.vital, "vital", "okay")
     nug = {
