@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 from scipy import stats as sps
 
+from analysis_lib import ranking
 from analysis_lib.dr_arena import diagnostics as dg
 from analysis_lib.dr_arena import match_log as ml
 from analysis_lib.dr_arena import simulate as sim
@@ -116,7 +117,9 @@ def test_ratings_match_the_closed_form_for_two_models():
 def test_ratings_fall_back_to_ridge_when_the_mle_does_not_exist():
     m = pl.DataFrame({"model_a": ["a", "c"], "model_b": ["b", "d"], "winner": ["model_a", "tie"]})
     board = tn.ratings(m, n_bootstrap=20)
-    assert board["ridge"][0] == tn.RIDGE_FALLBACK and board["model"][0] == "a" and not board["mle"].any()
+    assert board["ridge"][0] == ranking.RIDGE and board["model"][0] == "a" and not board["mle"].any()
+    # pieces {a}, {b} (a beat b) and {c, d} (a tie): the ridge sets the ratings outside the largest, {c, d}
+    assert sorted(board.filter(pl.col("ridge_set"))["model"].to_list()) == ["a", "b"]
     assert board["ridge_resamples"][0] == 20  # two pieces in every resample
     assert np.isfinite(board["ci_lower"].to_numpy()).all()
 
