@@ -258,3 +258,23 @@ def test_the_vote_vocabulary_is_rankings():
     assert (*fmt.a_wins, *fmt.b_wins, *fmt.ties) == votes.WINNERS
     assert fmt.outcome_of_label == votes.OUTCOME_OF_WINNER == {"model_a": 1.0, "model_b": 0.0, "tie": 0.5,
                                                                 "tie (bothbad)": 0.5}
+
+
+def test_the_search_arena_command_is_the_generic_leaderboard_with_the_papers_settings(tmp_path, capsys):
+    """``python -m analysis_lib.search_arena``: a thin wrapper, its CSV is bt.leaderboard's frame (bootstrap or
+    sandwich), and a bad anchor is one line on stderr with exit status 2."""
+    from analysis_lib.search_arena import loader
+    from analysis_lib.search_arena.__main__ import main
+
+    battles = loader.load_battles("sample:1500", seed=2)
+    for ci in ("bootstrap", "sandwich"):
+        out = tmp_path / f"{ci}.csv"
+        assert main(["sample:1500", "--seed", "2", "--n-bootstrap", "7", "--ci", ci, "--output", str(out)]) == 0
+        want = bt.leaderboard(battles, n_bootstrap=7, seed=2, ci=ci).to_frame()
+        got = pl.read_csv(out)
+        assert got["model"].to_list() == want["model"].to_list()
+        np.testing.assert_allclose(got["ci_lower"].to_numpy(), want["ci_lower"].to_numpy(), rtol=1e-12)
+    capsys.readouterr()
+    assert main(["sample:1500", "--anchor", "nobody", "--n-bootstrap", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "anchor 'nobody' has no battles" in err[0]

@@ -314,3 +314,14 @@ def test_leaderboard_table_whole_elo_and_readable_columns():
     assert shown.columns == ["model", "rating (Elo)", "95% interval", "rank", "matches", "planted strength"]
     assert shown.row(0) == ("x", 1266, "1192 to 1374", 1, 76, 1.82)
     assert shown.row(1) == ("y", 733, None, 2, 70, None)  # no bootstrap interval, no reference rating
+
+
+def test_ratings_equal_up_to_rounding_are_a_tie_broken_by_name():
+    """Two winners of identical round-1 matches get the same rating, up to the last bits of a float (the old dense
+    solver gave 1185.873989958829 and 1185.873989958828): the documented rule (ties by name) must decide, not the
+    rounding noise."""
+    ratings = {"b": 1185.873989958829, "a": 1185.873989958828, "c": 1000.0, "d": 900.0}
+    p = tn.swiss_pairs(list(ratings), ratings, set(), np.random.default_rng(0))
+    assert p.pairs == (("a", "b"), ("c", "d"))
+    ratings["b"] += 1e-3  # a real difference still orders them
+    assert tn.swiss_pairs(list(ratings), ratings, set(), np.random.default_rng(0)).pairs[0] == ("b", "a")

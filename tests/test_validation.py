@@ -307,3 +307,68 @@ def test_coverage_reading_follows_the_wilson_intervals():
     short = summary.with_columns(
         pl.when(pl.col("kind") == "coefficient").then(0.90).otherwise(pl.col("ci_upper")).alias("ci_upper"))
     assert "fall short of 95% with their whole Wilson interval" in report.coverage_reading(short, 100, 100, 3000)
+
+
+# --- the chapter as a reader gets it ----------------------------------------------------------------------------
+
+
+def _figures():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from analysis_lib.search_arena import plots
+
+    dec = pl.DataFrame({"model": ["a", "b", "c"] * 2, "estimate": [0.0] * 6, "truth": [1.0, 2.0, 3.0] * 2,
+                        "error": [-3.0, 1.0, 2.0, 0.5, -1.0, 0.5], "shared_offset": [0.0] * 3 + [0.1] * 3,
+                        "anchor_free_error": [-3.0, 1.0, 2.0, 0.4, -1.1, 0.4],
+                        "fit": ["plain"] * 3 + ["controlled"] * 3})
+    study = pl.DataFrame({"seed": [0, 0, 1, 1], "fit": ["plain", "controlled"] * 2, "model": ["a"] * 4,
+                          "shared_offset": [-1.0, 2.0, 0.5, 1.0]})
+    summary = pl.DataFrame([{"fit": f, "method": m, "kind": k, "coverage": 0.93, "intervals": 100, "ci_lower": 0.9,
+                             "ci_upper": 0.96} for f, m in methods_validation.COVERAGE_FITS
+                            for k in ("rating, anchor-free (centred)", "coefficient")])
+    ties = pl.DataFrame({"tie_model": ["closeness", "independent"] * 2, "feature": ["x", "x", "y", "y"],
+                         "estimate": [0.3, 0.2, -0.1, -0.07], "planted": [0.3, 0.3, -0.1, -0.1]})
+    yield plots.rating_errors(dec, title="Rating errors and the shared offset of one release")
+    yield plots.offset_by_seed(study, highlight=0, title="Shared offset of all non-anchor ratings, 12 releases")
+    yield plots.coverage_bars(summary, title="Coverage over 100 releases of 3,000 conversations")
+    yield plots.tie_effect(ties, labels=report.TIE_LABELS, title="Style coefficients under two tie models")
+
+
+def test_validation_figures_keep_every_text_readable_at_the_page_width():
+    """The reader's complaint: the error plot's legend was about 5 px on the page (7 pt, in a figure widened by a
+    legend to its right). Every text of the chapter's own figures is at least 11 pt and the saved figure, labels
+    and legend included, is at most 7 in wide: shown at the book's column width (688 px for 783 px at 110 dpi in a
+    1280 px window) that is 10 pt or more."""
+    import io
+
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+
+    from analysis_lib.search_arena import plots
+
+    plots.readable_text()
+    for fig in _figures():
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+        width = int.from_bytes(buf.getvalue()[16:20], "big") / 100
+        texts = [t for t in fig.findobj(Text) if t.get_text().strip() and t.get_visible()]
+        assert width <= plots.WIDTH + 0.2, width  # savefig adds 0.1 in of padding on each side
+        assert min(t.get_fontsize() for t in texts) >= 11, [(t.get_text(), t.get_fontsize()) for t in texts]
+        plt.close(fig)
+
+
+def test_the_chapter_is_thin_and_does_not_read_the_release():
+    """Chapter 06 declares no ``data_source`` (a new release must not rerun it) and no code cell is longer than 25
+    lines (the logic is in the library)."""
+    import ast
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "06_methods_validation.ipynb").read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    params = next(c for c in code if "parameters" in c["metadata"].get("tags", []))
+    declared = {t.id for node in ast.parse("".join(params["source"])).body if isinstance(node, ast.Assign)
+                for t in node.targets if isinstance(t, ast.Name)}
+    assert "data_source" not in declared and {"seed", "n_bootstrap", "n_replicates"} <= declared
+    assert max(len("".join(c["source"]).splitlines()) for c in code) <= 25

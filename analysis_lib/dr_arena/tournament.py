@@ -2,13 +2,15 @@
 
 Pairing
     Round 1 pairs the models in a random order: (1st, 2nd), (3rd, 4th), … Later rounds sort the models by their
-    current Elo (best first; ties by name) and pair greedily: the best unpaired model meets the next unpaired
-    model in that order that it has not met yet, falling back to the next unpaired model when it has met them
-    all (the framework's rule). The greedy pass can repeat a pair when a repeat-free pairing exists; the default
-    rule then searches for one (:func:`swiss_pairs`). With an odd number of models, the one left unpaired gets a
-    bye (no match, no points). Swiss convention gives nobody a second bye while another model has had fewer:
-    both rules get the history of byes and move the bye to the lowest-rated model with the fewest byes when the
-    framework's pass would repeat one (the framework keeps no such history).
+    current Elo (best first; ties by name, ratings compared to :data:`TIE_DIGITS` decimals so that two ratings
+    that differ only by floating-point rounding, e.g. the winners of two identical round-1 matches, are a tie)
+    and pair greedily: the best unpaired model meets the next unpaired model in that order that it has not met
+    yet, falling back to the next unpaired model when it has met them all (the framework's rule). The greedy
+    pass can repeat a pair when a repeat-free pairing exists; the default rule then searches for one
+    (:func:`swiss_pairs`). With an odd number of models, the one left unpaired gets a bye (no match, no points).
+    Swiss convention gives nobody a second bye while another model has had fewer: both rules get the history of
+    byes and move the bye to the lowest-rated model with the fewest byes when the framework's pass would repeat
+    one (the framework keeps no such history).
 
 Ratings
     A match counts as one battle, decided by the final cumulative scores (higher wins, equal = tie, half a
@@ -49,6 +51,9 @@ import polars as pl
 from analysis_lib.dr_arena.match_log import matches as _matches
 from analysis_lib.dr_arena.match_log import rounds_frame
 from analysis_lib.ranking import INIT_RATING, leaderboard
+
+#: Decimals of Elo to which ratings are compared when pairing (1e-6 Elo: rounding noise is a tie).
+TIE_DIGITS = 6
 
 
 @dataclass(frozen=True)
@@ -123,7 +128,7 @@ def swiss_pairs(models: Sequence[str], ratings: Mapping[str, float] | None, met:
     missing = [m for m in models if m not in ratings]
     if missing:
         raise ValueError(f"no rating for {missing}")
-    order = sorted(models, key=lambda m: (-ratings[m], m))
+    order = sorted(models, key=lambda m: (-round(ratings[m], TIE_DIGITS), m))
     allowed = _bye_candidates(order, bye_history) if odd else []
     greedy = _greedy(order, met)
     paired = {m for p in greedy for m in p}

@@ -238,7 +238,7 @@ def tie_summary(study: SeedStudy) -> pl.DataFrame:
 # --------------------------------------------------------------------------------------------------------------
 
 #: The four interval families of :func:`coverage_study`: (fit, interval method).
-COVERAGE_FITS: tuple[tuple[str, str], ...] = (
+COVERAGE_FITS: tuple[tuple[str, bt.CI], ...] = (
     ("contextual", "bootstrap"), ("contextual", "sandwich"), ("plain", "bootstrap"), ("plain", "sandwich"))
 
 
@@ -249,7 +249,7 @@ def _one_replicate(task: tuple[int, int, int, int, int]) -> pl.DataFrame:
 
 
 def replicate_coverage(k: int, sim: SimulatedBattles, boot_seed: int, n_bootstrap: int) -> pl.DataFrame:
-    """The coverage rows (:func:`analysis_lib.ranking.ranking_coverage`) of one replicate ``k`` for the four
+    """The coverage rows (:func:`analysis_lib.ranking.result_coverage`) of one replicate ``k`` for the four
     families of :data:`COVERAGE_FITS`, with a ``fit`` column: the battles kept by
     :func:`~analysis_lib.search_arena.bt.prepare_battles` fitted with the thirteen controls
     (:func:`~analysis_lib.search_arena.bt.style_control`, truth: the planted ratings and coefficients) and without
@@ -261,10 +261,10 @@ def replicate_coverage(k: int, sim: SimulatedBattles, boot_seed: int, n_bootstra
     for fit, method in COVERAGE_FITS:
         if fit == "contextual":
             truth, betas = sim.ratings, sim.betas
-            ranked = bt.style_control(battles, bt.ALL_CONTROLS, n_bootstrap, boot_seed, ci=method)  # type: ignore[arg-type]
+            ranked = bt.style_control(battles, bt.ALL_CONTROLS, n_bootstrap, boot_seed, ci=method)
         else:
             truth, betas = plain_truth, {}
-            ranked = bt.leaderboard(battles, n_bootstrap=n_bootstrap, seed=boot_seed, ci=method)  # type: ignore[arg-type]
+            ranked = bt.leaderboard(battles, n_bootstrap=n_bootstrap, seed=boot_seed, ci=method)
         frames.append(result_coverage(ranked, truth, betas, ANCHOR, replicate=k).with_columns(
             pl.lit(fit).alias("fit")))
     return pl.concat(frames).select("replicate", "fit", "method", "kind", "name", "truth", "estimate", "ci_lower",

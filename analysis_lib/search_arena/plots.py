@@ -79,14 +79,15 @@ def provider_colors(models: Sequence[str], providers: Sequence[str]) -> tuple[li
 
 
 FIT_COLORS = {"plain": "#1f77b4", "controlled": "#d62728", "plain, expected votes": "#7f7f7f"}
-#: The methods-validation figures' style: text of at least 11 pt in figures whose labels and legends fit inside
-#: their 7 in width (constrained layout), so that every text stays at 10 pt or more when the page shows a figure
-#: at its column width (a legend or long tick labels outside the axes widen the saved figure, which the page then
-#: shrinks, text and all); 0.3 in of padding above the title leaves room for the "simulated data" stamp.
+#: The methods-validation figures' text sizes: at least 11 pt, in figures whose labels and legends fit inside their
+#: 7 in width (:func:`fit_to_width`), so that every text stays at 10 pt or more when the page shows a figure at its
+#: column width (a legend or long tick labels outside the axes widen the saved figure, which the page then
+#: shrinks, text and all: 688 px for a 783 px figure in a 1280 px window).
 READABLE: dict[str, Any] = {"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "xtick.labelsize": 11,
-                            "ytick.labelsize": 11, "legend.fontsize": 11, "legend.title_fontsize": 11,
-                            "figure.constrained_layout.use": True, "figure.constrained_layout.h_pad": 0.3}
+                            "ytick.labelsize": 11, "legend.fontsize": 11, "legend.title_fontsize": 11}
 WIDTH = 7.0
+#: Height (in) kept free above the axes for the simulated-data stamp.
+STAMP_ROOM = 0.3
 
 
 def readable_text() -> None:
@@ -94,8 +95,16 @@ def readable_text() -> None:
     plt.rcParams.update(READABLE)  # type: ignore[arg-type]
 
 
+def fit_to_width(fig: Figure) -> Figure:
+    """Lay ``fig`` out within its own width and height (constrained layout: tick labels, titles and legends inside
+    the figure), with :data:`STAMP_ROOM` free at the top for the simulated-data stamp."""
+    top = 1.0 - STAMP_ROOM / fig.get_figheight()
+    fig.set_layout_engine("constrained", rect=(0.0, 0.0, 1.0, top))
+    return fig
+
+
 def _legend_below(ax, ncol: int = 2) -> None:
-    """The legend under the axes, inside the figure's width (constrained layout makes room for it)."""
+    """The legend under the axes, inside the figure (:func:`fit_to_width` makes room for it)."""
     handles, labels = ax.get_legend_handles_labels()
     ax.figure.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=READABLE["legend.fontsize"],
                      frameon=False)
@@ -108,7 +117,7 @@ def rating_errors(decomposition: pl.DataFrame, *, title: str = "", xlabel: str =
     a dashed line at each fit's shared offset. Legend under the axes, text of :data:`READABLE` size."""
     fits = decomposition["fit"].unique(maintain_order=True).to_list()
     models = decomposition.filter(pl.col("fit") == fits[0]).sort("truth")["model"].to_list()
-    fig, ax = plt.subplots(figsize=(WIDTH, max(3.0, 0.36 * len(models) + 1.4) + 1.2), layout="constrained")
+    fig, ax = plt.subplots(figsize=(WIDTH, max(3.0, 0.36 * len(models) + 1.4) + 1.2))
     y = {m: i for i, m in enumerate(models)}
     for k, fit in enumerate(fits):
         sub = decomposition.filter(pl.col("fit") == fit)
@@ -124,6 +133,7 @@ def rating_errors(decomposition: pl.DataFrame, *, title: str = "", xlabel: str =
     ax.tick_params(axis="x", labelsize=READABLE["xtick.labelsize"])
     ax.set_xlabel(xlabel, fontsize=READABLE["axes.labelsize"])
     ax.grid(axis="y", visible=False)
+    fit_to_width(fig)
     _legend_below(ax, ncol=len(fits))
     if title:
         ax.set_title(title, fontsize=READABLE["axes.titlesize"])
@@ -137,7 +147,7 @@ def offset_by_seed(study: pl.DataFrame, *, highlight: int | None = None, title: 
     per_seed = study.group_by("fit", "seed", maintain_order=True).agg(pl.col("shared_offset").first())
     seeds = sorted(per_seed["seed"].unique().to_list())
     pos = {s: i + 1 for i, s in enumerate(seeds)}
-    fig, ax = plt.subplots(figsize=(WIDTH, 4.8), layout="constrained")
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.8))
     for k, fit in enumerate(per_seed["fit"].unique(maintain_order=True)):
         sub = per_seed.filter(pl.col("fit") == fit).sort("seed")
         color = FIT_COLORS.get(fit, ACCENT)
@@ -154,6 +164,7 @@ def offset_by_seed(study: pl.DataFrame, *, highlight: int | None = None, title: 
     ax.set_xlabel("simulated release" + (" (ringed: this chapter's)" if highlight is not None else ""),
                   fontsize=READABLE["axes.labelsize"])
     ax.set_ylabel("shared offset (Elo)", fontsize=READABLE["axes.labelsize"])
+    fit_to_width(fig)
     _legend_below(ax, ncol=2)
     if title:
         ax.set_title(title, fontsize=READABLE["axes.titlesize"])
@@ -168,7 +179,7 @@ def coverage_bars(summary: pl.DataFrame, *, nominal: float = 0.95, title: str = 
     method, kind``): one bar per (fit, kind) and method with its Wilson interval, and the nominal level as a line."""
     groups = summary.select("fit", "kind").unique(maintain_order=True).rows()
     methods = summary["method"].unique(maintain_order=True).to_list()
-    fig, ax = plt.subplots(figsize=(WIDTH, 0.8 * len(groups) * len(methods) / 2 + 2.4), layout="constrained")
+    fig, ax = plt.subplots(figsize=(WIDTH, 0.8 * len(groups) * len(methods) / 2 + 2.4))
     height = 0.8 / len(methods)
     for j, method in enumerate(methods):
         sub = {(r["fit"], r["kind"]): r for r in summary.filter(pl.col("method") == method).iter_rows(named=True)}
@@ -193,6 +204,7 @@ def coverage_bars(summary: pl.DataFrame, *, nominal: float = 0.95, title: str = 
     ax.tick_params(axis="x", labelsize=READABLE["xtick.labelsize"])
     ax.set_xlabel("% of intervals covering the truth (Wilson 95% CI)", fontsize=READABLE["axes.labelsize"])
     ax.grid(axis="y", visible=False)
+    fit_to_width(fig)
     _legend_below(ax, ncol=len(methods) + 1)
     if title:
         ax.set_title(title, fontsize=READABLE["axes.titlesize"])
@@ -208,7 +220,7 @@ def tie_effect(ties: pl.DataFrame, *, labels: dict[str, str] | None = None, titl
     names the tie models in the legend."""
     mean = ties.group_by("tie_model", "feature", maintain_order=True).agg(pl.col("estimate").mean(),
                                                                           pl.col("planted").first())
-    fig, ax = plt.subplots(figsize=(WIDTH * 0.75, WIDTH * 0.75 + 0.6), layout="constrained")
+    fig, ax = plt.subplots(figsize=(WIDTH * 0.75, WIDTH * 0.75 + 0.6))
     values = np.concatenate([mean["planted"].to_numpy(), mean["estimate"].to_numpy()])
     lim = (float(values.min()) - 0.03, float(values.max()) + 0.03)
     ax.plot(lim, lim, color="grey", lw=1, label="fitted = planted")
@@ -221,6 +233,7 @@ def tie_effect(ties: pl.DataFrame, *, labels: dict[str, str] | None = None, titl
     ax.tick_params(labelsize=READABLE["xtick.labelsize"])
     ax.set_xlabel("planted coefficient", fontsize=READABLE["axes.labelsize"])
     ax.set_ylabel("fitted coefficient (mean over releases)", fontsize=READABLE["axes.labelsize"])
+    fit_to_width(fig)
     _legend_below(ax, ncol=1)
     if title:
         ax.set_title(title, fontsize=READABLE["axes.titlesize"])
