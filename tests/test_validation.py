@@ -372,3 +372,19 @@ def test_the_chapter_is_thin_and_does_not_read_the_release():
                 for t in node.targets if isinstance(t, ast.Name)}
     assert "data_source" not in declared and {"seed", "n_bootstrap", "n_replicates"} <= declared
     assert max(len("".join(c["source"]).splitlines()) for c in code) <= 25
+
+
+def test_tie_reading_checks_the_closed_form_bound():
+    """Under independent ties the coefficients' scale must come out at most 1 − q (the slope of the half-win logit
+    at an even battle); the reading says so, or says that it does not."""
+    rows = [{"tie_model": "closeness", "sd_controlled": 38.2, "sd_controlled_se": 0.5, "sd_planted": 38.4,
+             "sd_plain": 63.7, "sd_plain_se": 0.7, "sd_table_d1": 63.5, "coef_scale": 1.01, "coef_scale_se": 0.02,
+             "seeds": 12},
+            {"tie_model": "independent", "sd_controlled": 24.8, "sd_controlled_se": 0.5, "sd_planted": 38.4,
+             "sd_plain": 42.0, "sd_plain_se": 0.4, "sd_table_d1": 63.5, "coef_scale": 0.65, "coef_scale_se": 0.01,
+             "seeds": 12}]
+    text = report.tie_reading(pl.DataFrame(rows), tie_share=0.319)
+    assert "holds under the simulator's tie model and fails under the other one" in text
+    assert "a little below 0.68" in text and "32% of the votes" in text
+    rows[1]["coef_scale"] = 0.75
+    assert "not below 0.68" in report.tie_reading(pl.DataFrame(rows), tie_share=0.319)

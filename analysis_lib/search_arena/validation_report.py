@@ -18,6 +18,7 @@ import polars as pl
 
 from analysis_lib.search_arena import bt
 from analysis_lib.search_arena.models import ANCHOR
+from analysis_lib.search_arena.simulate.calibration import P_BOTHBAD, P_TIE
 from analysis_lib.search_arena.simulate.voting import TIE_MODELS
 
 #: The intervals' nominal coverage.
@@ -33,6 +34,8 @@ EXPECTED_VOTE_DROP = 0.5
 SPREAD_TOL = 0.05
 #: "Compressed": the coefficients' scale below this.
 COMPRESSED = 0.9
+#: Slack on the closed-form bound ``1 − q`` of the coefficients' scale under independent ties.
+SCALE_SLACK = 0.02
 #: A coverage shortfall of at most this much is "a few points", what percentile intervals of a small sample give.
 FEW_POINTS = 0.03
 
@@ -232,14 +235,15 @@ def coverage_reading(summary: pl.DataFrame, n_bootstrap: int, n_replicates: int,
     else:
         rest = (f"{len(below)} of the other {len(others)} families fall short of 95% with their whole Wilson interval ("
                 + "; ".join(below) + ")")
-        rest += (f", each by at most {FEW_POINTS:.0%} points, what percentile intervals of {n_bootstrap} rounds on "
+        rest += (f", each by at most {100 * FEW_POINTS:g} percentage points, what percentile intervals of "
+                 f"{n_bootstrap} rounds on "
                  f"{replicate_size:,}-conversation releases are expected to give (the bootstrap distribution of a "
                  "small sample understates the tails)." if not far else
-                 f"; by more than {FEW_POINTS:.0%} points: " + "; ".join(far) + ".")
+                 f"; by more than {100 * FEW_POINTS:g} percentage points: " + "; ".join(far) + ".")
     return f"""
 **Reading the coverage.** {narrow}: {paper.text()} for the contextual fit with {n_bootstrap} bootstrap rounds.
 They are built for each model's centred rating, so the anchor's uncertainty, which moves every reported rating
-(the shared offset above), is missing; {sandwich} ({paper_s.text()}). Intervals of the difference to the anchor
+(the shared offset above), is missing; {sandwich}, covering {paper_s.text()}. Intervals of the difference to the anchor
 cover {anchored.text()}, the anchor-free (centred) intervals {centred.text()}, and the coefficients
 {coef_b.text()} with the bootstrap and {coef_s.text()} with the sandwich. Apart from the paper's convention,
 {rest} For the coefficients a small scale difference adds to it: each replicate z-scores its features over its own
@@ -284,11 +288,18 @@ def tie_verdict(r: Mapping[str, Any]) -> str:
     return "neither"
 
 
-def tie_reading(summary: pl.DataFrame) -> str:
-    """Which tie model the recovery claim needs (the paragraph under the tie-model comparison)."""
+def tie_reading(summary: pl.DataFrame, tie_share: float = P_TIE + P_BOTHBAD) -> str:
+    """Which tie model the recovery claim needs (the paragraph under the tie-model comparison). ``tie_share``:
+    the voted share of ties ``q``; under independent ties the half-win logit is ``logit(q/2 + (1 − q) σ(η))``,
+    whose slope is ``1 − q`` at an even battle and smaller away from it, so the coefficients' scale should come
+    out a little below ``1 − q`` (checked, with :data:`SCALE_SLACK` of slack)."""
     s = {r["tie_model"]: r for r in summary.iter_rows(named=True)}
     base, alt = s[TIE_MODELS[0]], s[TIE_MODELS[1]]
     v_base, v_alt = tie_verdict(base), tie_verdict(alt)
+    even = 1.0 - tie_share
+    closed_form = (f"a little below {even:.2f}, one minus the tie share: the shrinkage at an even battle, larger "
+                   "effects shrink a little more" if alt["coef_scale"] <= even + SCALE_SLACK else
+                   f"not below {even:.2f}, one minus the tie share, although the closed form bounds it by that")
     claim = {
         ("recovered", "compressed"): "The recovery of the planted ratings and coefficients holds under the "
         "simulator's tie model and fails under the other one: the claim needs ties whose expected half-win score "
@@ -302,10 +313,11 @@ a voted battle ties with probability proportional to `4p(1 − p)`, so the expec
 win is exactly the win probability `p`), the controlled ratings spread {base["sd_controlled"]:.1f} Elo against
 {base["sd_planted"]:.1f} planted and the coefficients come back at {base["coef_scale"]:.2f} times their planted size:
 {v_base} (the thresholds: spread within {SPREAD_TOL:.0%}, scale within {BIAS_Z:g} standard errors of 1). With ties
-independent of strength, a third of the votes whatever the two models ({alt["seeds"]} releases, same conversations
-and voters), counting a tie as half a win pulls every expected score toward ½: the controlled ratings spread only
-{alt["sd_controlled"]:.1f} Elo, the plain ones {alt["sd_plain"]:.1f} against {alt["sd_table_d1"]:.1f} for Table
-D.1, and the coefficients shrink to {alt["coef_scale"]:.2f} times their planted size ({v_alt}; about one minus the
-tie share). The paper's estimator is therefore only as good as its tie model: on real votes, whether ties
-concentrate among close battles is an assumption the data must support, not a property of the method.
+independent of strength, {tie_share:.0%} of the votes whatever the two models ({alt["seeds"]} releases, same
+conversations and voters), counting a tie as half a win pulls every expected score toward ½: the controlled
+ratings spread only {alt["sd_controlled"]:.1f} Elo, the plain ones {alt["sd_plain"]:.1f} against
+{alt["sd_table_d1"]:.1f} for Table D.1, and the coefficients shrink to {alt["coef_scale"]:.2f} times their
+planted size ({v_alt}; {closed_form}).
+The paper's estimator is therefore only as good as its tie model: on real votes, whether ties concentrate among
+close battles is an assumption the data must support, not a property of the method.
 """
