@@ -55,8 +55,13 @@ def _glm_elo(battles: pl.DataFrame, anchor: str = "gpt-4o-search") -> dict[str, 
     return out
 
 
+def _ml(battles: pl.DataFrame, anchor: str = "gpt-4o-search") -> dict[str, float]:
+    """The Search Arena layer's full-data fit: model -> Elo with the anchor at 1000."""
+    return dict(bt.leaderboard(battles, anchor, n_bootstrap=0).to_frame().select("model", "rating").iter_rows())
+
+
 def test_bt_matches_statsmodels_glm(battles):
-    ours = dict(bt.fit_ratings(battles).iter_rows())
+    ours = _ml(battles)
     ref = _glm_elo(battles)
     for m in MODELS:
         assert ours[m] == pytest.approx(ref[m], abs=1e-6)
@@ -73,7 +78,7 @@ def test_bt_matches_statsmodels_logit_with_duplicated_tie_rows(battles):
     yy = np.concatenate([np.where(tie, 1.0, y), np.zeros(tie.sum())])
     ww = np.concatenate([np.where(tie, 0.5, 1.0), np.full(tie.sum(), 0.5)])
     res = sm.GLM(yy, xx, family=sm.families.Binomial(), freq_weights=ww).fit(tol=1e-12)
-    ours = dict(bt.fit_ratings(battles).iter_rows())
+    ours = _ml(battles)
     for m, beta in zip(others, res.params, strict=True):
         assert ours[m] == pytest.approx(1000.0 + 400.0 * beta / math.log(10.0), abs=1e-6)
 
@@ -88,14 +93,14 @@ def test_bt_matches_arena_rank(battles):
     model.fit(ds)
     theirs = np.asarray(model.params["ratings"]) * model.alpha + model.init_rating
     theirs = dict(zip(ds.competitors, theirs - theirs[ds.competitors.index("gpt-4o-search")] + 1000.0, strict=True))
-    ours = dict(bt.fit_ratings(battles).iter_rows())
+    ours = _ml(battles)
     for m in MODELS:
         assert ours[m] == pytest.approx(theirs[m], abs=0.01)
 
 
 def test_planted_strengths_recovered():
     battles = synthetic_battles(n=40000, seed=3, tie_rate=0.0)
-    ours = dict(bt.fit_ratings(battles).iter_rows())
+    ours = _ml(battles)
     for m, s in zip(MODELS, STRENGTH, strict=True):
         assert ours[m] == pytest.approx(1000.0 + 400.0 * s, abs=8.0)
 
@@ -112,9 +117,9 @@ def test_rank_rule_hand_made():
 
 
 def test_leaderboard_columns_convention_and_determinism(battles):
-    lb1 = bt.leaderboard(battles, n_bootstrap=30, seed=7)
-    lb2 = bt.leaderboard(battles, n_bootstrap=30, seed=7)
-    lb3 = bt.leaderboard(battles, n_bootstrap=30, seed=8)
+    lb1 = bt.leaderboard(battles, n_bootstrap=30, seed=7).to_frame()
+    lb2 = bt.leaderboard(battles, n_bootstrap=30, seed=7).to_frame()
+    lb3 = bt.leaderboard(battles, n_bootstrap=30, seed=8).to_frame()
     assert lb1.columns[:6] == ["model", "rating", "ci_lower", "ci_upper", "rank", "num_battles"]
     assert lb1.equals(lb2)
     assert not lb1["rating"].equals(lb3["rating"])
@@ -149,19 +154,25 @@ def test_bootstrap_rounds_equal_resampled_refits(battles):
 def test_prepare_battles_reports_drops():
     frame = pl.DataFrame(
         {
-            "model_a": ["sonar", "sonar", "gemini-2.5-pro", "sonar", "sonar"],
-            "model_b": ["sonar-pro", "sonar", "sonar", "sonar-pro", "sonar-pro"],
-            "winner": ["model_a", "tie", "model_b", None, "tie (bothbad)"],
+            "model_a": ["sonar", "sonar", "gemini-2.5-pro", "sonar", "sonar", "sonar"],
+            "model_b": ["sonar-pro", "sonar", "sonar", "sonar-pro", "sonar-pro", "sonar-pro"],
+            "winner": ["model_a", "tie", "model_b", None, "tie (bothbad)", "both_bad"],
+            "primary_intent": ["a", "b", "c", "d", "e", "f"],
         }
     )
     prep = bt.prepare_battles(frame)
     assert (prep.frame.height, prep.n_no_vote, prep.n_excluded_model, prep.n_self) == (2, 1, 1, 1)
+    assert prep.frame.columns == frame.columns and prep.frame["primary_intent"].to_list() == ["a", "e"]
+    # before: an unknown label was silently a battle "without a vote"; now it is counted and reported apart
+    assert prep.n_unknown == 1 and "1 with an unknown winner label" in prep.summary()
     assert models.non_leaderboard_models() == ("gemini-2.5-pro",)
+    decided = bt.prepare_battles(frame, decided_only=True)
+    assert decided.frame["winner"].to_list() == ["model_a"] and decided.dropped["tie (decided only)"] == 1
 
 
 def test_anchor_missing_raises(battles):
     with pytest.raises(ValueError, match="anchor"):
-        bt.fit_ratings(battles.filter((pl.col("model_a") != "sonar") & (pl.col("model_b") != "sonar")), anchor="sonar")
+        _ml(battles.filter((pl.col("model_a") != "sonar") & (pl.col("model_b") != "sonar")), anchor="sonar")
 
 
 # ---- preference helpers (SA-D1, SA-D3, SA-31, SA-F4/F5, SA-E2) ------------------------------------------------
@@ -233,3 +244,37 @@ def test_mean_ci_source_shares_and_ols():
     assert "other" not in shares["group"].to_list()
     fit = preference.ols_band(np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.0, 4.1, 5.9, 8.0]))
     assert fit.slope == pytest.approx(1.98) and (fit.lower <= fit.fit).all() and (fit.fit <= fit.upper).all()
+
+
+def test_the_vote_vocabulary_is_rankings():
+    """One home per fact: the Search Arena schema's winner labels, outcomes and decisive labels are the ranking
+    package's (LMArena's), the very same objects, and the default battle format reads exactly these labels."""
+    from analysis_lib.ranking import votes
+
+    assert schema.WINNERS is votes.WINNERS and schema.OUTCOME_OF_WINNER is votes.OUTCOME_OF_WINNER
+    assert schema.DECISIVE is votes.DECISIVE
+    assert (schema.MODEL_A, schema.MODEL_B, schema.TIE, schema.BOTH_BAD) == votes.WINNERS
+    fmt = ranking.LMARENA
+    assert (*fmt.a_wins, *fmt.b_wins, *fmt.ties) == votes.WINNERS
+    assert fmt.outcome_of_label == votes.OUTCOME_OF_WINNER == {"model_a": 1.0, "model_b": 0.0, "tie": 0.5,
+                                                                "tie (bothbad)": 0.5}
+
+
+def test_the_search_arena_command_is_the_generic_leaderboard_with_the_papers_settings(tmp_path, capsys):
+    """``python -m analysis_lib.search_arena``: a thin wrapper, its CSV is bt.leaderboard's frame (bootstrap or
+    sandwich), and a bad anchor is one line on stderr with exit status 2."""
+    from analysis_lib.search_arena import loader
+    from analysis_lib.search_arena.__main__ import main
+
+    battles = loader.load_battles("sample:1500", seed=2)
+    for ci in ("bootstrap", "sandwich"):
+        out = tmp_path / f"{ci}.csv"
+        assert main(["sample:1500", "--seed", "2", "--n-bootstrap", "7", "--ci", ci, "--output", str(out)]) == 0
+        want = bt.leaderboard(battles, n_bootstrap=7, seed=2, ci=ci).to_frame()
+        got = pl.read_csv(out)
+        assert got["model"].to_list() == want["model"].to_list()
+        np.testing.assert_allclose(got["ci_lower"].to_numpy(), want["ci_lower"].to_numpy(), rtol=1e-12)
+    capsys.readouterr()
+    assert main(["sample:1500", "--anchor", "nobody", "--n-bootstrap", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "anchor 'nobody' has no battles" in err[0]

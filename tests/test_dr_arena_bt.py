@@ -1,20 +1,22 @@
-"""DR-Arena Bradley–Terry ratings: MLE existence decided on the beat graph (Zermelo / Ford), the ridge only where
-the data (or a bootstrap resample) have no MLE, and the point rating against an independent fit."""
+"""DR-Arena Bradley–Terry ratings through the one leaderboard (:func:`analysis_lib.ranking.leaderboard` with its
+ridge option): the MLE decided on the beat graph, the ridge only where the matches (or a bootstrap resample) have
+no MLE, the models the ridge sets named, the point rating against an independent fit, and the numbers of the
+DR-Arena fit that preceded it (a frozen copy in ``tests/reference_bt.py``: same ridge, same resamples)."""
 
 from __future__ import annotations
 
 import math
 
-import networkx as nx
 import numpy as np
 import polars as pl
 import pytest
+from reference_bt import DR_RIDGE, frozen_dr_ratings, strongly_connected_beat_graph
 from scipy import optimize
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from analysis_lib import ranking
+from analysis_lib.dr_arena import simulate as dr_simulate
 from analysis_lib.dr_arena import tournament as tn
+from analysis_lib.dr_arena.match_log import matches
 
 SCHEMA = {"model_a": pl.String, "model_b": pl.String, "winner": pl.String}
 
@@ -23,55 +25,24 @@ def frame(rows):
     return pl.DataFrame(rows, schema=SCHEMA, orient="row")
 
 
-def test_strong_connectivity_agrees_with_scipy_and_networkx_on_random_graphs():
-    rng = np.random.default_rng(0)
-    graphs = []
-    for n in (1, 2, 3, 5, 8, 12):
-        for density in (0.05, 0.15, 0.3, 0.5, 0.8):
-            adj = rng.random((60, n, n)) < density
-            adj[:, np.arange(n), np.arange(n)] = False
-            graphs.append(adj)
-    n_true = 0
-    for adj in graphs:
-        ours = tn.strongly_connected(adj)
-        for k in range(adj.shape[0]):
-            n_comp, _ = connected_components(csr_matrix(adj[k]), directed=True, connection="strong")
-            g = nx.DiGraph()
-            g.add_nodes_from(range(adj.shape[1]))
-            g.add_edges_from(zip(*np.nonzero(adj[k]), strict=True))
-            assert ours[k] == (n_comp == 1) == nx.is_strongly_connected(g)
-        n_true += int(ours.sum())
-    assert 0 < n_true < sum(a.shape[0] for a in graphs)  # both outcomes exercised
-
-
-def test_beat_graph_ties_count_both_ways_and_zero_weights_draw_no_edge():
-    data = ranking.PairData.from_frame(frame([("a", "b", "model_a"), ("b", "c", "tie"), ("c", "a", "model_a")]))
-    adj = tn.beat_graph(data, data.counts[None, :])[0]
-    edges = {(data.models[i], data.models[j]) for i, j in zip(*np.nonzero(adj), strict=True)}
-    assert edges == {("a", "b"), ("b", "c"), ("c", "b"), ("c", "a")}
-    assert tn.mle_exists(data)[0]  # a -> b -> c -> a, c <-> b
-    w = data.counts.copy()
-    w[[i for i in range(len(w)) if data.outcomes[i] == 0.5]] = 0  # drop the tie: b reaches nothing
-    assert not tn.mle_exists(data, w[None, :])[0]
-
-
-@pytest.mark.parametrize("rows", [
-    [("A", "B", "model_a"), ("B", "C", "model_a"), ("B", "C", "model_b")],  # Newton stalls at a finite point here
-    [("A", "B", "model_a")] * 30 + [("B", "C", "model_a")] * 15 + [("B", "C", "model_b")] * 15,
-    [("A", "B", "model_a"), ("B", "A", "model_a"), ("B", "C", "tie"), ("C", "A", "model_a"), ("A", "D", "model_a"),
-     ("C", "D", "model_a")],  # D never wins
+@pytest.mark.parametrize(("rows", "ridge_set"), [
+    # A beat B once; B-C split: {A} and {B, C}, Newton stalls at a finite point here without the check
+    ([("A", "B", "model_a"), ("B", "C", "model_a"), ("B", "C", "model_b")], ["A"]),
+    ([("A", "B", "model_a")] * 30 + [("B", "C", "model_a")] * 15 + [("B", "C", "model_b")] * 15, ["A"]),
+    ([("A", "B", "model_a"), ("B", "A", "model_a"), ("B", "C", "tie"), ("C", "A", "model_a"), ("A", "D", "model_a"),
+      ("C", "D", "model_a")], ["D"]),  # D never wins
 ])
-def test_separable_data_are_flagged_and_fitted_with_the_ridge(rows):
+def test_separable_data_are_flagged_fitted_with_the_ridge_and_its_models_named(rows, ridge_set):
     board = tn.ratings(frame(rows), n_bootstrap=10)
-    assert not board["mle"].any() and (board["ridge"] == tn.RIDGE_FALLBACK).all()
+    assert not board["mle"].any() and (board["ridge"] == ranking.RIDGE).all() and ranking.RIDGE == DR_RIDGE
+    assert board.filter(pl.col("ridge_set"))["model"].to_list() == ridge_set
     assert (board["ridge_resamples"] == 10).all()  # a resample never has more edges than the data
     assert np.isfinite(board["rating"].to_numpy()).all()
     data = ranking.PairData.from_frame(frame(rows))
-    x = data.design()
     # the reported rating is the ridge optimum: its gradient vanishes
     elo = dict(zip(board["model"], board["rating"], strict=True))
     theta = (np.array([elo[m] for m in data.models]) - 1000.0) / 400.0
-    _, grad = ranking.logistic_loss_and_grad(theta, x, data.outcomes, data.counts, reg=tn.RIDGE_FALLBACK)
+    _, grad = ranking.logistic_loss_and_grad(theta, data.design(), data.outcomes, data.counts, reg=ranking.RIDGE)
     assert np.abs(grad).max() < 1e-6
 
 
@@ -105,7 +76,7 @@ def test_point_rating_equals_an_independent_logistic_fit():
                     pa = 1 / (1 + 10 ** (skill[b] - skill[a]))
                     rows.append((a, b, "tie" if u > 0.9 else ("model_a" if u < 0.9 * pa else "model_b")))
     board = tn.ratings(frame(rows), n_bootstrap=0)
-    assert board["mle"].all() and (board["ridge"] == 0).all()
+    assert board["mle"].all() and (board["ridge"] == 0).all() and not board["ridge_set"].any()
     ref = _independent_bt(rows)
     for m, r in zip(board["model"], board["rating"], strict=True):
         assert r == pytest.approx(ref[m], abs=1e-3)
@@ -117,33 +88,52 @@ REVIEW_ROWS = ([("A", "B", "model_a")] * 9 + [("A", "B", "model_b")] + [("B", "C
                + [("B", "C", "model_b")] * 5 + [("C", "A", "model_a")] + [("C", "A", "model_b")] * 9)
 
 
-def test_bootstrap_uses_the_ridge_only_on_resamples_without_an_mle():
+def test_the_ridge_is_used_only_on_resamples_without_an_mle():
+    board = tn.ratings(frame(REVIEW_ROWS), n_bootstrap=200, seed=0)
     data = ranking.PairData.from_frame(frame(REVIEW_ROWS))
-    samples, ridge = tn.bootstrap_elo(data, 200, seed=0)
     w = ranking.bootstrap_counts(data.n_battles, 200, 0, p=data.counts / data.counts.sum())
-    expected = []
-    for wk in w:  # the beat graph of each resample, built independently with networkx
-        g = nx.DiGraph()
-        g.add_nodes_from(data.models)
-        for (i, j), y, c in zip(data.pairs, data.outcomes, wk, strict=True):
-            a, b = data.models[i], data.models[j]
-            if c > 0 and y > 0:
-                g.add_edge(a, b)
-            if c > 0 and y < 1:
-                g.add_edge(b, a)
-        expected.append(not nx.is_strongly_connected(g))
-    assert ridge.tolist() == expected and 0 < ridge.sum() < 200
-    unpenalised = ranking.to_elo(ranking.bt_params(data, w[~ridge]))  # the other resamples are plain MLE fits
-    assert np.abs(samples[~ridge] - unpenalised).max() < 1e-6
+    no_mle = sum(not strongly_connected_beat_graph(data.models, data.pairs, data.outcomes, wk) for wk in w)
+    assert board["ridge_resamples"][0] == no_mle and 0 < no_mle < 200  # networkx, resample by resample
 
 
 def test_bootstrap_no_longer_inflates_the_reported_rating():
     board = tn.ratings(frame(REVIEW_ROWS), n_bootstrap=200, seed=0)
     a = board.row(0, named=True)
     point = 1000 + 400 * (2 / 3) * math.log10(9)  # closed form, Σ r = 0
-    assert a["model"] == "A" and a["mle"] and a["ridge"] == 0
+    assert a["model"] == "A" and a["mle"] and a["ridge"] == 0 and not board["ridge_set"].any()
     assert a["rating"] == pytest.approx(point, abs=1e-6)  # was the bootstrap mean, 1354.7
     assert 0 < a["ridge_resamples"] < 200
     for row in board.iter_rows(named=True):
         assert row["ci_lower"] <= row["rating"] <= row["ci_upper"]
     assert tn.ratings(frame(REVIEW_ROWS), n_bootstrap=0)["rating"][0] == pytest.approx(point, abs=1e-6)
+
+
+def _swiss_matches(n_rounds: int) -> pl.DataFrame:
+    """A simulated Swiss tournament of 8 agents on 3 trees: after round 1 its comparison graph is in pieces."""
+    tree = {"children": [{"children": [{"children": []}] * 3}] * 3}
+    agents = dr_simulate.make_agents(8, seed=4)
+    return matches(dr_simulate.simulate_tournament(agents, {f"t{i}": tree for i in range(3)}, n_rounds=n_rounds,
+                                                   seed=5).rounds)
+
+
+@pytest.mark.parametrize("case", ["review", "separable", "swiss, round 1", "swiss, 4 rounds"])
+def test_ratings_equal_the_dr_arena_fit_they_replace(case):
+    """Same ridge (1e-3), same resamples, same ratings and intervals as the DR-Arena module's own fit (frozen in
+    ``tests/reference_bt.py``), within 1e-6 Elo: on the reviewer's example (some resamples need the ridge), on data
+    without an MLE, and on a simulated Swiss tournament."""
+    if case == "review":
+        battles = frame(REVIEW_ROWS)
+    elif case == "separable":
+        battles = frame([("A", "B", "model_a")] * 3 + [("B", "C", "model_a"), ("C", "B", "tie"), ("C", "D", "model_b")])
+    else:
+        battles = tn.battles(_swiss_matches(1 if "round 1" in case else 4))
+    board = tn.ratings(battles, n_bootstrap=60, seed=2)
+    data = ranking.PairData.from_frame(tn.battles(battles))
+    elo, lo, hi, mle, n_ridge = frozen_dr_ratings(data.models, data.pairs, data.outcomes, data.counts, 60, 2)
+    got = {r["model"]: r for r in board.iter_rows(named=True)}
+    for i, m in enumerate(data.models):
+        assert got[m]["rating"] == pytest.approx(elo[i], abs=1e-6)
+        assert got[m]["ci_lower"] == pytest.approx(lo[i], abs=1e-6)
+        assert got[m]["ci_upper"] == pytest.approx(hi[i], abs=1e-6)
+    assert bool(board["mle"][0]) == mle and board["ridge_resamples"][0] == n_ridge
+    assert board["ridge"][0] == (0.0 if mle else DR_RIDGE)

@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 from scipy import stats as sps
 
+from analysis_lib import ranking
 from analysis_lib.dr_arena import diagnostics as dg
 from analysis_lib.dr_arena import match_log as ml
 from analysis_lib.dr_arena import simulate as sim
@@ -116,7 +117,9 @@ def test_ratings_match_the_closed_form_for_two_models():
 def test_ratings_fall_back_to_ridge_when_the_mle_does_not_exist():
     m = pl.DataFrame({"model_a": ["a", "c"], "model_b": ["b", "d"], "winner": ["model_a", "tie"]})
     board = tn.ratings(m, n_bootstrap=20)
-    assert board["ridge"][0] == tn.RIDGE_FALLBACK and board["model"][0] == "a" and not board["mle"].any()
+    assert board["ridge"][0] == ranking.RIDGE and board["model"][0] == "a" and not board["mle"].any()
+    # pieces {a}, {b} (a beat b) and {c, d} (a tie): the ridge sets the ratings outside the largest, {c, d}
+    assert sorted(board.filter(pl.col("ridge_set"))["model"].to_list()) == ["a", "b"]
     assert board["ridge_resamples"][0] == 20  # two pieces in every resample
     assert np.isfinite(board["ci_lower"].to_numpy()).all()
 
@@ -311,3 +314,14 @@ def test_leaderboard_table_whole_elo_and_readable_columns():
     assert shown.columns == ["model", "rating (Elo)", "95% interval", "rank", "matches", "planted strength"]
     assert shown.row(0) == ("x", 1266, "1192 to 1374", 1, 76, 1.82)
     assert shown.row(1) == ("y", 733, None, 2, 70, None)  # no bootstrap interval, no reference rating
+
+
+def test_ratings_equal_up_to_rounding_are_a_tie_broken_by_name():
+    """Two winners of identical round-1 matches get the same rating, up to the last bits of a float (the old dense
+    solver gave 1185.873989958829 and 1185.873989958828): the documented rule (ties by name) must decide, not the
+    rounding noise."""
+    ratings = {"b": 1185.873989958829, "a": 1185.873989958828, "c": 1000.0, "d": 900.0}
+    p = tn.swiss_pairs(list(ratings), ratings, set(), np.random.default_rng(0))
+    assert p.pairs == (("a", "b"), ("c", "d"))
+    ratings["b"] += 1e-3  # a real difference still orders them
+    assert tn.swiss_pairs(list(ratings), ratings, set(), np.random.default_rng(0)).pairs[0] == ("b", "a")

@@ -53,7 +53,7 @@ def test_table_d1_is_the_leaderboard_of_each_subset():
     assert d1["rating"].to_list() == sorted(d1["rating"].to_list(), reverse=True)
     for name, frame in preference.leaderboard_subsets(battles).items():
         suffix = "" if name == "all" else f"_{name}"
-        lb = bt.leaderboard(frame, n_bootstrap=8, seed=2)
+        lb = bt.leaderboard(frame, n_bootstrap=8, seed=2).to_frame()
         ours = d1.select("model", f"rating{suffix}", f"rank{suffix}").sort("model")
         assert ours.rows() == lb.select("model", "rating", "rank").sort("model").rows()
 
@@ -88,7 +88,7 @@ def test_score_vs_feature_same_battles_and_statsmodels_band(fig4_battles, column
         (pl.col("model_a") != "gpt-4o-search-high-loc") & (pl.col("model_b") != "gpt-4o-search-high-loc")
     )
     # the BT score is the leaderboard of the kept battles ...
-    lb = dict(bt.leaderboard(kept, n_bootstrap=10, seed=1).select("model", "rating").iter_rows())
+    lb = dict(bt.leaderboard(kept, n_bootstrap=10, seed=1).to_frame().select("model", "rating").iter_rows())
     assert dict(merged.select("model", "score").iter_rows()) == pytest.approx(lb)
     # ... and the per-model means come from the same battles (citations: responses that cite)
     resp = pl.concat(

@@ -164,3 +164,51 @@ def test_sandwich_and_bootstrap_intervals_cover_planted_ratings():
     for method in ("sandwich", "bootstrap"):
         row = per[(method, "rating, anchored per round")]  # 95% intervals of the differences to the anchor
         assert row["intervals"] == 40 * 5 and 0.9 <= row["coverage"] <= 0.99
+
+
+CHAIN = ("a", "b", "c", "d")
+CHAIN_GAP = 0.12  # log10-odds between neighbours
+
+
+def _chain(n_per_edge: int, seed: int) -> pl.DataFrame:
+    """Battles only between neighbours of the chain a - b - c - d (a tree: the BT fit is saturated, each edge's
+    fitted win probability is its observed share), no ties: a beats b with σ(ln10 · 0.12), and so on."""
+    rng = np.random.default_rng(seed)
+    p = 1 / (1 + 10 ** -CHAIN_GAP)
+    rows = []
+    for x, y in zip(CHAIN[:-1], CHAIN[1:], strict=True):
+        wins = rng.random(n_per_edge) < p
+        rows += [(x, y, "model_a" if w else "model_b") for w in wins]
+    return pl.DataFrame(rows, schema=["model_a", "model_b", "winner"], orient="row")
+
+
+def test_sandwich_coverage_known_answer_on_a_saturated_design():
+    """On a tree of comparisons with binary outcomes the MLE fits every edge exactly (p̂ = the observed share), so
+    Σ (y − p̂)² = n p̂ (1 − p̂) per edge: the sandwich H⁻¹GH⁻¹ equals the model-based H⁻¹, and the variance of
+    r_j − r_a is the sum over the path of 1 / (ln10² n p̂ (1 − p̂)) (independent edges). The coverage rows are the
+    intervals est ± 1.96 · 400 · that SD; over replicates they cover the planted differences about 95% of the
+    time (binomial band)."""
+    from scipy import stats
+
+    n = 400
+    truth = {m: 1000 + 400 * CHAIN_GAP * (CHAIN.index("a") - i) for i, m in enumerate(CHAIN)}
+    frame = _chain(n, seed=0)
+    fit = ranking.leaderboard(frame, ci="sandwich", anchor="a")
+    share = [frame.filter((pl.col("model_a") == x) & (pl.col("model_b") == y))["winner"].eq("model_a").mean()
+             for x, y in zip(CHAIN[:-1], CHAIN[1:], strict=True)]
+    edge_var = np.array([1 / (math.log(10) ** 2 * n * p * (1 - p)) for p in share])
+    rows = ranking.result_coverage(fit, truth, {}, "a").filter(pl.col("kind") == "rating, anchored per round")
+    for r in rows.iter_rows(named=True):
+        j = CHAIN.index(r["name"])
+        sd = 400 * math.sqrt(edge_var[:j].sum())
+        gap = 400 * sum(math.log10(p / (1 - p)) for p in share[:j])  # the MLE: each edge's observed log-odds
+        assert r["estimate"] == pytest.approx(1000 - gap, abs=1e-6)
+        assert r["ci_upper"] - r["estimate"] == pytest.approx(1.959963984540054 * sd, rel=1e-6)
+        assert r["covered"] == (r["ci_lower"] <= r["truth"] <= r["ci_upper"])
+    n_rep = 150
+    reps = [(_chain(n, seed=10 + k), truth, {}) for k in range(n_rep)]
+    cov = ranking.ranking_coverage(reps, lambda b, k: ranking.leaderboard(b, ci="sandwich", anchor="a"), "a")
+    anchored = cov.filter(pl.col("kind") == "rating, anchored per round")
+    k = int(anchored["covered"].sum())
+    assert anchored.height == 3 * n_rep and stats.binom.cdf(k, anchored.height, 0.95) > 0.001
+    assert stats.binom.sf(k - 1, anchored.height, 0.95) > 0.001  # nor too many

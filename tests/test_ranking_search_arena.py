@@ -1,53 +1,21 @@
 """The book's Search Arena numbers do not move with the new solvers: SA-D5 (plain BT leaderboard) and the style
 control fits, on the default simulated release, against a frozen copy of the dense Newton solver the book used
-before (written out below, with the same multinomial draws), within 0.01 Elo."""
+before (``tests/reference_bt.py``, with the same multinomial draws), within 0.01 Elo; and the Search Arena layer
+(:mod:`analysis_lib.search_arena.bt`) gives exactly the numbers of the generic leaderboard
+(:func:`analysis_lib.ranking.leaderboard`) called with the paper's filter, anchor, penalty and convention."""
 
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
 import pytest
-from scipy.special import expit
+from reference_bt import frozen_newton
 
 from analysis_lib import ranking
 from analysis_lib.search_arena import bt, loader
 from analysis_lib.search_arena.models import ANCHOR
 
 ELO_TOL = 0.01
-
-
-def frozen_newton(x: np.ndarray, y: np.ndarray, w: np.ndarray, reg: float, n_ratings: int) -> np.ndarray:
-    """The solver behind the book's numbers until now (``fit_logistic_batch`` on a dense design): Newton on
-    ``Σ w [softplus(xθ) − y xθ] + reg/2 ‖θ‖²`` for every row of ``w``, step halving, ``𝟙𝟙ᵀ/n`` on the rating
-    block without a penalty, until the step is below 1e-10."""
-    p = x.shape[1]
-    theta = np.zeros((w.shape[0], p))
-    outer = (x[:, :, None] * x[:, None, :]).reshape(x.shape[0], p * p)
-    fix = np.zeros((p, p))
-    if reg == 0:
-        fix[:n_ratings, :n_ratings] = 1.0 / n_ratings
-
-    def loss(t, ww):
-        eta = t @ x.T
-        return np.sum(ww * (np.logaddexp(0, eta) - y * eta), axis=1) + 0.5 * reg * np.sum(t * t, axis=1)
-
-    for _ in range(100):
-        prob = expit(theta @ x.T)
-        grad = (w * (prob - y)) @ x + reg * theta
-        hess = ((w * prob * (1 - prob)) @ outer).reshape(-1, p, p) + reg * np.eye(p) + fix
-        step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
-        t = np.ones(w.shape[0])
-        new = theta - step
-        for _ in range(40):
-            bad = loss(new, w) > loss(theta, w) + 1e-12 * np.abs(loss(theta, w))
-            if not bad.any():
-                break
-            t[bad] /= 2
-            new[bad] = theta[bad] - t[bad, None] * step[bad]
-        theta = new
-        if np.max(np.abs(t[:, None] * step)) < 1e-10:
-            break
-    return theta
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +37,7 @@ def test_sa_d5_leaderboard_is_unchanged(voted):
     rounds = frozen_newton(x, pd_.outcomes, w, 0.0, m)
     before = _board(pd_.models, 400 * r + offset, 400 * (rounds - rounds.mean(1, keepdims=True)) + offset,
                     pd_.battles_per_model())
-    for board in (bt.leaderboard(voted, n_bootstrap=100, seed=0),
+    for board in (bt.leaderboard(voted, n_bootstrap=100, seed=0).to_frame(),
                   ranking.leaderboard(voted, anchor=ANCHOR, rounds=100, seed=0).to_frame()):
         assert board.height == len(before)
         for row in board.iter_rows(named=True):
@@ -85,12 +53,13 @@ def test_style_control_is_unchanged(voted):
     pr = ranking.pair_indices(subset, models)
     z, _ = ranking.style_features(subset, bt.ALL_CONTROLS, "paper")
     x = np.hstack([ranking.ALPHA * ranking.incidence(pr, len(models)), z])
-    y = ranking.outcomes(subset)
+    y = ranking.clean_battles(subset).frame["y"].to_numpy()
     n = len(y)
     theta = frozen_newton(x, y, np.ones((1, n)), bt.REG, len(models))[0]
     w = np.random.default_rng(0).multinomial(n, np.full(n, 1.0 / n), size=60).astype(float)
     rounds = frozen_newton(x, y, w, bt.REG, len(models))
-    ratings, coefs = bt.style_control(subset, bt.ALL_CONTROLS, n_bootstrap=60, seed=0)
+    fit = bt.style_control(subset, bt.ALL_CONTROLS, n_bootstrap=60, seed=0)
+    ratings, coefs = fit.to_frame(), fit.coefficients()
     k = len(models)
     np.testing.assert_allclose(coefs["estimate_ml"].to_numpy(), theta[k:], atol=1e-7)
     np.testing.assert_allclose(coefs["estimate"].to_numpy(), rounds[:, k:].mean(0), atol=1e-7)
@@ -103,3 +72,23 @@ def test_style_control_is_unchanged(voted):
                                   anchor=ANCHOR)
     np.testing.assert_allclose(generic.coef_estimate, rounds[:, k:].mean(0), atol=1e-7)
     assert np.abs(generic.rating - want).max() < ELO_TOL
+
+
+def test_the_search_arena_layer_is_the_generic_leaderboard_with_the_papers_settings():
+    """Same numbers, bit for bit: bt.leaderboard / bt.style_control = ranking.leaderboard on the battles kept by
+    the paper's filter (voted, the non-search model and self-battles out) with its anchor, penalty, convention."""
+    raw = loader.load_battles("sample:3000", seed=4)
+    kept = raw.filter(pl.col("winner").is_not_null() & (pl.col("model_a") != pl.col("model_b"))
+                      & ~pl.col("model_a").is_in(["gemini-2.5-pro"]) & ~pl.col("model_b").is_in(["gemini-2.5-pro"]))
+    pairs_sa = bt.leaderboard(raw, n_bootstrap=30, seed=3)
+    pairs_gen = ranking.leaderboard(kept, anchor=ANCHOR, rounds=30, seed=3)
+    assert pairs_sa.to_frame().equals(pairs_gen.to_frame())
+    style_sa = bt.style_control(raw, bt.SOURCES, n_bootstrap=20, seed=5)
+    style_gen = ranking.leaderboard(kept, anchor=ANCHOR, rounds=20, seed=5, features=bt.SOURCES, reg=0.5,
+                                    convention="paper")
+    assert style_sa.to_frame().equals(style_gen.to_frame())
+    assert style_sa.coefficients().equals(style_gen.coefficients())
+    sandwich_sa = bt.style_control(raw, bt.LENGTH, ci="sandwich")
+    sandwich_gen = ranking.leaderboard(kept, anchor=ANCHOR, ci="sandwich", features=bt.LENGTH, reg=0.5,
+                                       convention="paper")
+    assert sandwich_sa.ci_method == "sandwich" and sandwich_sa.to_frame().equals(sandwich_gen.to_frame())

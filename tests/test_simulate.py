@@ -104,12 +104,13 @@ def test_contextual_fit_recovers_the_planted_values(moderate):
     models with at least 200 voted battles within 4 bootstrap SDs too."""
     raw, planted = moderate
     battles = bt.prepare_battles(loader.load_battles(raw), exclude_models=[]).frame
-    fit = bt.fit_style(battles, planted.features, n_bootstrap=40, seed=0)
+    fit = bt.style_control(battles, planted.features, n_bootstrap=40, seed=0)
+    assert fit.rounds is not None
     coef = fit.coefficients()
     sd = fit.rounds[:, len(fit.models):].std(axis=0)
     truth = np.array([planted.betas[f] for f in coef["feature"]])
     assert (np.abs(coef["estimate_ml"].to_numpy() - truth) < 4 * sd).all(), (coef, truth, sd)
-    ratings = fit.ratings()
+    ratings = fit.to_frame()
     counts = pl.concat([battles["model_a"], battles["model_b"]]).value_counts()
     busy = set(counts.filter(pl.col("count") >= 200)["model_a"]) - {planted.anchor[0]}
     rows = ratings.filter(pl.col("model").is_in(list(busy)))

@@ -15,8 +15,9 @@ import statsmodels.api as sm
 from scipy.optimize import check_grad
 
 from analysis_lib import ranking
+from analysis_lib.ranking import contextual_solver as cs
 from analysis_lib.ranking import validation
-from analysis_lib.search_arena import bt, methods_validation, schema
+from analysis_lib.search_arena import bt, schema
 from analysis_lib.search_arena.domains import DOMAIN_GROUPS
 
 MODELS = ["gpt-4o-search", "sonar", "sonar-pro", "gemini-2.0-flash-grounding", "gpt-4o-mini-search", "sonar-pro-high"]
@@ -67,7 +68,8 @@ def _design(frame: pl.DataFrame, features, convention="float"):
 
 def test_unpenalised_contextual_matches_statsmodels(battles):
     features = ["response_length", "citation_count"]
-    ratings, coefs = bt.style_control(battles, features, n_bootstrap=0, convention="float", reg=0.0)
+    fit = bt.style_control(battles, features, n_bootstrap=0, convention="float", reg=0.0)
+    ratings, coefs = fit.to_frame(), fit.coefficients()
     models, inc, z, y = _design(battles, features)
     keep = [j for j, m in enumerate(models) if m != "gpt-4o-search"]
     x = np.hstack([inc[:, keep], z])
@@ -86,8 +88,9 @@ def test_penalised_gradient_and_optimum(battles):
     f = lambda t: ranking.logistic_loss_and_grad(t, x, y, w, 0.5)[0]  # noqa: E731
     g = lambda t: ranking.logistic_loss_and_grad(t, x, y, w, 0.5)[1]  # noqa: E731
     assert check_grad(f, g, theta) / np.linalg.norm(g(theta)) < 1e-5
-    fit = ranking.fit_logistic_batch(x, y, w[None, :], reg=0.5)[0]
-    assert np.abs(g(fit)).max() < 1e-7
+    pairs = ranking.pair_indices(battles, models)
+    fit, report = cs.newton(cs.ContextualDesign.build(pairs, z, y, len(models)), w, 0.5)
+    assert report.converged[0] and np.abs(g(fit)).max() < 1e-7
     ref = ranking.fit_logistic_lbfgs(x, y, w[None, :], reg=0.5, gtol=1e-10, ftol=1e-15, max_iter=5000)[0]
     np.testing.assert_allclose(fit, ref, atol=1e-6)
     assert abs(fit[: len(models)].sum()) < 1e-9  # the penalty centres the ratings
@@ -107,20 +110,20 @@ def test_penalised_matches_authors_loss_scale(battles):
 @pytest.mark.parametrize("n", [6000, 300])
 def test_batched_bootstrap_equals_one_exact_fit_per_round(n):
     frame = synthetic_style_battles(n=n, seed=2)
-    fit = bt.fit_style(frame, bt.SOURCES, n_bootstrap=12, seed=4, convention="paper")
+    fit = bt.style_control(frame, bt.SOURCES, n_bootstrap=12, seed=4, convention="paper")
     models, inc, z, y = _design(frame, bt.SOURCES, "paper")
     x = np.hstack([ranking.ALPHA * inc, z])
     w = ranking.bootstrap_counts(len(y), 12, 4)
-    for k in (0, 5, 11):
-        exact = ranking.fit_logistic_batch(x, y, w[k][None, :], reg=0.5, tol=1e-12)[0]
-        np.testing.assert_allclose(fit.rounds[k], exact, atol=1e-8)
+    assert fit.rounds is not None
+    for k in (0, 5, 11):  # the reference: scipy L-BFGS on the dense design, converged far below the default
+        exact = ranking.fit_logistic_lbfgs(x, y, w[k][None, :], reg=0.5, gtol=1e-9, ftol=0.0, max_iter=20_000)[0]
+        np.testing.assert_allclose(fit.rounds[k], exact, atol=2e-6)
     assert np.abs(ranking.logistic_loss_and_grad(fit.rounds[3], x, y, w[3], 0.5)[1]).max() < 1e-6
 
 
 def test_bootstrap_determinism_per_seed(battles):
-    r1, c1 = bt.style_control(battles, ["response_length"], n_bootstrap=10, seed=3)
-    r2, c2 = bt.style_control(battles, ["response_length"], n_bootstrap=10, seed=3)
-    _, c3 = bt.style_control(battles, ["response_length"], n_bootstrap=10, seed=4)
+    f1, f2, f3 = (bt.style_control(battles, ["response_length"], n_bootstrap=10, seed=s) for s in (3, 3, 4))
+    r1, c1, r2, c2, c3 = f1.to_frame(), f1.coefficients(), f2.to_frame(), f2.coefficients(), f3.coefficients()
     assert r1.equals(r2) and c1.equals(c2)
     assert c1["estimate"][0] != c3["estimate"][0]
     assert c1.columns == ["feature", "estimate", "ci_lower", "ci_upper", "estimate_ml"]
@@ -128,7 +131,8 @@ def test_bootstrap_determinism_per_seed(battles):
 
 def test_planted_coefficients_recovered():
     frame = synthetic_style_battles(n=30000, seed=0, tie_rate=0.0)
-    ratings, coefs = bt.style_control(frame, ["response_length", "citation_count"], n_bootstrap=20, convention="float")
+    fit = bt.style_control(frame, ["response_length", "citation_count"], n_bootstrap=20, convention="float")
+    ratings, coefs = fit.to_frame(), fit.coefficients()
     est = dict(coefs.select("feature", "estimate").iter_rows())
     lo = dict(coefs.select("feature", "ci_lower").iter_rows())
     hi = dict(coefs.select("feature", "ci_upper").iter_rows())
@@ -152,7 +156,7 @@ def test_paper_convention_truncates_to_int32():
 
 def test_constant_feature_reported_as_nan(battles):
     frame = battles.with_columns(pl.lit(0).alias("cites_retail_a"), pl.lit(0).alias("cites_retail_b"))
-    _, coefs = bt.style_control(frame, bt.SOURCES, n_bootstrap=3)
+    coefs = bt.style_control(frame, bt.SOURCES, n_bootstrap=3).coefficients()
     row = coefs.filter(pl.col("feature") == "cites_retail").row(0, named=True)
     assert math.isnan(row["estimate"]) and math.isnan(row["estimate_ml"])
     assert coefs.filter(pl.col("feature") != "cites_retail")["estimate"].is_nan().sum() == 0
@@ -168,17 +172,18 @@ def test_convention_shift_and_subsets(battles):
 
 
 def test_anchor_each_round_and_interval_coverage(battles):
-    fit = bt.fit_style(battles, ["response_length"], n_bootstrap=10, seed=0)
-    per_round = fit.ratings(anchor_each_round=True).filter(pl.col("model") == "gpt-4o-search").row(0, named=True)
+    fit = bt.style_control(battles, ["response_length"], n_bootstrap=10, seed=0)
+    per_round = fit.relative_to_anchor().filter(pl.col("model") == "gpt-4o-search").row(0, named=True)
     assert per_round["ci_lower"] == pytest.approx(1000.0) and per_round["ci_upper"] == pytest.approx(1000.0)
-    paper = fit.ratings().filter(pl.col("model") == "gpt-4o-search").row(0, named=True)
+    paper = fit.to_frame().filter(pl.col("model") == "gpt-4o-search").row(0, named=True)
     assert paper["ci_upper"] - paper["ci_lower"] > 1.0
     truth_r = {m: 1000 + 400 * (s - STRENGTH[0]) for m, s in zip(MODELS, STRENGTH, strict=True)}
-    cov = methods_validation.style_interval_coverage([(battles, truth_r, {"response_length": BETA["response_length"]})],
-                               ["response_length", "citation_count"], n_bootstrap=10)
-    assert set(cov["kind"]) == {"rating", "rating, anchored per round", "coefficient"}
+    cov = ranking.result_coverage(fit, truth_r, {"response_length": BETA["response_length"]}, "gpt-4o-search")
+    assert set(cov["kind"]) == set(validation.KINDS)
     assert cov.filter(pl.col("kind") == "rating").height == len(MODELS) - 1
+    assert cov.filter(pl.col("kind") == "rating, anchor-free (centred)").height == len(MODELS)
     assert cov.filter(pl.col("kind") == "coefficient")["name"].to_list() == ["response_length"]
+    assert set(cov["method"]) == {"bootstrap"}
 
 
 # ---- interval coverage with a known answer ------------------------------------------------------------------
@@ -211,17 +216,24 @@ def _logistic_replicate(n: int, seed: int, beta: float = 0.3, tie_scale: float =
     return frame.with_columns(pl.Series("winner", winner)), ratings, {"response_length": beta}
 
 
-def test_interval_coverage_known_answer():
-    """95% bootstrap intervals on data from a known logistic model: coverage within a binomial band of 0.95."""
+def _coverage(n_rep: int, ci: str) -> pl.DataFrame:
+    def fit(battles: pl.DataFrame, k: int) -> ranking.Ranking:
+        return bt.style_control(battles, ["response_length"], n_bootstrap=60, seed=k, ci=ci, exclude_models=[])
+
+    return ranking.ranking_coverage((_logistic_replicate(1500, 500 + k) for k in range(n_rep)), fit, "gpt-4o-search")
+
+
+@pytest.mark.parametrize("ci", ["bootstrap", "sandwich"])
+def test_interval_coverage_known_answer(ci):
+    """95% intervals (bootstrap, and sandwich) on data from a known logistic model: coverage within a binomial
+    band of 0.95."""
     from scipy import stats
 
     n_rep = 60
-    cov = methods_validation.style_interval_coverage(
-        (_logistic_replicate(1500, 500 + k) for k in range(n_rep)), ["response_length"], n_bootstrap=60, seed=0
-    )
+    cov = _coverage(n_rep, ci)
     summary = {r["kind"]: r for r in ranking.coverage_summary(cov).iter_rows(named=True)}
     coef = summary["coefficient"]
-    assert coef["intervals"] == n_rep
+    assert coef["intervals"] == n_rep and set(cov["method"]) == {ci}
     # one coefficient per replicate: independent; P(k or fewer covered | p = 0.95) must not be tiny
     assert stats.binom.cdf(round(coef["coverage"] * n_rep), n_rep, 0.95) > 0.001, coef
     anchored = summary["rating, anchored per round"]
@@ -250,8 +262,8 @@ def test_coverage_summary_hand_made():
     lo, hi = proportion_confint(3, 4, method="wilson")
     assert out["ci_lower"][0] == pytest.approx(lo) and out["ci_upper"][0] == pytest.approx(hi)
     # the coverage rule itself: closed intervals
-    assert validation.coverage_row(0, "k", "x", 1.0, 1.0, 1.0, 2.0)["covered"]
-    assert not validation.coverage_row(0, "k", "x", 2.5, 1.0, 1.0, 2.0)["covered"]
+    assert validation.coverage_row(0, "bootstrap", "k", "x", 1.0, 1.0, 1.0, 2.0)["covered"]
+    assert not validation.coverage_row(0, "bootstrap", "k", "x", 2.5, 1.0, 1.0, 2.0)["covered"]
 
 
 # ---- SA-E4: ratings before and after control on the same battles ---------------------------------------------
@@ -289,7 +301,7 @@ def test_control_effect_same_battles_and_convergence():
     eff = bt.control_effect(frame, ["response_length"], n_bootstrap=30, seed=1, convention="float")
     assert eff.n_battles == bt.prepare_battles(frame).frame.height
     # "before" is the no-feature contextual fit of the same frame
-    plain = bt.fit_style(frame, (), n_bootstrap=0).ratings()
+    plain = bt.style_control(frame, (), n_bootstrap=0).to_frame()
     assert dict(eff.ratings.select("model", "before").iter_rows()) == pytest.approx(
         dict(plain.select("model", "rating_ml").iter_rows()))
     assert eff.sd_before == pytest.approx(bt.rating_spread(eff.ratings["before"].to_numpy()))
@@ -332,10 +344,12 @@ def test_style_by_subset_passes_options_and_survives_missing_anchor(battles):
     )
     sub = bt.style_by_subset(no_anchor, ["response_length"], n_bootstrap=0, reg=0.0, convention="float")
     analysis = no_anchor.filter(pl.col("primary_intent") == "Analysis")
-    _, ref = bt.style_control(analysis, ["response_length"], n_bootstrap=0, reg=0.0, convention="float", anchor=None)
+    ref = bt.style_control(analysis, ["response_length"], n_bootstrap=0, reg=0.0, convention="float",
+                           anchor=None).coefficients()
     got = sub.filter(pl.col("subset") == "Analysis")["estimate_ml"][0]
     assert got == pytest.approx(ref["estimate_ml"][0], abs=1e-9)
-    _, penalised = bt.style_control(analysis, ["response_length"], n_bootstrap=0, convention="float", anchor=None)
+    penalised = bt.style_control(analysis, ["response_length"], n_bootstrap=0, convention="float",
+                                 anchor=None).coefficients()
     assert got != pytest.approx(penalised["estimate_ml"][0], abs=1e-9)  # reg reached the fit
     dropped = bt.style_by_subset(battles, ["response_length"], n_bootstrap=0, exclude_models=["gpt-4o-search", "sonar"])
     n_ref = bt.prepare_battles(battles.filter(pl.col("primary_intent") == "Analysis"),

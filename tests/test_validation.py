@@ -1,5 +1,5 @@
-"""Methods validation (VAL): the shared-offset decomposition of rating errors, the offset study over seeds and the
-coverage of the anchor-free (centred) intervals."""
+"""Methods validation (VAL): the shared-offset decomposition of rating errors, the study over seeds (offsets and the
+tie model), the coverage study (bootstrap and sandwich, plain and contextual) and the chapter's claim checks."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import pytest
 from analysis_lib import ranking
 from analysis_lib.fetch import published
 from analysis_lib.search_arena import bt, loader, methods_validation
-from analysis_lib.search_arena.models import ANCHOR
+from analysis_lib.search_arena import validation_report as report
+from analysis_lib.search_arena.models import ANCHOR, non_leaderboard_models
 from analysis_lib.search_arena.simulate import simulate_release
+from analysis_lib.search_arena.validation_data import simulate_battles
 
 
 def test_error_decomposition_recovers_a_planted_shared_offset():
@@ -98,8 +100,9 @@ def test_offset_study_holds_each_seeds_three_fits_as_fitted_by_hand(study, d1_ta
         sim = simulate_release(1500, seed=seed)
         battles = bt.prepare_battles(loader.load_battles(sim.raw)).frame
         by_hand = {
-            "plain": (dict(bt.fit_ratings(battles).iter_rows()), d1_target),
-            "controlled": (dict(bt.fit_style(battles, bt.ALL_CONTROLS, 0, seed).ratings()
+            "plain": (dict(bt.leaderboard(battles, n_bootstrap=0).to_frame().select("model", "rating").iter_rows()),
+                      d1_target),
+            "controlled": (dict(bt.style_control(battles, bt.ALL_CONTROLS, 0, seed).to_frame()
                                 .select("model", "rating_ml").iter_rows()), sim.planted.ratings),
             "plain, expected votes": (methods_validation.expected_outcome_fit(sim.planted.truth, d1_target),
                                       d1_target),
@@ -130,7 +133,7 @@ def test_offset_study_moves_the_shared_offset_with_the_target_and_nothing_else(s
     assert controlled["error_moved"].to_numpy() == pytest.approx(controlled["error"].to_numpy())
 
 
-# --- centred_interval_coverage -------------------------------------------------------------------------------
+# --- the centred (anchor-free) intervals and the coverage study ---------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -140,42 +143,248 @@ def replicate() -> tuple[pl.DataFrame, dict[str, float]]:
     return battles, sim.planted.ratings
 
 
-def _estimates(battles: pl.DataFrame) -> dict[str, float]:
-    return dict(bt.fit_style(battles, bt.ALL_CONTROLS, 0, 0).ratings().select("model", "rating_ml").iter_rows())
+def _centred(battles: pl.DataFrame, truth: dict[str, float], ci: str = "bootstrap", seed: int = 1) -> pl.DataFrame:
+    fit = bt.style_control(battles, bt.ALL_CONTROLS, 40, seed, ci=ci)
+    cov = ranking.result_coverage(fit, truth, {}, ANCHOR)
+    return cov.filter(pl.col("kind") == "rating, anchor-free (centred)")
 
 
-def test_centred_coverage_known_answers(replicate):
+@pytest.mark.parametrize("ci", ["bootstrap", "sandwich"])
+def test_centred_coverage_known_answers(replicate, ci):
     """A truth equal to the data's own estimate lies inside every model's interval; one 5,000 Elo off for one model
     moves every centred truth (that one by +5000 (k-1)/k, the others by -5000/k) outside every interval; adding a
     constant to every truth changes nothing (the ratings are centred: anchor-free)."""
     battles, planted = replicate
-    own = _estimates(battles)
-    cover = methods_validation.centred_interval_coverage([(battles, own)], n_bootstrap=40, seed=1, progress=False)
-    assert cover.columns == ["replicate", "model", "truth", "ci_lower", "ci_upper", "covered"]
+    fit = bt.style_control(battles, bt.ALL_CONTROLS, 0, 0)
+    own = dict(zip(fit.models, fit.rating_ml.tolist(), strict=True))
+    cover = _centred(battles, own, ci)
     assert cover["covered"].all() and cover.height == len(own)
     assert cover["truth"].sum() == pytest.approx(0.0, abs=1e-6)  # the truth is centred
     assert ((cover["ci_upper"] - cover["ci_lower"]) < 400).all()  # intervals far narrower than 5000 / k
     far = own | {"sonar-pro": own["sonar-pro"] + 5000.0}
-    missed = methods_validation.centred_interval_coverage([(battles, far)], n_bootstrap=40, seed=1, progress=False)
-    assert not missed["covered"].any()
+    assert not _centred(battles, far, ci)["covered"].any()
     shifted = {m: v + 321.0 for m, v in planted.items()}
-    same = [methods_validation.centred_interval_coverage([(battles, t)], n_bootstrap=40, seed=1, progress=False)
-            for t in (planted, shifted)]
+    same = [_centred(battles, t, ci) for t in (planted, shifted)]
     assert same[0]["covered"].to_list() == same[1]["covered"].to_list()
     assert same[0]["truth"].to_numpy() == pytest.approx(same[1]["truth"].to_numpy())
 
 
-def test_centred_coverage_intervals_are_the_percentiles_of_the_centred_rounds(replicate):
+def test_centred_intervals_are_the_percentiles_of_the_centred_rounds(replicate):
     """Known answer: the 2.5 / 97.5 percentiles (numpy) of the bootstrap rounds of the same contextual fit, each
-    round centred over the models with a truth."""
+    round centred over the models with a truth; for the sandwich, ± 1.96 SD of the centred covariance P Σ Pᵀ."""
     battles, planted = replicate
-    got = methods_validation.centred_interval_coverage([(battles, planted)], n_bootstrap=30, seed=7, progress=False)
-    fit = bt.fit_style(battles, bt.ALL_CONTROLS, 30, 7)
+    fit = bt.style_control(battles, bt.ALL_CONTROLS, 30, 7)
+    got = fit.centred([m for m in fit.models if m in planted])
+    assert fit.rounds is not None
     idx = [i for i, m in enumerate(fit.models) if m in planted]
-    rounds = ranking.to_elo(fit.rounds[:, idx], fit.offset)
+    rounds = 400 * fit.rounds[:, idx]
     centred = rounds - rounds.mean(axis=1, keepdims=True)
     lo, hi = np.percentile(centred, [2.5, 97.5], axis=0)
     assert got["model"].to_list() == [fit.models[i] for i in idx]
     assert got["ci_lower"].to_numpy() == pytest.approx(lo) and got["ci_upper"].to_numpy() == pytest.approx(hi)
-    with pytest.raises(ValueError, match="no replicates given"):
-        methods_validation.centred_interval_coverage([], progress=False)
+    sand = bt.style_control(battles, bt.ALL_CONTROLS, ci="sandwich")
+    assert sand.covariance is not None
+    sub = ["sonar", "sonar-pro", ANCHOR]
+    j = [sand.models.index(m) for m in sub]
+    proj = np.eye(3) - 1 / 3
+    sd = 400 * np.sqrt(np.diag(proj @ sand.covariance[np.ix_(j, j)] @ proj))
+    c = sand.centred(sub)
+    assert (c["ci_upper"] - c["ci_lower"]).to_numpy() == pytest.approx(2 * 1.959963984540054 * sd)
+    assert c["rating"].sum() == pytest.approx(0.0, abs=1e-9)
+    with pytest.raises(ValueError, match="need intervals"):
+        bt.style_control(battles, bt.ALL_CONTROLS, 0).centred()
+
+
+def test_coverage_study_is_each_replicate_fitted_four_ways():
+    """Known answer: the rows of replicate k are those of result_coverage for the four fits of that replicate's
+    battles, recomputed here through the public API (the full release and the loader, not the study's own path)."""
+    cov = methods_validation.coverage_study(2, 1500, n_bootstrap=20, seed=3, first_seed=40, progress=False)
+    assert set(cov["replicate"]) == {0, 1}
+    assert set(zip(cov["fit"], cov["method"], strict=True)) == set(methods_validation.COVERAGE_FITS)
+    sim = simulate_release(1500, seed=41)
+    battles = bt.prepare_battles(loader.load_battles(sim.raw)).frame
+    on_board = [m for m in sim.planted.ratings if m not in non_leaderboard_models()]  # the plain fit's models
+    plain_truth = methods_validation.expected_outcome_fit(sim.planted.truth, on_board)
+    by_hand = {
+        ("contextual", "bootstrap"): ranking.result_coverage(
+            bt.style_control(battles, bt.ALL_CONTROLS, 20, 4), sim.planted.ratings, sim.planted.betas, ANCHOR),
+        ("contextual", "sandwich"): ranking.result_coverage(
+            bt.style_control(battles, bt.ALL_CONTROLS, ci="sandwich"), sim.planted.ratings, sim.planted.betas,
+            ANCHOR),
+        ("plain", "bootstrap"): ranking.result_coverage(
+            bt.leaderboard(battles, n_bootstrap=20, seed=4), plain_truth, {}, ANCHOR),
+        ("plain", "sandwich"): ranking.result_coverage(bt.leaderboard(battles, ci="sandwich"), plain_truth, {}, ANCHOR),
+    }
+    for (fit, method), want in by_hand.items():
+        got = cov.filter((pl.col("replicate") == 1) & (pl.col("fit") == fit) & (pl.col("method") == method))
+        assert got.drop("fit", "replicate").equals(want.drop("replicate")), (fit, method)
+    assert set(cov.filter(pl.col("fit") == "plain")["kind"]) == {"rating", "rating, anchored per round",
+                                                                 "rating, anchor-free (centred)"}
+
+
+# --- the tie model ----------------------------------------------------------------------------------------------
+
+
+def test_coefficient_scale_closed_form():
+    planted = np.array([0.3, -0.2, 0.0, 0.1])
+    assert methods_validation.coefficient_scale(0.6 * planted, planted) == pytest.approx(0.6)
+    noisy = planted + np.array([0.0, 0.0, 0.5, 0.0])  # an unplanted feature's estimate does not move the scale
+    assert methods_validation.coefficient_scale(noisy, planted) == pytest.approx(1.0)
+
+
+def test_tie_summary_matches_numpy():
+    rng = np.random.default_rng(4)
+    spreads, ties = [], []
+    for t, shrink in (("closeness", 1.0), ("independent", 0.6)):
+        for seed in range(5):
+            spreads.append({"seed": seed, "tie_model": t, "sd_controlled": 40 * shrink + rng.normal(),
+                            "sd_planted": 40.0, "sd_plain": 60 * shrink + rng.normal(), "sd_table_d1": 63.0})
+            for f, b in (("x", 0.3), ("y", -0.1)):
+                ties.append({"seed": seed, "tie_model": t, "feature": f, "estimate": shrink * b + rng.normal(0, .01),
+                             "planted": b})
+    study = methods_validation.SeedStudy(pl.DataFrame(), pl.DataFrame(ties), pl.DataFrame(spreads))
+    out = methods_validation.tie_summary(study)
+    assert out["tie_model"].to_list() == ["closeness", "independent"]
+    ind = out.row(1, named=True)
+    sds = np.array([r["sd_controlled"] for r in spreads if r["tie_model"] == "independent"])
+    assert ind["sd_controlled"] == pytest.approx(sds.mean()) and ind["sd_controlled_se"] == pytest.approx(
+        sds.std(ddof=1) / np.sqrt(5))
+    scales = [methods_validation.coefficient_scale(
+        np.array([r["estimate"] for r in ties if r["tie_model"] == "independent" and r["seed"] == s]),
+        np.array([0.3, -0.1])) for s in range(5)]
+    assert ind["coef_scale"] == pytest.approx(np.mean(scales)) and ind["seeds"] == 5
+    assert report.tie_verdict(out.row(0, named=True)) == "recovered" and report.tie_verdict(ind) == "compressed"
+
+
+def test_seed_study_refits_the_same_releases_under_both_tie_models(d1_target):
+    study = methods_validation.seed_study([2], 6000, d1_target, progress=False)
+    assert set(study.offsets["fit"]) == set(methods_validation.FITS)
+    assert study.spreads["tie_model"].to_list() == ["closeness", "independent"]
+    assert study.ties.height == 2 * len(bt.ALL_CONTROLS)
+    sims = simulate_battles(6000, 2, ("closeness", "independent"))
+    for t, sim in sims.items():  # by hand
+        fit = bt.style_control(bt.prepare_battles(sim.battles).frame, bt.ALL_CONTROLS, n_bootstrap=0)
+        got = study.ties.filter(pl.col("tie_model") == t)
+        assert got["estimate"].to_numpy() == pytest.approx(fit.coef_ml)
+        row = study.spreads.filter(pl.col("tie_model") == t).row(0, named=True)
+        assert row["sd_controlled"] == pytest.approx(np.std(fit.rating_ml, ddof=1))
+
+
+# --- the chapter's claims ------------------------------------------------------------------------------------
+
+
+def _summary(exp_sd: float, ctrl_bias: float) -> pl.DataFrame:
+    base = {"mean_shared_offset": -2.0, "se_shared_offset": 2.0, "sd_shared_offset": 8.0, "seeds": 12,
+            "sd_anchor_free": 6.0, "share_shared": 0.6, "model": "m", "max_abs_model_bias": 3.0, "model_bias_se": 3.0}
+    return pl.DataFrame([
+        base | {"fit": "controlled", "max_abs_model_bias": ctrl_bias},
+        base | {"fit": "plain"},
+        base | {"fit": "plain, expected votes", "sd_shared_offset": exp_sd, "max_abs_model_bias": -5.0,
+                "model_bias_se": 0.4},
+    ])
+
+
+def test_offset_reading_decides_its_claims_by_the_thresholds():
+    this = {"plain": -9.7, "controlled": -10.2}
+    good = report.offset_reading(_summary(1.3, 3.0), this)
+    assert "so it is the vote-sampling error of the anchor" in good and "no common bias" in good
+    assert "the estimator shows no bias beyond sampling error" in good and "a calibration residual" in good
+    bad = report.offset_reading(_summary(6.0, 3.0 * (report.BIAS_Z + 0.5)), this)
+    assert "not only the anchor's vote-sampling error" in bad
+    assert "a bias of the estimator for that model" in bad
+
+
+def test_coverage_reading_follows_the_wilson_intervals():
+    rows = []
+    for fit, method in methods_validation.COVERAGE_FITS:
+        for kind in ranking.validation.KINDS:
+            cov = 0.79 if kind == "rating" else 0.95
+            rows.append({"fit": fit, "method": method, "kind": kind, "coverage": cov, "intervals": 1000,
+                         "ci_lower": cov - 0.02, "ci_upper": cov + 0.02})
+    summary = pl.DataFrame(rows)
+    text = report.coverage_reading(summary, 100, 100, 3000)
+    assert "too narrow for what the leaderboard reports" in text and "reaches 95%" in text
+    short = summary.with_columns(
+        pl.when(pl.col("kind") == "coefficient").then(0.90).otherwise(pl.col("ci_upper")).alias("ci_upper"))
+    assert "fall short of 95% with their whole Wilson interval" in report.coverage_reading(short, 100, 100, 3000)
+
+
+# --- the chapter as a reader gets it ----------------------------------------------------------------------------
+
+
+def _figures():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from analysis_lib.search_arena import plots
+
+    dec = pl.DataFrame({"model": ["a", "b", "c"] * 2, "estimate": [0.0] * 6, "truth": [1.0, 2.0, 3.0] * 2,
+                        "error": [-3.0, 1.0, 2.0, 0.5, -1.0, 0.5], "shared_offset": [0.0] * 3 + [0.1] * 3,
+                        "anchor_free_error": [-3.0, 1.0, 2.0, 0.4, -1.1, 0.4],
+                        "fit": ["plain"] * 3 + ["controlled"] * 3})
+    study = pl.DataFrame({"seed": [0, 0, 1, 1], "fit": ["plain", "controlled"] * 2, "model": ["a"] * 4,
+                          "shared_offset": [-1.0, 2.0, 0.5, 1.0]})
+    summary = pl.DataFrame([{"fit": f, "method": m, "kind": k, "coverage": 0.93, "intervals": 100, "ci_lower": 0.9,
+                             "ci_upper": 0.96} for f, m in methods_validation.COVERAGE_FITS
+                            for k in ("rating, anchor-free (centred)", "coefficient")])
+    ties = pl.DataFrame({"tie_model": ["closeness", "independent"] * 2, "feature": ["x", "x", "y", "y"],
+                         "estimate": [0.3, 0.2, -0.1, -0.07], "planted": [0.3, 0.3, -0.1, -0.1]})
+    yield plots.rating_errors(dec, title="Rating errors and the shared offset of one release")
+    yield plots.offset_by_seed(study, highlight=0, title="Shared offset of all non-anchor ratings, 12 releases")
+    yield plots.coverage_bars(summary, title="Coverage over 100 releases of 3,000 conversations")
+    yield plots.tie_effect(ties, labels=report.TIE_LABELS, title="Style coefficients under two tie models")
+
+
+def test_validation_figures_keep_every_text_readable_at_the_page_width():
+    """The reader's complaint: the error plot's legend was about 5 px on the page (7 pt, in a figure widened by a
+    legend to its right). Every text of the chapter's own figures is at least 11 pt and the saved figure, labels
+    and legend included, is at most 7 in wide: shown at the book's column width (688 px for 783 px at 110 dpi in a
+    1280 px window) that is 10 pt or more."""
+    import io
+
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+
+    from analysis_lib.search_arena import plots
+
+    plots.readable_text()
+    for fig in _figures():
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+        width = int.from_bytes(buf.getvalue()[16:20], "big") / 100
+        texts = [t for t in fig.findobj(Text) if t.get_text().strip() and t.get_visible()]
+        assert width <= plots.WIDTH + 0.2, width  # savefig adds 0.1 in of padding on each side
+        assert min(t.get_fontsize() for t in texts) >= 11, [(t.get_text(), t.get_fontsize()) for t in texts]
+        plt.close(fig)
+
+
+def test_the_chapter_is_thin_and_does_not_read_the_release():
+    """Chapter 06 declares no ``data_source`` (a new release must not rerun it) and no code cell is longer than 25
+    lines (the logic is in the library)."""
+    import ast
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "06_methods_validation.ipynb").read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    params = next(c for c in code if "parameters" in c["metadata"].get("tags", []))
+    declared = {t.id for node in ast.parse("".join(params["source"])).body if isinstance(node, ast.Assign)
+                for t in node.targets if isinstance(t, ast.Name)}
+    assert "data_source" not in declared and {"seed", "n_bootstrap", "n_replicates"} <= declared
+    assert max(len("".join(c["source"]).splitlines()) for c in code) <= 25
+
+
+def test_tie_reading_checks_the_closed_form_bound():
+    """Under independent ties the coefficients' scale must come out at most 1 − q (the slope of the half-win logit
+    at an even battle); the reading says so, or says that it does not."""
+    rows = [{"tie_model": "closeness", "sd_controlled": 38.2, "sd_controlled_se": 0.5, "sd_planted": 38.4,
+             "sd_plain": 63.7, "sd_plain_se": 0.7, "sd_table_d1": 63.5, "coef_scale": 1.01, "coef_scale_se": 0.02,
+             "seeds": 12},
+            {"tie_model": "independent", "sd_controlled": 24.8, "sd_controlled_se": 0.5, "sd_planted": 38.4,
+             "sd_plain": 42.0, "sd_plain_se": 0.4, "sd_table_d1": 63.5, "coef_scale": 0.65, "coef_scale_se": 0.01,
+             "seeds": 12}]
+    text = report.tie_reading(pl.DataFrame(rows), tie_share=0.319)
+    assert "holds under the simulator's tie model and fails under the other one" in text
+    assert "a little below 0.68" in text and "32% of the votes" in text
+    rows[1]["coef_scale"] = 0.75
+    assert "not below 0.68" in report.tie_reading(pl.DataFrame(rows), tie_share=0.319)

@@ -2,46 +2,40 @@
 
 Pairing
     Round 1 pairs the models in a random order: (1st, 2nd), (3rd, 4th), … Later rounds sort the models by their
-    current Elo (best first; ties by name) and pair greedily: the best unpaired model meets the next unpaired
-    model in that order that it has not met yet, falling back to the next unpaired model when it has met them
-    all (the framework's rule). The greedy pass can repeat a pair when a repeat-free pairing exists; the default
-    rule then searches for one (:func:`swiss_pairs`). With an odd number of models, the one left unpaired gets a
-    bye (no match, no points). Swiss convention gives nobody a second bye while another model has had fewer:
-    both rules get the history of byes and move the bye to the lowest-rated model with the fewest byes when the
-    framework's pass would repeat one (the framework keeps no such history).
+    current Elo (best first; ties by name, ratings compared to :data:`TIE_DIGITS` decimals so that two ratings
+    that differ only by floating-point rounding, e.g. the winners of two identical round-1 matches, are a tie)
+    and pair greedily: the best unpaired model meets the next unpaired model in that order that it has not met
+    yet, falling back to the next unpaired model when it has met them all (the framework's rule). The greedy
+    pass can repeat a pair when a repeat-free pairing exists; the default rule then searches for one
+    (:func:`swiss_pairs`). With an odd number of models, the one left unpaired gets a bye (no match, no points).
+    Swiss convention gives nobody a second bye while another model has had fewer: both rules get the history of
+    byes and move the bye to the lowest-rated model with the fewest byes when the framework's pass would repeat
+    one (the framework keeps no such history).
 
 Ratings
     A match counts as one battle, decided by the final cumulative scores (higher wins, equal = tie, half a
     win). Bradley–Terry ``P(a beats b) = σ(ln 10 · (r_a − r_b))``, ratings ``r`` in log10-odds on the Elo scale
-    ``400 r + 1000`` (``Σ r = 0``, no anchor), fitted with :mod:`analysis_lib.ranking`'s public pieces
-    (:func:`ratings`). Its leaderboard itself is not used because it has no way out when the MLE does not
-    exist, which happens in a Swiss tournament (after round 1 the comparison graph is in pieces).
+    ``400 r + 1000`` (``Σ r = 0``, no anchor), by the one leaderboard of the library,
+    :func:`analysis_lib.ranking.leaderboard` (:func:`ratings`), with its check of the comparison graph and its
+    ridge option.
 
-When the MLE exists
-    The fit minimises the weighted negative log-likelihood ``L(r) = −Σ_i c_i [y_i log σ(η_i) + (1 − y_i)
-    log σ(−η_i)]``, ``η_i = ln 10 (r_a − r_b)``, over the unique ``(a, b, y)`` rows with counts ``c_i``. Draw the
-    *beat graph*: an edge ``a → b`` when ``a`` beat ``b`` at least once, and both ``a → b`` and ``b → a`` for
-    a tie (half a win each way). ``L`` has a finite minimiser, unique under ``Σ r = 0``, if and only if that
-    graph is strongly connected (Zermelo 1929; Ford 1957: for every split of the models into two groups, each
-    group won, or tied, at least once against the other). Otherwise the graph's strongly connected components
-    form a directed acyclic graph; ``L`` keeps falling as the components are pulled apart along its edges
-    (pieces with no match between them have no relative level at all), so no finite MLE exists. This is
-    decided combinatorially (:func:`mle_exists`) for the observed matches and for every bootstrap resample
-    (a resample is a multinomial count vector over the unique rows; a row with count 0 draws no edge), not
-    from how the solver behaves.
-
-The ridge, where the MLE does not exist
-    Those fits minimise ``L(r) + (reg/2) ‖r‖²`` with ``reg =`` :data:`RIDGE_FALLBACK` ``= 1e-3`` on the summed
-    loss (not the mean), in log10-odds units: the MAP estimate under independent ``N(0, 1/reg)`` priors, a prior
-    SD of ``1/√reg ≈ 31.6`` log10-odds ≈ 12,650 Elo. The prior is that weak on purpose: it only makes the optimum
-    finite. Within one strong component the rating differences stay close to that component's own MLE (the
-    one-way matches to other components add almost nothing once they are far apart); between components the gap
-    is set by the prior, growing like ``log(n / reg)`` with the ``n`` one-way matches (about 1,000 to 2,000 Elo
-    in practice) and meaning only "every result went one way". The ridge centres each piece that has no match
-    with the rest at mean 1000, so ratings in different pieces (e.g. after Swiss round 1) are not comparable.
-    Bootstrap resamples are fitted with the ridge only where the resample itself has no MLE; their count is
-    reported (``ridge_resamples``). When more than 2.5% of the resamples needed it, an interval end can be a
-    ridge value: read it as "unbounded" rather than as a number.
+When the MLE exists, and the ridge where it does not
+    The BT MLE exists if and only if the beat graph of the matches is strongly connected
+    (:mod:`analysis_lib.ranking.graph`: Zermelo 1929, Ford 1957). A Swiss tournament breaks that often: after
+    round 1 the comparison graph is in pieces, and a model that won (or lost) every match has no finite rating.
+    :func:`ratings` therefore opts into the ranking package's ridge (``on_separation="ridge"``): where the matches
+    (or a bootstrap resample of them) have no MLE, the fit minimises ``L(r) + (reg/2) ‖r‖²`` with ``reg =``
+    :data:`analysis_lib.ranking.RIDGE` ``= 1e-3`` on the summed loss, in log10-odds units: the MAP estimate under
+    independent ``N(0, 1/reg)`` priors, a prior SD of ``1/√reg ≈ 31.6`` log10-odds ≈ 12,650 Elo, weak on purpose:
+    it only makes the optimum finite. Within one strong component the rating differences stay close to that
+    component's own MLE; between components the gap is set by the prior, growing like ``log(n / reg)`` with the
+    ``n`` one-way matches (about 1,000 to 2,000 Elo in practice) and meaning only "every result went one way".
+    The ridge centres each piece that has no match with the rest at mean 1000, so ratings in different pieces
+    (e.g. after Swiss round 1) are not comparable. The leaderboard says which models needed it (``ridge_set``:
+    the models outside the largest strongly connected group, whose ratings the ridge sets). Bootstrap resamples
+    are fitted with the ridge only where the resample itself has no MLE; their count is reported
+    (``ridge_resamples``). When more than 2.5% of the resamples needed it, an interval end can be a ridge value:
+    read it as "unbounded" rather than as a number.
 """
 
 from __future__ import annotations
@@ -56,14 +50,10 @@ import polars as pl
 
 from analysis_lib.dr_arena.match_log import matches as _matches
 from analysis_lib.dr_arena.match_log import rounds_frame
-from analysis_lib.ranking import (
-    INIT_RATING,
-    PairData,
-    bootstrap_counts,
-    fit_logistic_batch,
-    rank_from_intervals,
-    to_elo,
-)
+from analysis_lib.ranking import INIT_RATING, leaderboard
+
+#: Decimals of Elo to which ratings are compared when pairing (1e-6 Elo: rounding noise is a tie).
+TIE_DIGITS = 6
 
 
 @dataclass(frozen=True)
@@ -138,7 +128,7 @@ def swiss_pairs(models: Sequence[str], ratings: Mapping[str, float] | None, met:
     missing = [m for m in models if m not in ratings]
     if missing:
         raise ValueError(f"no rating for {missing}")
-    order = sorted(models, key=lambda m: (-ratings[m], m))
+    order = sorted(models, key=lambda m: (-round(ratings[m], TIE_DIGITS), m))
     allowed = _bye_candidates(order, bye_history) if odd else []
     greedy = _greedy(order, met)
     paired = {m for p in greedy for m in p}
@@ -159,105 +149,29 @@ def battles(matches: pl.DataFrame) -> pl.DataFrame:
     return matches.select("model_a", "model_b", "winner")
 
 
-#: Ridge ``reg`` (``reg/2 ‖r‖²`` added to the summed BT loss, ``r`` in log10-odds) for a fit whose data have no
-#: MLE: a prior SD of ``1/√reg`` ≈ 31.6 log10-odds ≈ 12,650 Elo (module docstring).
-RIDGE_FALLBACK = 1e-3
-
-
-def beat_graph(data: PairData, w: np.ndarray) -> np.ndarray:
-    """``(B, n, n)`` booleans, one beat graph per row of ``w`` (weights over ``data``'s unique rows):
-    ``[k, i, j]`` is true when model ``i`` beat or tied model ``j`` in a row with positive weight ``w[k]``."""
-    w = np.atleast_2d(w)
-    a, b, y = data.pairs[:, 0], data.pairs[:, 1], data.outcomes
-    won, lost = np.flatnonzero(y > 0), np.flatnonzero(y < 1)  # a tie (0.5) is in both: an edge each way
-    rows = np.concatenate([won, lost])
-    src, dst = np.concatenate([a[won], b[lost]]), np.concatenate([b[won], a[lost]])
-    k, e = np.nonzero(w[:, rows] > 0)
-    adj = np.zeros((w.shape[0], len(data.models), len(data.models)), dtype=bool)
-    adj[k, src[e], dst[e]] = True
-    return adj
-
-
-def _reaches_all(adj: np.ndarray) -> np.ndarray:
-    """Per graph of ``adj`` (``(B, n, n)``): does node 0 reach every node? (breadth-first, all graphs at once)"""
-    seen = np.zeros(adj.shape[:2], dtype=bool)
-    seen[:, 0] = True
-    frontier = seen.copy()
-    for _ in range(adj.shape[1] - 1):
-        frontier = (frontier[:, :, None] & adj).any(axis=1) & ~seen
-        if not frontier.any():
-            break
-        seen |= frontier
-    return np.asarray(seen.all(axis=1))
-
-
-def strongly_connected(adj: np.ndarray) -> np.ndarray:
-    """``(B,)`` booleans: is each directed graph of ``adj`` (``(B, n, n)``, ``[k, i, j]`` = edge ``i → j``)
-    strongly connected? True iff node 0 reaches every node and every node reaches node 0."""
-    adj = np.asarray(adj, dtype=bool)
-    if adj.shape[1] == 0:
-        return np.ones(adj.shape[0], dtype=bool)
-    return _reaches_all(adj) & _reaches_all(adj.transpose(0, 2, 1))
-
-
-def mle_exists(data: PairData, w: np.ndarray | None = None) -> np.ndarray:
-    """``(B,)`` booleans: does the BT MLE exist for each row of ``w`` (default: the observed counts)? Yes iff the
-    beat graph (:func:`beat_graph`) is strongly connected (module docstring)."""
-    return strongly_connected(beat_graph(data, data.counts[None, :] if w is None else w))
-
-
-def _fit(data: PairData, w: np.ndarray, ridge: np.ndarray) -> np.ndarray:
-    """BT fit of every row of ``w`` (log10-odds, ``Σ r = 0``): the MLE, or the ridge fit where ``ridge``."""
-    x, n = data.design(), len(data.models)
-    theta = np.empty((w.shape[0], n))
-    for reg, rows in ((0.0, ~ridge), (RIDGE_FALLBACK, ridge)):
-        if rows.any():
-            theta[rows] = fit_logistic_batch(x, data.outcomes, w[rows], reg=reg, n_ratings=n)
-    if not np.isfinite(theta).all():
-        raise RuntimeError("the Bradley-Terry fit gave non-finite ratings")
-    return theta - theta.mean(axis=1, keepdims=True)
-
-
-def bootstrap_elo(data: PairData, n_bootstrap: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(elo, ridge)``: the Elo ratings of ``n_bootstrap`` resamples of the battles (``(B, n)``, resampled as
-    ``bootstrap_counts``) and which resamples had no MLE and were fitted with the ridge (``(B,)``)."""
-    w = bootstrap_counts(data.n_battles, n_bootstrap, seed, p=data.counts / data.counts.sum())
-    ridge = ~mle_exists(data, w)
-    return to_elo(_fit(data, w, ridge)), ridge
-
-
 def ratings(matches: pl.DataFrame, n_bootstrap: int = 100, seed: int = 0) -> pl.DataFrame:
     """Elo leaderboard of the matches, best first: ``model, rating, ci_lower, ci_upper, rank, num_battles, mle,
-    ridge, ridge_resamples``.
+    ridge, ridge_resamples, ridge_set``.
 
-    BT on :class:`analysis_lib.ranking.PairData` with the ranking package's Newton solver (``fit_logistic_batch``), Elo
-    scale ``to_elo`` (400 r + 1000, ``Σ r = 0``). ``rating`` is the fit on the observed matches; ``mle`` says
-    whether their MLE exists (:func:`mle_exists`): if not, the rating is the ridge fit and ``ridge`` the penalty
-    used (:data:`RIDGE_FALLBACK`, else 0). The interval is the 2.5/97.5 percentiles over ``n_bootstrap``
-    resamples of the matches (``bootstrap_counts``), each fitted by the MLE where that resample has one and by
-    the ridge otherwise; ``ridge_resamples`` counts the latter. ``rank`` by ``rank_from_intervals``. With
-    ``n_bootstrap=0`` the interval is NaN and ``rank`` comes from the ratings alone."""
+    :func:`analysis_lib.ranking.leaderboard` of :func:`battles` with ``on_separation="ridge"`` and ``point="ml"``
+    (module docstring): ``rating`` is the fit on the observed matches (Elo ``400 r + 1000``, ``Σ r = 0``); ``mle``
+    says whether their MLE exists: if not, the rating is the ridge fit, ``ridge`` the penalty used
+    (:data:`analysis_lib.ranking.RIDGE`, else 0) and ``ridge_set`` marks the models whose ratings the ridge set.
+    The interval is the 2.5/97.5 percentiles over ``n_bootstrap`` resamples of the matches, each fitted by the MLE
+    where that resample has one and by the ridge otherwise; ``ridge_resamples`` counts the latter. ``rank`` = 1 +
+    the models whose lower bound exceeds this one's upper bound. With ``n_bootstrap=0`` the interval is NaN and
+    ``rank`` comes from the ratings alone."""
     if matches.height == 0:
         raise ValueError("no matches to rate")
-    data = PairData.from_frame(battles(matches))
-    w_obs = data.counts[None, :]
-    has_mle = bool(mle_exists(data, w_obs)[0])
-    elo = to_elo(_fit(data, w_obs, np.array([not has_mle]))[0])
-    n_ridge = 0
-    if n_bootstrap > 0:
-        samples, ridge = bootstrap_elo(data, n_bootstrap, seed)
-        n_ridge = int(ridge.sum())
-        lo, hi = np.percentile(samples, 2.5, 0), np.percentile(samples, 97.5, 0)
-        rank = rank_from_intervals(lo, hi)
-    else:
-        lo, hi = np.full(len(elo), np.nan), np.full(len(elo), np.nan)
-        rank = rank_from_intervals(elo, elo)
-    n = len(elo)
-    return pl.DataFrame({
-        "model": list(data.models), "rating": elo, "ci_lower": lo, "ci_upper": hi, "rank": rank.astype(np.int64),
-        "num_battles": data.battles_per_model().astype(np.int64), "mle": np.full(n, has_mle),
-        "ridge": np.full(n, 0.0 if has_mle else RIDGE_FALLBACK), "ridge_resamples": np.full(n, n_ridge, np.int64),
-    }).sort("rating", descending=True)
+    result = leaderboard(battles(matches), ci="bootstrap" if n_bootstrap > 0 else "none", rounds=n_bootstrap,
+                         seed=seed, point="ml", on_separation="ridge", progress=False)
+    n = len(result.models)
+    return result.to_frame().drop("rating_ml").join(
+        pl.DataFrame({
+            "model": list(result.models), "mle": np.full(n, result.mle_exists), "ridge": np.full(n, result.ridge),
+            "ridge_resamples": np.full(n, result.ridge_resamples, np.int64),
+            "ridge_set": np.isin(list(result.models), list(result.ridge_models)),
+        }), on="model", how="left", maintain_order="left")
 
 
 def leaderboard_table(board: pl.DataFrame, reference: Mapping[str, float], reference_name: str) -> pl.DataFrame:

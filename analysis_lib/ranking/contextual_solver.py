@@ -23,6 +23,15 @@ each round's exact optimum because the gradient is exact; resampling moves the H
 is fast. A round has converged when ``max |Δ| ≤ xtol`` and ``‖∇L_b‖∞ ≤ gtol · max(1, Σ w)``; a round that has
 not after ``chord_iter`` iterations (or that turned non-finite) is refitted by exact Newton from its best
 finite iterate. NaN or inf never counts as converged.
+
+**How ``reg`` differs from arena-rank's.** ``arena-rank``'s ``ContextualBradleyTerry`` minimises the *mean*
+weighted negative log-likelihood plus ``reg/2 ‖β‖²`` (default ``reg = 1.0``) and penalises the feature
+coefficients only. Here, as in the Search Arena authors' code, the loss is the *sum* over battles and the penalty
+``reg/2 ‖θ‖²`` covers the ratings and the coefficients alike (the Search Arena layer uses ``reg = 0.5``).
+Since ``Σ_i = n · mean_i``, our loss is ``n`` times arena-rank's objective with ``reg_ar = reg / n`` applied to
+``θ = (r, β)``: one unit of our ``reg`` weighs ``n`` times less against the data than one unit of arena-rank's
+(``n`` = battles in the fit), and it also shrinks the ratings (in log10-odds units) toward 0, which arena-rank's
+does not. With a penalty the ratings of the optimum sum to zero (the data part of the gradient is ``⟂ 𝟙``).
 """
 
 from __future__ import annotations
@@ -33,8 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 from scipy.special import expit
-from threadpoolctl import threadpool_limits
 
+from analysis_lib.ranking.blas import one_blas_thread
 from analysis_lib.ranking.newton import GTOL, MAX_ITER, XTOL, NewtonReport, PairStats
 from analysis_lib.ranking.pairs import ALPHA
 
@@ -147,7 +156,7 @@ def newton(
 
     BLAS is held to one thread: the products here are skinny (battles × features), where a multi-threaded BLAS
     mostly waits on its own threads."""
-    with threadpool_limits(1):
+    with one_blas_thread():
         return _newton(design, w, reg, theta0, xtol=xtol, gtol=gtol, max_iter=max_iter)
 
 

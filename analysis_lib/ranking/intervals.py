@@ -36,8 +36,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 from scipy.stats import norm
-from threadpoolctl import threadpool_limits
 
+from analysis_lib.ranking.blas import one_blas_thread
 from analysis_lib.ranking.contextual_solver import ContextualDesign
 from analysis_lib.ranking.newton import PairStats
 from analysis_lib.ranking.pairs import ALPHA
@@ -72,7 +72,7 @@ def sandwich_bt(
 ) -> np.ndarray:
     """``H⁻¹ G H⁻¹`` (module docstring) of plain BT ratings ``theta`` (log10-odds) fitted to the unique rows of
     ``stats`` with ``counts``: an ``(m, m)`` covariance in log10-odds². ``reg``: the penalty the fit used."""
-    with threadpool_limits(1):  # small m × m products: one BLAS thread
+    with one_blas_thread():  # small m × m products: one BLAS thread
         return _sandwich_bt(stats, counts, theta, reg, hessian_reg)
 
 
@@ -95,7 +95,7 @@ def sandwich_contextual(
 ) -> np.ndarray:
     """``H⁻¹ G H⁻¹`` (module docstring) of a contextual fit ``theta = (r, β)`` on the battles of ``design`` (each
     weight 1): an ``(m + k, m + k)`` covariance (ratings in log10-odds, coefficients per unit of ``z``)."""
-    with threadpool_limits(1):  # skinny battles × features products
+    with one_blas_thread():  # skinny battles × features products
         return _sandwich_contextual(design, theta, reg, hessian_reg)
 
 

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 from scipy.special import expit
-from threadpoolctl import threadpool_limits
 
+from analysis_lib.ranking.blas import one_blas_thread
 from analysis_lib.ranking.pairs import ALPHA
 
 XTOL = 1e-10
@@ -179,7 +179,7 @@ def fit_pairs(
     and ``converged = False``; the caller decides (the leaderboard raises). BLAS is held to one thread: the
     ``m × m`` systems are small, and a multi-threaded BLAS mostly waits on its own threads there.
     """
-    with threadpool_limits(1):
+    with one_blas_thread():
         return _fit_pairs(stats, n, s, reg, theta0, xtol, gtol, max_iter)
 
 

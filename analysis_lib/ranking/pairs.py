@@ -7,7 +7,6 @@ names and labels through :class:`~analysis_lib.ranking.votes.BattleFormat`). Eve
 
 - :func:`index_expr` / :func:`pair_indices`: competitor names -> integer indices into a sorted competitor list
   (the one helper every model uses; an unknown name is an error naming it);
-- :func:`outcomes`: the outcome for A per battle;
 - :class:`PairData`: unique ``(a, b, outcome)`` rows with counts, enough for a plain Bradley–Terry fit
   (the ``PairDataset`` of ``arena-rank``); :meth:`PairData.from_frame` refuses rows without a vote, unknown
   labels and self-battles with one error giving their count and the first of them, unless ``drop_invalid``;
@@ -24,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from analysis_lib.ranking.votes import LMARENA, OUTCOME_OF_WINNER, BattleFormat, as_polars, clean_battles
+from analysis_lib.ranking.votes import LMARENA, BattleFormat, as_polars, clean_battles
 
 #: ln 10: the logit per unit of rating in log10-odds (``P(a beats b) = σ(ln 10 · (r_a − r_b))``).
 ALPHA = math.log(10.0)
@@ -50,14 +49,6 @@ def pair_indices(
         raise ValueError(f"battles name models outside the model list: {unknown}")
     idx = battles.select(index_expr(columns[0], models).alias("a"), index_expr(columns[1], models).alias("b"))
     return idx.to_numpy().astype(np.int64).reshape(battles.height, 2)
-
-
-def outcomes(battles: pl.DataFrame) -> np.ndarray:
-    """Outcome for model A per battle (LMArena labels): 1, 0, or 0.5 for ties (NaN for a label outside the
-    vocabulary or a null: check the frame with :func:`~analysis_lib.ranking.votes.clean_battles` first)."""
-    return battles.select(pl.col("winner").replace_strict(OUTCOME_OF_WINNER, default=None, return_dtype=pl.Float64))[
-        "winner"
-    ].to_numpy()
 
 
 def incidence(pairs: np.ndarray, n_models: int) -> np.ndarray:

@@ -10,7 +10,7 @@ bound (models whose intervals overlap share a rank).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -139,6 +139,31 @@ class Ranking:
         return pl.DataFrame({"model": list(self.models), "rating": est, "ci_lower": lo, "ci_upper": hi}).sort(
             "rating", descending=True, maintain_order=True
         )
+
+    def centred(self, models: Sequence[str] | None = None) -> pl.DataFrame:
+        """``model, rating, ci_lower, ci_upper`` of the ratings of ``models`` (default: all) minus their mean over
+        ``models``: anchor-free ratings (Elo differences to the group's mean), which depend on no one model's
+        estimate. Bootstrap: every round centred over ``models``, then the mean and percentiles; sandwich:
+        ``P Σ Pᵀ`` with ``P`` the centring over ``models``. Needs intervals."""
+        if self.ci_method == "none":
+            raise ValueError("centred intervals need intervals (ci='bootstrap' or 'sandwich')")
+        names = list(self.models) if models is None else [m for m in models if m in self.models]
+        if not names:
+            raise ValueError("none of the models to centre over has a rating here")
+        idx = [self.models.index(m) for m in names]
+        if self.rounds is not None:
+            r = self.rounds[:, idx]
+            est, lo, hi = percentiles(SCALE * (r - r.mean(axis=1, keepdims=True)), self.level)
+        else:
+            assert self.covariance is not None
+            k = len(idx)
+            proj = np.eye(k) - 1.0 / k
+            var = np.diag(proj @ self.covariance[np.ix_(idx, idx)] @ proj)
+            t = self.theta[idx]
+            est = SCALE * (t - t.mean())
+            half = SCALE * normal_quantile(self.level) * np.sqrt(np.clip(var, 0.0, None))
+            lo, hi = est - half, est + half
+        return pl.DataFrame({"model": names, "rating": est, "ci_lower": lo, "ci_upper": hi})
 
     def summary(self) -> str:
         """One line: battles, models, interval method, convergence, ridge and dropped rows."""

@@ -19,7 +19,8 @@ rows a Bradley–Terry fit cannot use:
 By default any such row is an error (:class:`InvalidBattlesError`) that gives the count per reason and the first
 offending rows and values; with ``drop_invalid=True`` they are dropped and counted (the counts travel into the
 result). Battles of models listed in ``exclude`` are dropped and counted as ``excluded model``. Nothing is
-dropped silently.
+dropped silently. :func:`screen_battles` runs the same checks and returns which rows to keep instead of the
+reshaped frame, for a caller that keeps its own columns (the Search Arena layer's battle filter).
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-#: The LMArena ``winner`` labels (null = no vote).
-WINNERS: tuple[str, ...] = ("model_a", "model_b", "tie", "tie (bothbad)")
+#: The LMArena ``winner`` labels (null = no vote): the one definition of the library's vote vocabulary (the Search
+#: Arena schema, the nugget records and the simulators use these).
+WINNERS: tuple[str, str, str, str] = ("model_a", "model_b", "tie", "tie (bothbad)")
 #: The two labels of a decided battle.
-DECISIVE: tuple[str, ...] = ("model_a", "model_b")
+DECISIVE: tuple[str, ...] = WINNERS[:2]
 #: Outcome for model A of each LMArena label: 1, 0, or 0.5 for either kind of tie.
-OUTCOME_OF_WINNER: dict[str, float] = {"model_a": 1.0, "model_b": 0.0, "tie": 0.5, "tie (bothbad)": 0.5}
+OUTCOME_OF_WINNER: dict[str, float] = dict(zip(WINNERS, (1.0, 0.0, 0.5, 0.5), strict=True))
 
 #: Reasons a row is dropped, in the order they are checked (a row counts under the first that applies).
 REASONS: tuple[str, ...] = ("missing model", "no vote", "unknown outcome", "self-battle", "missing feature")
@@ -58,9 +60,9 @@ class BattleFormat:
     model_a: str = "model_a"
     model_b: str = "model_b"
     winner: str = "winner"
-    a_wins: tuple[str, ...] = ("model_a",)
-    b_wins: tuple[str, ...] = ("model_b",)
-    ties: tuple[str, ...] = ("tie", "tie (bothbad)")
+    a_wins: tuple[str, ...] = WINNERS[:1]
+    b_wins: tuple[str, ...] = WINNERS[1:2]
+    ties: tuple[str, ...] = WINNERS[2:]
 
     def __post_init__(self) -> None:
         labels = [*self.a_wins, *self.b_wins, *self.ties]
@@ -161,7 +163,18 @@ _LABEL = {
 }
 
 
-def clean_battles(
+@dataclass(frozen=True)
+class Screen:
+    """Which rows of a battle frame a fit can use: ``keep`` (a boolean per input row), ``dropped`` (rows left out
+    per reason, :data:`REASONS` then ``excluded model``) and ``frame`` (the input as a polars frame, with the
+    model and winner columns as strings)."""
+
+    frame: pl.DataFrame
+    keep: np.ndarray
+    dropped: Mapping[str, int] = field(default_factory=dict)
+
+
+def screen_battles(
     battles: object,
     fmt: BattleFormat = LMARENA,
     *,
@@ -169,10 +182,11 @@ def clean_battles(
     exclude: Sequence[str] = (),
     drop_invalid: bool = False,
     source: str | None = None,
-) -> CleanBattles:
-    """Check ``battles`` (module docstring) and return them in the standard form of :class:`CleanBattles`.
+) -> Screen:
+    """The checks of :func:`clean_battles` without reshaping the frame: the rows to keep and the counts of the
+    rows left out, for callers that keep their own columns (e.g. the Search Arena layer's battle filter).
 
-    Row numbers in an error are 0-based positions in the frame; ``source`` (a file name) prefixes the message.
+    Raises :class:`InvalidBattlesError` for invalid rows unless ``drop_invalid`` (module docstring).
     """
     frame = as_polars(battles)
     check_columns(frame, [fmt.model_a, fmt.model_b, fmt.winner, *feature_columns(features)], source)
@@ -201,14 +215,35 @@ def clean_battles(
             "to drop such rows (they are counted)."
         )
     dropped = {r: int(m.sum()) for r, m in per_reason.items()}
-    kept = frame.filter(pl.Series(~claimed)) if claimed.any() else frame
+    keep = ~claimed
     if exclude:
-        out = pl.col(fmt.model_a).is_in(list(exclude)) | pl.col(fmt.model_b).is_in(list(exclude))
-        n_excl = int(kept.select(out.sum()).item())
-        dropped[EXCLUDED] = n_excl
-        kept = kept.filter(~out)
+        out = frame.select(
+            (pl.col(fmt.model_a).is_in(list(exclude)) | pl.col(fmt.model_b).is_in(list(exclude))).fill_null(False)
+        ).to_series().to_numpy() & keep
+        dropped[EXCLUDED] = int(out.sum())
+        keep &= ~out
+    return Screen(frame, keep, dropped)
+
+
+def clean_battles(
+    battles: object,
+    fmt: BattleFormat = LMARENA,
+    *,
+    features: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    drop_invalid: bool = False,
+    source: str | None = None,
+) -> CleanBattles:
+    """Check ``battles`` (module docstring) and return them in the standard form of :class:`CleanBattles`.
+
+    Row numbers in an error are 0-based positions in the frame; ``source`` (a file name) prefixes the message.
+    """
+    screen = screen_battles(battles, fmt, features=features, exclude=exclude, drop_invalid=drop_invalid,
+                            source=source)
+    frame = screen.frame
+    kept = frame if screen.keep.all() else frame.filter(pl.Series(screen.keep))
     y = pl.col(fmt.winner).replace_strict(fmt.outcome_of_label, return_dtype=pl.Float64).alias("y")
     a, b = pl.col(fmt.model_a).cast(pl.String).alias("model_a"), pl.col(fmt.model_b).cast(pl.String).alias("model_b")
     cols = [a, b, y]
     cols += [pl.col(c).cast(pl.Float64) for c in feature_columns(features)]
-    return CleanBattles(kept.select(cols), n0, dropped)
+    return CleanBattles(kept.select(cols), frame.height, screen.dropped)

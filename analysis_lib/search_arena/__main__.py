@@ -1,9 +1,12 @@
 """The leaderboard command: ``python -m analysis_lib.search_arena SOURCE`` (or ``search-arena-leaderboard SOURCE``).
 
-Reads a Search Arena release (a path to the released parquet or jsonl, ``hf``, or ``sample[:N]`` for the
-simulator) with :func:`analysis_lib.search_arena.loader.load_battles` and prints the Table D.1 leaderboard of
-:func:`analysis_lib.search_arena.bt.leaderboard`: Bradley–Terry ratings on the Elo scale with the anchor at
-1000, bootstrap 95% intervals and ranks. ``--output`` also writes it as CSV. Needs only the core install.
+A thin Search Arena wrapper over the generic leaderboard (:func:`analysis_lib.ranking.leaderboard`, whose own
+command ``python -m analysis_lib.ranking FILE`` takes any battles file): it reads a Search Arena release (a path to
+the released parquet or jsonl, ``hf``, or ``sample[:N]`` for the simulator) with
+:func:`analysis_lib.search_arena.loader.load_battles`, applies the paper's battle filter, anchor and exclusions
+(:func:`analysis_lib.search_arena.bt.leaderboard`) and prints the Table D.1 leaderboard: Bradley–Terry ratings on
+the Elo scale with the anchor at 1000, 95% intervals (bootstrap, or ``--ci sandwich``) and ranks. ``--output`` also
+writes it as CSV. Needs only the core install.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from analysis_lib.ranking import ConvergenceError
 from analysis_lib.search_arena import bt, loader
 from analysis_lib.search_arena.models import ANCHOR
 
@@ -23,6 +27,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                                      description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("source", help="a release file (.parquet / .jsonl), 'hf[:REF]', or 'sample[:N]' (simulator)")
     parser.add_argument("--n-bootstrap", type=int, default=100, help="bootstrap rounds (default 100, as the paper)")
+    parser.add_argument("--ci", choices=["bootstrap", "sandwich"], default="bootstrap",
+                        help="interval method (default: bootstrap, as the paper)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed, and the simulator's for 'sample'")
     parser.add_argument("--anchor", default=ANCHOR, help=f"model fixed at 1000 Elo (default {ANCHOR})")
     parser.add_argument("--output", help="also write the leaderboard to this CSV file")
@@ -33,18 +39,24 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print the leaderboard of ``source``; exit status 0, or 2 when the source cannot be read."""
+    """Print the leaderboard of ``source``; exit status 0, 2 when the source cannot be read or ranked, 3 when a fit
+    does not converge."""
     args = parse_args(argv)
     try:
         battles = loader.load_battles(args.source, seed=args.seed)
-    except (OSError, ValueError) as err:
+        result = bt.leaderboard(battles, anchor=args.anchor, n_bootstrap=args.n_bootstrap, seed=args.seed, ci=args.ci)
+    except ConvergenceError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 3
+    except (OSError, ValueError) as err:  # unreadable source, no battles, unknown anchor, no MLE
         print(f"error: {err}", file=sys.stderr)
         return 2
-    board = bt.leaderboard(battles, anchor=args.anchor, n_bootstrap=args.n_bootstrap, seed=args.seed)
+    board = result.to_frame()
     shown = board.select("rank", "model", "rating", "ci_lower", "ci_upper", "num_battles").with_columns(
         pl.col("rating", "ci_lower", "ci_upper").round(1))
     with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
         print(shown)
+    print(result.summary(), file=sys.stderr)
     if args.output:
         board.write_csv(args.output)
     return 0

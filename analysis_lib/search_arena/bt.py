@@ -1,27 +1,31 @@
-"""Search Arena's leaderboards and style control: the battle filters, the paper's feature sets and conventions,
-and the SA-E4 comparison, on top of the paper-agnostic :mod:`analysis_lib.ranking`.
+"""Search Arena's leaderboards and style control: the battle filter, the paper's anchor, exclusions, penalty,
+feature sets and conventions, and the SA-E4 comparison, on top of the paper-agnostic :mod:`analysis_lib.ranking`.
 
 Everything here follows the authors' analysis code (``lmarena/search-arena``, ``scripts/utils.py`` and
 ``scripts/preference_analysis.ipynb``); where we choose differently the docstring says so. The models, the
-solver and the leaderboard convention are documented in :mod:`analysis_lib.ranking` (``bradley_terry``,
-``contextual``, ``solver``); this module adds what is Search Arena's:
+solvers and the leaderboard convention are documented in :mod:`analysis_lib.ranking`; every fit here is one
+call of :func:`analysis_lib.ranking.leaderboard` (for the paired SA-E4 fits,
+:func:`analysis_lib.ranking.rank_contextual`) and returns its :class:`~analysis_lib.ranking.Ranking`
+(``.to_frame()``: the leaderboard, ``.coefficients()``: the style coefficients). This module adds what is
+Search Arena's:
 
 Battles
     :func:`prepare_battles` keeps battles with a vote, drops the models outside the leaderboard (the non-search
     ``gemini-2.5-pro``: ``in_leaderboard = false`` in ``resources/model_names.csv``) and self-battles
-    (``model_a == model_b``), and reports how many of each it dropped. Outcome for model A: 1 (``model_a``),
-    0 (``model_b``), 0.5 (``tie`` and ``tie (bothbad)``).
+    (``model_a == model_b``) through :func:`analysis_lib.ranking.screen_battles`, and reports how many of each it
+    dropped (a ``winner`` label outside the release's vocabulary is counted and reported, never taken for a
+    missing vote). Outcome for model A: 1 (``model_a``), 0 (``model_b``), 0.5 (``tie`` and ``tie (bothbad)``).
 
-Bradley–Terry (SA-D5)
+Bradley–Terry (SA-D5): :func:`leaderboard`
     Unpenalised BT on the unique ``(model_a, model_b, outcome)`` rows; ratings ``400 · r + offset`` with the
-    anchor (``gpt-4o-search``) at 1000 in the full-data fit, and every bootstrap round shifted by that same
-    offset (:mod:`analysis_lib.ranking.bradley_terry`), so the anchor keeps an interval and its reported rating
-    is near, not exactly, 1000 (999.2 in Table D.1).
+    anchor (:data:`~analysis_lib.search_arena.models.ANCHOR`, ``gpt-4o-search``) at 1000 in the full-data fit,
+    and every bootstrap round shifted by that same offset, so the anchor keeps an interval and its reported
+    rating is near, not exactly, 1000 (999.2 in Table D.1).
 
-Contextual Bradley–Terry (SA-32L, SA-32C, SA-F6L, SA-F6R, SA-E4)
-    :mod:`analysis_lib.ranking.contextual` with the authors' penalty ``reg = 0.5`` on ratings and coefficients
-    alike, summed over battles (that module's docstring states how this ``reg`` differs from arena-rank's),
-    z-scored normalised differences of the feature sets :data:`LENGTH`, :data:`CITATIONS`, :data:`SOURCES`,
+Contextual Bradley–Terry (SA-32L, SA-32C, SA-F6L, SA-F6R, SA-E4): :func:`style_control`
+    The authors' penalty :data:`REG` ``= 0.5`` on ratings and coefficients alike, summed over battles
+    (:mod:`analysis_lib.ranking.contextual_solver` states how this ``reg`` differs from arena-rank's), z-scored
+    normalised differences of the feature sets :data:`LENGTH`, :data:`CITATIONS`, :data:`SOURCES`,
     :data:`ATTRIBUTION`, :data:`ALL_CONTROLS`. ``convention="paper"`` (default): the authors store every
     per-side value in an ``int32`` array before differencing, so fractional values (mean words per turn,
     citations per turn, attribution counts per turn) are truncated toward zero. ``convention="float"`` uses the
@@ -32,36 +36,26 @@ Ratings before and after control (SA-E4)
     with the controls, on the same bootstrap draws, and compares the spread of the ratings (:func:`rating_spread`:
     SD across models); "converge" = the controlled spread is smaller.
 
-Solvers
-    Point fits and BT bootstrap rounds are Newton's method on the exact Hessian, batched over rounds; contextual
-    bootstrap rounds a frozen-Hessian Newton iteration from the full-data optimum
-    (:mod:`analysis_lib.ranking.solver`). ``solver="lbfgs"`` runs the authors' kind of fit (one scipy L-BFGS per
-    round) for comparison; see ``benchmarks/bench_bt.py``.
+Intervals: bootstrap (``n_bootstrap`` rounds, the paper's method) by default; ``ci="sandwich"`` gives sandwich
+(robust) intervals of the same fit, ``n_bootstrap=0`` none.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import polars as pl
 
-from analysis_lib.ranking import (
-    Convention,
-    PairData,
-    Solver,
-    StyleFit,
-    bootstrap_ratings,
-    fit_contextual,
-    ratings_table,
-    to_elo,
-)
+from analysis_lib.ranking import Convention, Ranking, clean_battles, rank_contextual, screen_battles
+from analysis_lib.ranking import leaderboard as rank
 from analysis_lib.search_arena.domains import DOMAIN_GROUPS
 from analysis_lib.search_arena.models import ANCHOR, non_leaderboard_models
-from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS, DECISIVE, OUTCOME_OF_WINNER, SIDES
+from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS, DECISIVE, SIDES
 
 log = logging.getLogger(__name__)
 
@@ -82,43 +76,69 @@ ALL_CONTROLS: tuple[str, ...] = ("response_length", *SOURCES)
 
 @dataclass(frozen=True)
 class PreparedBattles:
-    """Battles ready for a fit, and what was dropped on the way."""
+    """Battles ready for a fit (the input's rows and columns), and what was dropped on the way: ``dropped`` counts
+    the rows left out per reason (:func:`analysis_lib.ranking.screen_battles`: ``no vote``, ``unknown outcome``,
+    ``missing model``, ``self-battle``, ``excluded model``; ``tie (decided only)`` with ``decided_only``)."""
 
     frame: pl.DataFrame
     n_input: int
-    n_no_vote: int
-    n_excluded_model: int
-    n_self: int
+    dropped: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def n_no_vote(self) -> int:
+        """Battles without a vote (null ``winner``)."""
+        return self.dropped.get("no vote", 0)
+
+    @property
+    def n_unknown(self) -> int:
+        """Battles with a ``winner`` label outside the release's vocabulary."""
+        return self.dropped.get("unknown outcome", 0)
+
+    @property
+    def n_excluded_model(self) -> int:
+        """Battles of an excluded model."""
+        return self.dropped.get("excluded model", 0)
+
+    @property
+    def n_self(self) -> int:
+        """Self-battles (``model_a == model_b``)."""
+        return self.dropped.get("self-battle", 0)
 
     def summary(self) -> str:
-        return (
+        text = (
             f"{self.frame.height:,} battles kept of {self.n_input:,}: dropped {self.n_no_vote:,} without a vote, "
             f"{self.n_excluded_model:,} with an excluded model, {self.n_self:,} self-battles"
         )
+        shown = {"no vote", "excluded model", "self-battle"}
+        extra = [f"{v:,} {_REASON_TEXT.get(k, k)}" for k, v in self.dropped.items() if k not in shown and v]
+        return text + "".join(f", {e}" for e in extra)
+
+
+_REASON_TEXT = {"unknown outcome": "with an unknown winner label", "missing model": "without a model name",
+                "tie (decided only)": "ties (decided battles only)"}
 
 
 def prepare_battles(
     battles: pl.DataFrame,
     *,
     exclude_models: Sequence[str] | None = None,
-    drop_self: bool = True,
     decided_only: bool = False,
 ) -> PreparedBattles:
     """Keep voted battles; drop excluded models (default: :func:`non_leaderboard_models`) and self-battles.
 
-    ``decided_only`` also drops ties (``tie``, ``tie (bothbad)``), counted with the no-vote rows.
+    The rows are screened by :func:`analysis_lib.ranking.screen_battles` with ``drop_invalid=True``: every row
+    left out is counted under its reason (a label outside the vocabulary too, reported apart from the missing
+    votes). ``decided_only`` also drops ties (``tie``, ``tie (bothbad)``), counted as ``tie (decided only)``.
     """
     exclude = list(non_leaderboard_models() if exclude_models is None else exclude_models)
-    n0 = battles.height
-    voted = battles.filter(pl.col("winner").is_not_null() & pl.col("winner").is_in(list(OUTCOME_OF_WINNER)))
+    screen = screen_battles(battles, exclude=exclude, drop_invalid=True)
+    keep, dropped = screen.keep, dict(screen.dropped)
     if decided_only:
-        voted = voted.filter(pl.col("winner").is_in(list(DECISIVE)))
-    n1 = voted.height
-    kept = voted.filter(~pl.col("model_a").is_in(exclude) & ~pl.col("model_b").is_in(exclude))
-    n2 = kept.height
-    if drop_self:
-        kept = kept.filter(pl.col("model_a") != pl.col("model_b"))
-    prepared = PreparedBattles(kept, n0, n0 - n1, n1 - n2, n2 - kept.height)
+        tie = ~battles.select(pl.col("winner").is_in(list(DECISIVE)).fill_null(False)).to_series().to_numpy() & keep
+        dropped["tie (decided only)"] = int(tie.sum())
+        keep = keep & ~tie
+    kept = battles if keep.all() else battles.filter(pl.Series(keep))
+    prepared = PreparedBattles(kept, battles.height, dropped)
     log.info(prepared.summary())
     return prepared
 
@@ -159,41 +179,10 @@ def decided(battles: pl.DataFrame) -> pl.DataFrame:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Bradley-Terry leaderboards (SA-D5)
+# Bradley-Terry leaderboards (SA-D5) and style control
 # --------------------------------------------------------------------------------------------------------------
 
-
-def fit_ratings(
-    battles: pl.DataFrame,
-    anchor: str | None = ANCHOR,
-    *,
-    exclude_models: Sequence[str] | None = None,
-) -> pl.DataFrame:
-    """Bradley–Terry ML point estimates on the Elo scale, anchor = 1000 (columns ``model``, ``rating``).
-
-    Likelihood: ``P(a beats b) = σ(ln 10 · (r_a − r_b))``, ties half a win, no penalty; rating ``400 r`` shifted
-    so that ``anchor`` is exactly 1000 (``anchor=None``: ``Σ r = 0`` and 1000 on average). Battles pass through
-    :func:`prepare_battles` first. Sorted by rating, best first.
-    """
-    prep = prepare_battles(battles, exclude_models=exclude_models)
-    data = PairData.from_frame(prep.frame)
-    models, elo, _ = bootstrap_ratings(data, anchor, n_bootstrap=0)
-    return pl.DataFrame({"model": list(models), "rating": elo}).sort("rating", descending=True)
-
-
-def bootstrap_bt(
-    battles: pl.DataFrame,
-    anchor: str | None = ANCHOR,
-    n_bootstrap: int = 100,
-    seed: int = 0,
-    *,
-    exclude_models: Sequence[str] | None = None,
-    solver: Solver = "newton",
-) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-    """``(models, full-data Elo ratings, (n_bootstrap, models) Elo ratings per round)`` of the battles kept by
-    :func:`prepare_battles` (:func:`analysis_lib.ranking.bradley_terry.bootstrap_ratings`)."""
-    prep = prepare_battles(battles, exclude_models=exclude_models)
-    return bootstrap_ratings(PairData.from_frame(prep.frame), anchor, n_bootstrap, seed, solver=solver)
+CI = Literal["bootstrap", "sandwich"]
 
 
 def leaderboard(
@@ -203,43 +192,30 @@ def leaderboard(
     seed: int = 0,
     *,
     exclude_models: Sequence[str] | None = None,
-    solver: Solver = "newton",
-) -> pl.DataFrame:
-    """The Table D.1 leaderboard: ``model, rating, ci_lower, ci_upper, rank, num_battles`` (+ ``rating_ml``).
+    ci: CI = "bootstrap",
+    progress: bool | None = None,
+) -> Ranking:
+    """The Table D.1 leaderboard of the battles kept by :func:`prepare_battles`: plain BT by
+    :func:`analysis_lib.ranking.leaderboard` with the Search Arena anchor.
 
-    Likelihood and convention in :mod:`analysis_lib.ranking.bradley_terry`: BT by ML (logit
-    ``ln 10 · (r_a − r_b)``, ties half), ``rating`` = bootstrap mean of ``400 r + offset`` with the offset that
-    puts ``anchor`` at 1000 in the full-data fit, CI = 2.5/97.5 percentiles of the rounds, ``rank`` = 1 + #models
-    whose lower bound exceeds this model's upper bound; ``rating_ml`` = the full-data fit (anchor exactly 1000).
-    ``num_battles`` counts ties too. With ``n_bootstrap=0`` the rating is the ML fit and the interval is NaN.
+    Likelihood: ``P(a beats b) = σ(ln 10 · (r_a − r_b))``, ties half a win, no penalty. ``.to_frame()``: ``model,
+    rating, ci_lower, ci_upper, rank, num_battles, rating_ml`` with ``rating`` the bootstrap mean of ``400 r +
+    offset`` (offset: ``anchor`` at 1000 in the full-data fit), CI the 2.5/97.5 percentiles of ``n_bootstrap``
+    rounds, ``rank`` 1 + the models whose lower bound exceeds this model's upper bound, ``rating_ml`` the
+    full-data fit (anchor exactly 1000); ``num_battles`` counts ties too. ``ci="sandwich"``: sandwich intervals
+    around the full-data fit instead; ``n_bootstrap=0`` with the bootstrap: no intervals, the rating is the ML fit.
     """
     prep = prepare_battles(battles, exclude_models=exclude_models)
-    return ratings_table(PairData.from_frame(prep.frame), anchor, n_bootstrap, seed, solver=solver)
+    return rank(prep.frame, anchor=anchor, ci=_ci(ci, n_bootstrap), rounds=n_bootstrap, seed=seed,
+                progress=progress)
 
 
-# --------------------------------------------------------------------------------------------------------------
-# contextual Bradley-Terry (style control)
-# --------------------------------------------------------------------------------------------------------------
-
-
-def fit_style(
-    battles: pl.DataFrame,
-    features: Sequence[str],
-    n_bootstrap: int = 100,
-    seed: int = 0,
-    convention: Convention = "paper",
-    *,
-    anchor: str | None = ANCHOR,
-    reg: float = REG,
-    exclude_models: Sequence[str] | None = None,
-    solver: Solver = "newton",
-) -> StyleFit:
-    """Contextual BT (:func:`analysis_lib.ranking.contextual.fit_contextual`) on the battles kept by
-    :func:`prepare_battles`, with bootstrap."""
-    prep = prepare_battles(battles, exclude_models=exclude_models)
-    return fit_contextual(
-        prep.frame, features, n_bootstrap, seed, convention, reg=reg, anchor=anchor, solver=solver
-    )
+def _ci(ci: CI, n_bootstrap: int) -> Literal["bootstrap", "sandwich", "none"]:
+    if ci not in ("bootstrap", "sandwich"):
+        raise ValueError(f"ci must be 'bootstrap' or 'sandwich', not {ci!r}")
+    if n_bootstrap < 0:
+        raise ValueError(f"n_bootstrap must be 0 or more, not {n_bootstrap}")
+    return "none" if ci == "bootstrap" and n_bootstrap == 0 else ci
 
 
 def style_control(
@@ -252,34 +228,27 @@ def style_control(
     anchor: str | None = ANCHOR,
     reg: float = REG,
     exclude_models: Sequence[str] | None = None,
-    solver: Solver = "newton",
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Contextual (style-controlled) BT: ``(ratings, coefficients)``.
+    ci: CI = "bootstrap",
+    progress: bool | None = None,
+) -> Ranking:
+    """Contextual (style-controlled) BT of the battles kept by :func:`prepare_battles`, by
+    :func:`analysis_lib.ranking.leaderboard` with ``features``, the authors' penalty and convention.
 
-    Loss (module docstring): ``−Σ_i w_i [y_i log σ(η_i) + (1−y_i) log σ(−η_i)] + reg/2 ‖(r, β)‖²`` with
+    Loss (module docstring): ``−Σ_i [y_i log σ(η_i) + (1−y_i) log σ(−η_i)] + reg/2 ‖(r, β)‖²`` with
     ``η_i = ln 10 (r_a − r_b) + z_iᵀβ``, ``z`` the z-scored normalised differences of ``features`` (base names:
     the frame holds ``<f>_a`` and ``<f>_b``; see :data:`LENGTH`, :data:`CITATIONS`, :data:`SOURCES`,
     :data:`ATTRIBUTION`, :data:`ALL_CONTROLS`), ``reg = 0.5``. Battles are resampled ``n_bootstrap`` times.
 
-    ``ratings``: as :func:`leaderboard` (``rating`` = bootstrap mean on the Elo scale with the full-data anchor
-    offset, ``rating_ml`` = full-data fit). ``coefficients``: ``feature, estimate`` (bootstrap mean, as the
-    paper reports), ``ci_lower, ci_upper`` (2.5/97.5 percentiles), ``estimate_ml`` (full-data fit).
-    ``convention``: ``"paper"`` truncates per-side values to int32 as the authors did; ``"float"`` is exact.
-    Filters of the paper (e.g. both sides cite, decided battles) are the caller's: :func:`both_cite`,
-    :func:`decided`.
+    ``.to_frame()``: the controlled ratings as :func:`leaderboard`'s; ``.coefficients()``: ``feature, estimate``
+    (bootstrap mean, as the paper reports), ``ci_lower, ci_upper`` (2.5/97.5 percentiles), ``estimate_ml``
+    (full-data fit); ``.relative_to_anchor()``, ``.centred()``: the intervals of differences to the anchor and of
+    the anchor-free ratings. ``convention``: ``"paper"`` truncates per-side values to int32 as the authors did;
+    ``"float"`` is exact. Filters of the paper (e.g. both sides cite, decided battles) are the caller's:
+    :func:`both_cite`, :func:`decided`.
     """
-    fit = fit_style(
-        battles,
-        features,
-        n_bootstrap,
-        seed,
-        convention,
-        anchor=anchor,
-        reg=reg,
-        exclude_models=exclude_models,
-        solver=solver,
-    )
-    return fit.ratings(), fit.coefficients()
+    prep = prepare_battles(battles, exclude_models=exclude_models)
+    return rank(prep.frame, anchor=anchor, ci=_ci(ci, n_bootstrap), rounds=n_bootstrap, seed=seed,
+                features=features, reg=reg, convention=convention, progress=progress)
 
 
 def style_by_subset(
@@ -311,10 +280,10 @@ def style_by_subset(
         if sub.height < min_battles:
             continue
         present = set(sub["model_a"].to_list()) | set(sub["model_b"].to_list())
-        _, coefs = style_control(
+        coefs = style_control(
             sub, features, n_bootstrap, seed, convention,
             anchor=anchor if anchor in present else None, reg=reg, exclude_models=[],
-        )
+        ).coefficients()
         frames.append(coefs.with_columns(pl.lit(value).alias("subset"), pl.lit(sub.height).alias("n")))
     if not frames:
         return pl.DataFrame(
@@ -388,22 +357,26 @@ def control_effect(
     """Fit the same battles without controls and with ``features``; compare the spread of the ratings (SA-E4).
 
     "Before" is the contextual model with no features (plain BT with the same penalty ``reg``), "after" the
-    contextual model with ``features``, both by :func:`fit_style` on the identical battle frame and the same
-    bootstrap draws (same ``seed``), so the only difference is the controls. (The authors' Fig E.4 put the
-    plain fit on all voted battles beside the controlled fit on decided battles where both sides cite; dropping
-    ties alone moves the spread, so that comparison mixes two effects.)
+    contextual model with ``features``, both by :func:`analysis_lib.ranking.rank_contextual` on the identical
+    battle frame with the same bootstrap draws of battles (same ``seed``), so the only difference is the controls.
+    (The authors' Fig E.4 put the plain fit on all voted battles beside the controlled fit on decided battles
+    where both sides cite; dropping ties alone moves the spread, so that comparison mixes two effects.)
     """
-    prep = prepare_battles(battles, exclude_models=exclude_models).frame
-    plain = fit_style(prep, (), n_bootstrap, seed, convention, anchor=anchor, reg=reg, exclude_models=[])
-    ctrl = fit_style(prep, features, n_bootstrap, seed, convention, anchor=anchor, reg=reg, exclude_models=[])
+    prep = prepare_battles(battles, exclude_models=exclude_models)
+    ci = _ci("bootstrap", n_bootstrap)
+    fits = []
+    for feats in ((), tuple(features)):
+        clean = clean_battles(prep.frame, features=feats)
+        fits.append(rank_contextual(clean.frame, feats, anchor=anchor, ci=ci, rounds=n_bootstrap, seed=seed,
+                                    reg=reg, convention=convention, progress=False))
+    plain, ctrl = fits
+    before, after = plain.rating_ml, ctrl.rating_ml
     m = len(plain.models)
-    before = to_elo(plain.theta[:m], plain.offset)
-    after = to_elo(ctrl.theta[:m], ctrl.offset)
-    if n_bootstrap > 0:
-        change = rating_spread(to_elo(ctrl.rounds[:, :m])) - rating_spread(to_elo(plain.rounds[:, :m]))
-        ci = (float(np.percentile(change, 2.5)), float(np.percentile(change, 97.5)))
+    if plain.rounds is not None and ctrl.rounds is not None:
+        change = rating_spread(400.0 * ctrl.rounds[:, :m]) - rating_spread(400.0 * plain.rounds[:, :m])
+        change_ci = (float(np.percentile(change, 2.5)), float(np.percentile(change, 97.5)))
     else:
-        ci = (math.nan, math.nan)
+        change_ci = (math.nan, math.nan)
     frame = pl.DataFrame({"model": list(plain.models), "before": before, "after": after}).with_columns(
         (pl.col("after") - pl.col("before")).alias("shift")
     )
@@ -411,19 +384,19 @@ def control_effect(
         ratings=frame.sort("before", descending=True),
         sd_before=float(rating_spread(before)),
         sd_after=float(rating_spread(after)),
-        change_ci=ci,
-        n_battles=prep.height,
+        change_ci=change_ci,
+        n_battles=prep.frame.height,
     )
 
 
 def convention_shift(battles: pl.DataFrame, features: Sequence[str], **kwargs) -> pl.DataFrame:
     """Full-data coefficients under ``convention="paper"`` (int32 truncation) and ``"float"``, and the shift.
 
-    Columns ``feature, paper, float, shift`` (``float − paper``); keyword arguments go to :func:`fit_style`.
+    Columns ``feature, paper, float, shift`` (``float − paper``); keyword arguments go to :func:`style_control`.
     """
     kwargs = {**kwargs, "n_bootstrap": 0}
-    paper = fit_style(battles, features, convention="paper", **kwargs).coefficients()["estimate_ml"]
-    exact = fit_style(battles, features, convention="float", **kwargs).coefficients()["estimate_ml"]
+    paper = style_control(battles, features, convention="paper", **kwargs).coefficients()["estimate_ml"]
+    exact = style_control(battles, features, convention="float", **kwargs).coefficients()["estimate_ml"]
     return pl.DataFrame(
         {"feature": list(features), "paper": paper, "float": exact, "shift": exact.to_numpy() - paper.to_numpy()}
     )

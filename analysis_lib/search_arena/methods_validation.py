@@ -1,50 +1,58 @@
-"""Methods validation (VAL): how far estimated Bradley–Terry ratings sit from the values a simulator planted,
-split into the part every model shares and the part that is each model's own.
+"""Methods validation (VAL): how far estimated Bradley–Terry ratings sit from the values a simulator planted, how
+often their intervals cover them, and which tie model the paper's estimator needs.
 
-Every rating on the Elo scale is a difference to the anchor (``gpt-4o-search`` = 1000): with estimated
-log-strengths ``r̂`` and true ``r``, the reported rating of model ``m`` is ``1000 + 400 (r̂_m − r̂_a)`` and its
-error is
+**Errors and the shared offset.** Every rating on the Elo scale is a difference to the anchor (``gpt-4o-search``
+= 1000): with estimated log-strengths ``r̂`` and true ``r``, the reported rating of model ``m`` is
+``1000 + 400 (r̂_m − r̂_a)`` and its error is
 
     e_m = 400 [(r̂_m − r_m) − (r̂_a − r_a)],
 
-the model's own estimation error minus the anchor's. The anchor's error enters every ``e_m`` with the same
-sign and size, so a single fit can place all non-anchor ratings above (or below) their truth although each is
-estimated without bias. :func:`error_decomposition` separates the two parts of one fit:
+the model's own estimation error minus the anchor's. The anchor's error enters every ``e_m`` with the same sign
+and size, so a single fit can place all non-anchor ratings above (or below) their truth although each is
+estimated without bias. :func:`error_decomposition` separates the two parts of one fit: the **shared offset**
+``ē = mean_{m ≠ a} e_m`` (mostly minus the anchor's own error) and the **anchor-free errors** ``e_m − ē``.
 
-- the **shared offset** ``ē = mean_{m ≠ a} e_m`` (mostly minus the anchor's own error), and
-- the **anchor-free errors** ``e_m − ē``, the errors of the ratings centred over the non-anchor models, which do
-  not depend on the anchor's estimate.
+**Over many simulated releases.** :func:`seed_study` simulates independent full-size releases (seeds) and fits
+each one: plain BT against ``d1_target`` (Table D.1, to which the simulator is calibrated), the thirteen-control
+contextual BT against the planted ratings, and plain BT on expected votes (:func:`expected_outcome_fit`) against
+``d1_target``; :func:`offset_summary` summarises the decompositions over the seeds (an unbiased estimator has
+shared offsets and anchor-free errors that average to zero). The same releases are refitted with their outcomes
+drawn under a second tie model (:mod:`analysis_lib.search_arena.simulate.voting`: ties independent of strength
+instead of likelier between close responses); :func:`tie_summary` compares the spread of the controlled ratings
+and the scale of the coefficients with the planted ones under each tie model.
 
-:func:`offset_study` repeats this over independent simulated releases (seeds) for the plain fit (target:
-Table D.1, to which the simulator is calibrated) and the style-controlled fit (target: the planted ratings).
-Across seeds, an estimator that is unbiased has shared offsets and anchor-free errors that average to zero; a
-mean that stays away from zero over many seeds is bias (of the estimator, or of the simulator's calibration).
-:func:`centred_interval_coverage` counts how often bootstrap intervals of the centred ratings cover the centred
-truth, the anchor-free counterpart of the rating coverage of :func:`style_interval_coverage`.
+**Interval coverage.** :func:`coverage_study` fits replicate releases with plain and contextual BT, each with
+bootstrap and sandwich intervals (:func:`analysis_lib.ranking.ranking_coverage`), and records whether each
+interval covers its truth: the planted ratings and coefficients for the contextual fit; for the plain fit, which
+credits each model with its style advantage, the plain fit of the same battles on expected votes (its population
+value). :func:`analysis_lib.ranking.coverage_summary` gives the shares with Wilson intervals.
+
+Every release here is drawn by :func:`analysis_lib.search_arena.validation_data.simulate_battles` (the battles and
+features only, no text: no copy of a release per replicate) and fitted through :mod:`analysis_lib.search_arena.bt`.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import polars as pl
 from tqdm import tqdm  # type: ignore[import-untyped]
 
-from analysis_lib.ranking import (
-    INIT_RATING,
-    SCALE,
-    Convention,
-    PairData,
-    StyleFit,
-    bt_params,
-    interval_coverage,
-    to_elo,
-)
-from analysis_lib.search_arena import bt, loader
+from analysis_lib.ranking import INIT_RATING, PairData, rank_pairs, result_coverage
+from analysis_lib.search_arena import bt
 from analysis_lib.search_arena.models import ANCHOR
-from analysis_lib.search_arena.simulate import simulate_release
+from analysis_lib.search_arena.simulate.voting import TIE_MODELS, TieModel
+from analysis_lib.search_arena.validation_data import SimulatedBattles, simulate_battles
+
+#: The fits of :func:`seed_study`, in order.
+FITS: tuple[str, ...] = ("plain", "controlled", "plain, expected votes")
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def error_decomposition(
@@ -73,49 +81,103 @@ def table_d1_target(d1: pl.DataFrame, anchor: str = ANCHOR) -> dict[str, float]:
 
 
 def expected_outcome_fit(truth: pl.DataFrame, models: Iterable[str], anchor: str = ANCHOR) -> dict[str, float]:
-    """Plain BT ratings (Elo, ``anchor`` = 1000) of a simulated release with every vote replaced by its
-    expectation: the ML fit on the voted battles of ``truth`` (``Planted.truth``) between two different
-    ``models``, with outcome ``p_a`` = P(A wins) + P(tie)/2 instead of the sampled 1 / ½ / 0. The vote-sampling
-    noise, and with it the anchor's share of it, is gone; what remains is the population value of the plain
-    fit for these battles (up to the O(1/n) bias of the ML estimate), i.e. what the simulator is calibrated
-    to put on Table D.1."""
+    """Plain BT ratings (Elo, ``anchor`` = 1000) of simulated battles with every vote replaced by its expectation:
+    the ML fit on the battles of ``truth`` (``Planted.truth``, whose ``voted`` rows are used, or the battles of
+    :class:`~analysis_lib.search_arena.validation_data.SimulatedBattles`) between two different ``models``, with
+    outcome ``p_a`` = P(A wins) + P(tie)/2 instead of the sampled 1 / ½ / 0. The vote-sampling noise, and with it
+    the anchor's share of it, is gone; what remains is the population value of the plain fit for these battles
+    (up to the O(1/n) bias of the ML estimate), i.e. what the simulator is calibrated to put on Table D.1."""
     keep = list(models)
-    t = truth.filter(pl.col("voted") & pl.col("model_a").is_in(keep) & pl.col("model_b").is_in(keep)
-                     & (pl.col("model_a") != pl.col("model_b")))
+    rows = pl.col("model_a").is_in(keep) & pl.col("model_b").is_in(keep) & (pl.col("model_a") != pl.col("model_b"))
+    t = truth.filter(rows & pl.col("voted")) if "voted" in truth.columns else truth.filter(rows)
     names = tuple(sorted(set(t["model_a"].to_list()) | set(t["model_b"].to_list())))
     index = {m: i for i, m in enumerate(names)}
     pairs = np.column_stack([t["model_a"].replace_strict(index, return_dtype=pl.Int64).to_numpy(),
                              t["model_b"].replace_strict(index, return_dtype=pl.Int64).to_numpy()])
-    r = bt_params(PairData(names, pairs, t["p_a"].to_numpy().astype(float), np.ones(t.height)))[0]
-    elo = to_elo(r, INIT_RATING - SCALE * r[index[anchor]])
-    return dict(zip(names, elo.tolist(), strict=True))
+    result = rank_pairs(PairData(names, pairs, t["p_a"].to_numpy().astype(float), np.ones(t.height)),
+                        anchor=anchor, ci="none")
+    return dict(zip(names, result.rating_ml.tolist(), strict=True))
+
+
+def _each(fn: Callable[[T], R], items: Sequence[T], desc: str, progress: bool) -> list[R]:
+    """``[fn(x) for x in items]`` with a progress bar in the build log (``sys.__stderr__``), not on the page."""
+    return [fn(x) for x in tqdm(items, desc=desc, disable=not progress, file=sys.__stderr__)]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the study over seeds: shared offsets and the tie model
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeedStudy:
+    """:func:`seed_study`'s results. ``offsets``: ``seed, fit, model, estimate, truth, error, shared_offset,
+    anchor_free_error`` (fits :data:`FITS`, default tie model); ``ties``: ``seed, tie_model, feature, estimate,
+    planted`` for every style coefficient of the controlled fit; ``spreads``: ``seed, tie_model, sd_controlled,
+    sd_planted, sd_plain, sd_table_d1`` (:func:`~analysis_lib.search_arena.bt.rating_spread` of the controlled
+    ratings and of the planted ratings of the same models; of the plain ratings and of Table D.1, models in
+    Table D.1)."""
+
+    offsets: pl.DataFrame
+    ties: pl.DataFrame
+    spreads: pl.DataFrame
+
+
+def _one_seed(task: tuple[int, int, dict[str, float], tuple[TieModel, ...]]) -> tuple[pl.DataFrame, ...]:
+    seed, n, d1_target, tie_models = task
+    sims = simulate_battles(n, seed, tie_models)
+    frames, coefs, spreads = [], [], []
+    for tie_model, sim in sims.items():
+        battles = bt.prepare_battles(sim.battles).frame
+        ctrl = bt.style_control(battles, bt.ALL_CONTROLS, n_bootstrap=0)
+        est = dict(zip(ctrl.models, ctrl.rating_ml.tolist(), strict=True))
+        coefs.append(ctrl.coefficients().select(
+            pl.lit(seed).alias("seed"), pl.lit(tie_model).alias("tie_model"), "feature",
+            pl.col("estimate_ml").alias("estimate"),
+            pl.col("feature").replace_strict(sim.betas, return_dtype=pl.Float64).alias("planted")))
+        plain = bt.leaderboard(battles, n_bootstrap=0)
+        in_d1 = [i for i, m in enumerate(plain.models) if m in d1_target]
+        spreads.append({
+            "seed": seed, "tie_model": tie_model, "sd_controlled": bt.rating_spread(ctrl.rating_ml),
+            "sd_planted": bt.rating_spread(np.array([sim.ratings[m] for m in ctrl.models])),
+            "sd_plain": bt.rating_spread(plain.rating_ml[in_d1]),
+            "sd_table_d1": bt.rating_spread(np.array([d1_target[plain.models[i]] for i in in_d1])),
+        })
+        if tie_model != TIE_MODELS[0]:
+            continue
+        fits = (("plain", dict(zip(plain.models, plain.rating_ml.tolist(), strict=True)), d1_target),
+                ("controlled", est, sim.ratings),
+                ("plain, expected votes", expected_outcome_fit(battles, d1_target), d1_target))
+        for fit, estimate, truth in fits:
+            dec = error_decomposition(estimate, truth)
+            frames.append(dec.select(pl.lit(seed).alias("seed"), pl.lit(fit).alias("fit"), pl.all()))
+    offsets = pl.concat(frames) if frames else pl.DataFrame()
+    return offsets, pl.concat(coefs), pl.DataFrame(spreads)
+
+
+def seed_study(
+    seeds: Iterable[int], n_conversations: int, d1_target: Mapping[str, float], *,
+    tie_models: Sequence[TieModel] = TIE_MODELS, progress: bool = True,
+) -> SeedStudy:
+    """Fit every seed's simulated release (:func:`~analysis_lib.search_arena.validation_data.simulate_battles`,
+    ``n_conversations`` each) as the module docstring says: under the first of ``tie_models`` (the simulator's
+    default) the plain, controlled and expected-vote fits, decomposed (:func:`error_decomposition`); under each
+    tie model the controlled fit's coefficients and rating spread. Full-data fits only (no intervals)."""
+    if not tie_models or tie_models[0] != TIE_MODELS[0]:
+        raise ValueError(f"tie_models must start with the simulator's default {TIE_MODELS[0]!r}")
+    tasks = [(int(s), n_conversations, dict(d1_target), tuple(tie_models)) for s in seeds]
+    if not tasks:
+        raise ValueError("seed_study: no seeds given")
+    parts = _each(_one_seed, tasks, "seeds", progress)
+    return SeedStudy(*(pl.concat([p[i] for p in parts]) for i in range(3)))
 
 
 def offset_study(
-    seeds: Iterable[int], n_conversations: int, d1_target: Mapping[str, float], *, progress: bool = True
+    seeds: Iterable[int], n_conversations: int, d1_target: Mapping[str, float], *, progress: bool = True,
 ) -> pl.DataFrame:
-    """Fit every seed's simulated release (:func:`~analysis_lib.search_arena.simulate.simulate_release`) three times,
-    plain BT against ``d1_target``, the thirteen-control contextual BT against the planted ratings, and plain BT on
-    expected votes (:func:`expected_outcome_fit`, fit ``"plain, expected votes"``) against ``d1_target``, and
-    decompose the errors (:func:`error_decomposition`). Long frame ``seed, fit, model, estimate, truth, error,
-    shared_offset, anchor_free_error``; progress goes to the build log (``sys.__stderr__``), not the page."""
-    frames = []
-    seeds = list(seeds)
-    for seed in tqdm(seeds, desc="offset study (seeds)", disable=not progress, file=sys.__stderr__):
-        release = simulate_release(n_conversations, seed=seed)
-        planted = release.planted
-        battles = bt.prepare_battles(loader.load_battles(release.raw)).frame
-        plain = bt.fit_ratings(battles)
-        controlled = bt.fit_style(battles, bt.ALL_CONTROLS, 0, seed).ratings()
-        expected = expected_outcome_fit(planted.truth, d1_target)
-        fits = (("plain", dict(zip(plain["model"], plain["rating"], strict=True)), d1_target),
-                ("controlled", dict(zip(controlled["model"], controlled["rating_ml"], strict=True)),
-                 planted.ratings),
-                ("plain, expected votes", expected, d1_target))
-        for fit, est, truth in fits:
-            dec = error_decomposition(est, truth)
-            frames.append(dec.select(pl.lit(seed).alias("seed"), pl.lit(fit).alias("fit"), pl.all()))
-    return pl.concat(frames)
+    """The ``offsets`` frame of :func:`seed_study` under the simulator's tie model alone: ``seed, fit, model,
+    estimate, truth, error, shared_offset, anchor_free_error`` for the fits :data:`FITS`."""
+    return seed_study(seeds, n_conversations, d1_target, tie_models=TIE_MODELS[:1], progress=progress).offsets
 
 
 def offset_summary(study: pl.DataFrame) -> pl.DataFrame:
@@ -144,57 +206,80 @@ def offset_summary(study: pl.DataFrame) -> pl.DataFrame:
     return shared.join(spread, on="fit").join(worst, on="fit").sort("fit")
 
 
-def centred_interval_coverage(
-    replicates: Iterable[tuple[pl.DataFrame, dict[str, float]]],
-    features: Sequence[str] = bt.ALL_CONTROLS,
-    *,
-    n_bootstrap: int = 100,
-    seed: int = 0,
-    level: float = 0.95,
+def coefficient_scale(estimate: np.ndarray, planted: np.ndarray) -> float:
+    """The least-squares slope through the origin of fitted on planted coefficients, ``Σ β̂ β / Σ β²``: 1 when
+    the fit recovers the planted scale, below 1 when it shrinks every coefficient by a common factor."""
+    estimate, planted = np.asarray(estimate, dtype=float), np.asarray(planted, dtype=float)
+    return float(estimate @ planted / (planted @ planted))
+
+
+def tie_summary(study: SeedStudy) -> pl.DataFrame:
+    """Per tie model over the seeds of :func:`seed_study`: ``sd_controlled`` (mean SD across models of the
+    controlled ratings) with its standard error ``sd_controlled_se`` and ``sd_planted`` (SD of the planted ratings
+    of the same models); ``sd_plain`` (of the plain ratings, models in Table D.1) with ``sd_plain_se`` and
+    ``sd_table_d1`` (SD of Table D.1, the plain fit's calibration target); ``coef_scale`` (mean
+    :func:`coefficient_scale` of the thirteen coefficients) with ``coef_scale_se``; ``seeds``. Rows in
+    :data:`~analysis_lib.search_arena.simulate.voting.TIE_MODELS` order."""
+    scale = study.ties.group_by("tie_model", "seed", maintain_order=True).agg(
+        pl.map_groups(["estimate", "planted"], lambda s: coefficient_scale(s[0].to_numpy(), s[1].to_numpy()),
+                      return_dtype=pl.Float64, returns_scalar=True).alias("coef_scale"))
+    per = study.spreads.join(scale, on=["tie_model", "seed"])
+    se = lambda c: (pl.col(c).std() / pl.len().sqrt()).alias(f"{c}_se")  # noqa: E731
+    out = per.group_by("tie_model", maintain_order=True).agg(
+        pl.col("sd_controlled").mean(), se("sd_controlled"), pl.col("sd_planted").mean(),
+        pl.col("sd_plain").mean(), se("sd_plain"), pl.col("sd_table_d1").mean(),
+        pl.col("coef_scale").mean(), se("coef_scale"), pl.len().alias("seeds"))
+    order = {t: i for i, t in enumerate(TIE_MODELS)}
+    return out.sort(pl.col("tie_model").replace_strict(order, return_dtype=pl.Int64))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# interval coverage over replicate releases
+# --------------------------------------------------------------------------------------------------------------
+
+#: The four interval families of :func:`coverage_study`: (fit, interval method).
+COVERAGE_FITS: tuple[tuple[str, bt.CI], ...] = (
+    ("contextual", "bootstrap"), ("contextual", "sandwich"), ("plain", "bootstrap"), ("plain", "sandwich"))
+
+
+def _one_replicate(task: tuple[int, int, int, int, int]) -> pl.DataFrame:
+    k, replicate_seed, size, boot_seed, n_bootstrap = task
+    sim = simulate_battles(size, replicate_seed)[TIE_MODELS[0]]
+    return replicate_coverage(k, sim, boot_seed, n_bootstrap)
+
+
+def replicate_coverage(k: int, sim: SimulatedBattles, boot_seed: int, n_bootstrap: int) -> pl.DataFrame:
+    """The coverage rows (:func:`analysis_lib.ranking.result_coverage`) of one replicate ``k`` for the four
+    families of :data:`COVERAGE_FITS`, with a ``fit`` column: the battles kept by
+    :func:`~analysis_lib.search_arena.bt.prepare_battles` fitted with the thirteen controls
+    (:func:`~analysis_lib.search_arena.bt.style_control`, truth: the planted ratings and coefficients) and without
+    (:func:`~analysis_lib.search_arena.bt.leaderboard`, truth: :func:`expected_outcome_fit` of the same battles),
+    each with ``n_bootstrap`` bootstrap rounds (seed ``boot_seed``) and with sandwich intervals."""
+    battles = bt.prepare_battles(sim.battles).frame
+    plain_truth = expected_outcome_fit(battles, sim.ratings)
+    frames = []
+    for fit, method in COVERAGE_FITS:
+        if fit == "contextual":
+            truth, betas = sim.ratings, sim.betas
+            ranked = bt.style_control(battles, bt.ALL_CONTROLS, n_bootstrap, boot_seed, ci=method)
+        else:
+            truth, betas = plain_truth, {}
+            ranked = bt.leaderboard(battles, n_bootstrap=n_bootstrap, seed=boot_seed, ci=method)
+        frames.append(result_coverage(ranked, truth, betas, ANCHOR, replicate=k).with_columns(
+            pl.lit(fit).alias("fit")))
+    return pl.concat(frames).select("replicate", "fit", "method", "kind", "name", "truth", "estimate", "ci_lower",
+                                    "ci_upper", "covered")
+
+
+def coverage_study(
+    n_replicates: int, replicate_size: int, *, n_bootstrap: int = 100, seed: int = 0, first_seed: int = 1000,
     progress: bool = True,
 ) -> pl.DataFrame:
-    """Coverage of the anchor-free ratings: each replicate ``(battles, true Elo ratings)`` is fitted with
-    :func:`analysis_lib.search_arena.bt.fit_style`; in every bootstrap round and in the truth the ratings of the models
-    with a truth are centred (their mean subtracted), and the ``level`` percentile interval of each model's centred
-    rating is checked against its centred truth. One row per model and replicate: ``replicate, model, truth,
-    ci_lower, ci_upper, covered``."""
-    rows = []
-    lo_q, hi_q = 50 * (1 - level), 100 - 50 * (1 - level)
-    for k, (battles, truth) in enumerate(tqdm(replicates, desc="centred coverage", disable=not progress,
-                                               file=sys.__stderr__)):
-        fit = bt.fit_style(battles, features, n_bootstrap, seed + k)
-        idx = [i for i, m in enumerate(fit.models) if m in truth]
-        names = [fit.models[i] for i in idx]
-        rounds = to_elo(fit.rounds[:, idx], fit.offset)
-        rounds = rounds - rounds.mean(axis=1, keepdims=True)
-        tru = np.array([truth[m] for m in names])
-        tru = tru - tru.mean()
-        lo, hi = np.percentile(rounds, [lo_q, hi_q], axis=0)
-        rows.append(pl.DataFrame({"replicate": k, "model": names, "truth": tru, "ci_lower": lo, "ci_upper": hi,
-                                  "covered": (lo <= tru) & (tru <= hi)}))
-    if not rows:
-        raise ValueError("centred_interval_coverage: no replicates given (expected (battles, true ratings) pairs)")
-    return pl.concat(rows)
-
-
-def style_interval_coverage(
-    replicates: Iterable[tuple[pl.DataFrame, dict[str, float], dict[str, float]]],
-    features: Sequence[str] = bt.ALL_CONTROLS,
-    *,
-    n_bootstrap: int = 100,
-    seed: int = 0,
-    convention: Convention = "paper",
-    anchor: str = ANCHOR,
-) -> pl.DataFrame:
-    """Do the 95% bootstrap intervals of the contextual fit cover planted values? One row per estimate.
-
-    Each replicate is ``(battles, true Elo ratings with anchor = 1000, true coefficients)``, e.g. from
-    :func:`~analysis_lib.search_arena.simulate.simulate_release`. Replicate ``k`` is fitted with
-    :func:`analysis_lib.search_arena.bt.fit_style` (``features``, ``n_bootstrap`` rounds, seed ``seed + k``);
-    rows as :func:`analysis_lib.ranking.interval_coverage`.
-    """
-
-    def fit(battles: pl.DataFrame, k: int) -> StyleFit:
-        return bt.fit_style(battles, features, n_bootstrap, seed + k, convention, anchor=anchor)
-
-    return interval_coverage(replicates, fit, anchor)
+    """Interval coverage over ``n_replicates`` independent simulated releases of ``replicate_size``
+    conversations (simulator seeds ``first_seed + k``; bootstrap seed ``seed + k``): the rows of
+    :func:`replicate_coverage` for every replicate. Summarise with
+    :func:`analysis_lib.ranking.coverage_summary`."""
+    if n_replicates < 1:
+        raise ValueError("coverage_study: n_replicates must be at least 1")
+    tasks = [(k, first_seed + k, replicate_size, seed + k, n_bootstrap) for k in range(n_replicates)]
+    return pl.concat(_each(_one_replicate, tasks, "coverage replicates", progress))

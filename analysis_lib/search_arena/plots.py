@@ -5,14 +5,17 @@
 percentiles, outliers not drawn) with the mean and its 95% t-interval overlaid and the mean written right of
 the whisker. :func:`provider_colors` colours models by provider and returns the legend.
 
-The methods-validation figures: :func:`rating_errors` (each model's rating error against its target, the
-anchor-free error and the shared offset of one fit) and :func:`offset_by_seed` (the shared offset of every
-simulated release).
+The methods-validation figures, in text of at least 11 pt in a figure at most 7 in wide (:data:`READABLE`,
+:func:`readable_text` for the shared kinds): :func:`rating_errors` (each model's rating error against its target,
+the anchor-free error and the shared offset of one fit), :func:`offset_by_seed` (the shared offset of every
+simulated release), :func:`coverage_bars` (interval coverage per family) and :func:`tie_effect` (fitted against
+planted coefficients under each tie model).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -76,16 +79,45 @@ def provider_colors(models: Sequence[str], providers: Sequence[str]) -> tuple[li
 
 
 FIT_COLORS = {"plain": "#1f77b4", "controlled": "#d62728", "plain, expected votes": "#7f7f7f"}
+#: The methods-validation figures' text sizes: at least 11 pt, in figures whose labels and legends fit inside their
+#: 7 in width (:func:`fit_to_width`), so that every text stays at 10 pt or more when the page shows a figure at its
+#: column width (a legend or long tick labels outside the axes widen the saved figure, which the page then
+#: shrinks, text and all: 688 px for a 783 px figure in a 1280 px window).
+READABLE: dict[str, Any] = {"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "xtick.labelsize": 11,
+                            "ytick.labelsize": 11, "legend.fontsize": 11, "legend.title_fontsize": 11}
+WIDTH = 7.0
+#: Height (in) kept free above the axes for the simulated-data stamp.
+STAMP_ROOM = 0.3
+
+
+def readable_text() -> None:
+    """Set :data:`READABLE` for the figures that follow (call after ``plotting.apply_style()``)."""
+    plt.rcParams.update(READABLE)  # type: ignore[arg-type]
+
+
+def fit_to_width(fig: Figure) -> Figure:
+    """Lay ``fig`` out within its own width and height (constrained layout: tick labels, titles and legends inside
+    the figure), with :data:`STAMP_ROOM` free at the top for the simulated-data stamp."""
+    top = 1.0 - STAMP_ROOM / fig.get_figheight()
+    fig.set_layout_engine("constrained", rect=(0.0, 0.0, 1.0, top))
+    return fig
+
+
+def _legend_below(ax, ncol: int = 2) -> None:
+    """The legend under the axes, inside the figure (:func:`fit_to_width` makes room for it)."""
+    handles, labels = ax.get_legend_handles_labels()
+    ax.figure.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=READABLE["legend.fontsize"],
+                     frameon=False)
 
 
 def rating_errors(decomposition: pl.DataFrame, *, title: str = "", xlabel: str = "error (Elo)") -> Figure:
     """Errors of estimated ratings per model (rows of
     :func:`analysis_lib.search_arena.methods_validation.error_decomposition` with a ``fit`` column): a filled dot for
     the error against the target, an open circle for the anchor-free error (the error minus the fit's shared offset) and
-    a dashed line at each fit's shared offset."""
+    a dashed line at each fit's shared offset. Legend under the axes, text of :data:`READABLE` size."""
     fits = decomposition["fit"].unique(maintain_order=True).to_list()
     models = decomposition.filter(pl.col("fit") == fits[0]).sort("truth")["model"].to_list()
-    fig, ax = plt.subplots(figsize=(7.0, max(3.0, 0.36 * len(models) + 1.4)))
+    fig, ax = plt.subplots(figsize=(WIDTH, max(3.0, 0.36 * len(models) + 1.4) + 1.2))
     y = {m: i for i, m in enumerate(models)}
     for k, fit in enumerate(fits):
         sub = decomposition.filter(pl.col("fit") == fit)
@@ -97,33 +129,112 @@ def rating_errors(decomposition: pl.DataFrame, *, title: str = "", xlabel: str =
         ax.axvline(sub["shared_offset"][0], color=color, ls="--", lw=1,
                    label=f"{fit}: shared offset {sub['shared_offset'][0]:+.1f}")
     ax.axvline(0, color="grey", lw=0.8)
-    ax.set_yticks(range(len(models)), models)
-    ax.set_xlabel(xlabel)
+    ax.set_yticks(range(len(models)), models, fontsize=READABLE["ytick.labelsize"])
+    ax.tick_params(axis="x", labelsize=READABLE["xtick.labelsize"])
+    ax.set_xlabel(xlabel, fontsize=READABLE["axes.labelsize"])
     ax.grid(axis="y", visible=False)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
+    fit_to_width(fig)
+    _legend_below(ax, ncol=len(fits))
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize=READABLE["axes.titlesize"])
     return fig
 
 
 def offset_by_seed(study: pl.DataFrame, *, highlight: int | None = None, title: str = "") -> Figure:
-    """Shared offset of every seed of :func:`analysis_lib.search_arena.methods_validation.offset_study`, one marker per
-    fit, with the mean over seeds as a line; ``highlight`` rings the seed the chapter's main fit used."""
+    """Shared offset of every simulated release of :func:`analysis_lib.search_arena.methods_validation.offset_study`,
+    one marker per fit, with the mean over releases as a line; ``highlight`` rings the release (seed) the chapter's
+    main fit used. Legend under the axes, text of :data:`READABLE` size."""
     per_seed = study.group_by("fit", "seed", maintain_order=True).agg(pl.col("shared_offset").first())
-    fig, ax = plt.subplots(figsize=(7.0, 3.6))
+    seeds = sorted(per_seed["seed"].unique().to_list())
+    pos = {s: i + 1 for i, s in enumerate(seeds)}
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.8))
     for k, fit in enumerate(per_seed["fit"].unique(maintain_order=True)):
         sub = per_seed.filter(pl.col("fit") == fit).sort("seed")
         color = FIT_COLORS.get(fit, ACCENT)
-        ax.scatter(sub["seed"] + (k - 1) * 0.2, sub["shared_offset"], color=color, zorder=3, label=fit)
+        xs = np.array([pos[s] for s in sub["seed"]]) + (k - 1) * 0.2
+        ax.scatter(xs, sub["shared_offset"], color=color, zorder=3, label=fit)
         mean = float(np.mean(sub["shared_offset"].to_numpy()))
         ax.axhline(mean, color=color, ls="--", lw=1, label=f"{fit}: mean {mean:+.1f} Elo")
-        if highlight is not None and highlight in sub["seed"].to_list():
+        if highlight is not None and highlight in pos:
             v = float(sub.filter(pl.col("seed") == highlight)["shared_offset"][0])
-            ax.scatter([highlight + (k - 1) * 0.2], [v], s=140, facecolors="none", edgecolors="black", zorder=4)
+            ax.scatter([pos[highlight] + (k - 1) * 0.2], [v], s=140, facecolors="none", edgecolors="black", zorder=4)
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("simulator seed (full-size release)")
-    ax.set_ylabel("shared offset (Elo)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
+    ax.set_xticks(range(1, len(seeds) + 1))
+    ax.tick_params(labelsize=READABLE["xtick.labelsize"])
+    ax.set_xlabel("simulated release" + (" (ringed: this chapter's)" if highlight is not None else ""),
+                  fontsize=READABLE["axes.labelsize"])
+    ax.set_ylabel("shared offset (Elo)", fontsize=READABLE["axes.labelsize"])
+    fit_to_width(fig)
+    _legend_below(ax, ncol=2)
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize=READABLE["axes.titlesize"])
+    return fig
+
+
+METHOD_COLORS = {"bootstrap": "#1f77b4", "sandwich": "#ff7f0e"}
+
+
+def coverage_bars(summary: pl.DataFrame, *, nominal: float = 0.95, title: str = "") -> Figure:
+    """Coverage of each interval family (rows of :func:`analysis_lib.ranking.coverage_summary` with ``fit,
+    method, kind``): one bar per (fit, kind) and method with its Wilson interval, and the nominal level as a line."""
+    groups = summary.select("fit", "kind").unique(maintain_order=True).rows()
+    methods = summary["method"].unique(maintain_order=True).to_list()
+    fig, ax = plt.subplots(figsize=(WIDTH, 0.8 * len(groups) * len(methods) / 2 + 2.4))
+    height = 0.8 / len(methods)
+    for j, method in enumerate(methods):
+        sub = {(r["fit"], r["kind"]): r for r in summary.filter(pl.col("method") == method).iter_rows(named=True)}
+        ys: list[float] = []
+        cov: list[float] = []
+        err: list[list[float]] = [[], []]
+        for i, g in enumerate(groups):
+            if g in sub:
+                r = sub[g]
+                ys.append(i + (j - (len(methods) - 1) / 2) * height)
+                cov.append(100 * r["coverage"])
+                err[0].append(100 * (r["coverage"] - r["ci_lower"]))
+                err[1].append(100 * (r["ci_upper"] - r["coverage"]))
+        ax.barh(ys, cov, height=height * 0.9, xerr=err, color=METHOD_COLORS.get(method, ACCENT), label=method,
+                error_kw={"lw": 1, "capsize": 2})
+    ax.axvline(100 * nominal, color="black", ls="--", lw=1, label=f"nominal {nominal:.0%}")
+    names = ["\n".join([*k.split(", ", 1), f"({f} BT)"]) for f, k in groups]
+    ax.set_yticks(range(len(groups)), names, fontsize=READABLE["ytick.labelsize"])
+    ax.invert_yaxis()
+    lo = min(100 * float(summary["ci_lower"].min()), 100 * nominal) - 5  # type: ignore[arg-type]
+    ax.set_xlim(max(0.0, lo), 100)
+    ax.tick_params(axis="x", labelsize=READABLE["xtick.labelsize"])
+    ax.set_xlabel("% of intervals covering the truth (Wilson 95% CI)", fontsize=READABLE["axes.labelsize"])
+    ax.grid(axis="y", visible=False)
+    fit_to_width(fig)
+    _legend_below(ax, ncol=len(methods) + 1)
+    if title:
+        ax.set_title(title, fontsize=READABLE["axes.titlesize"])
+    return fig
+
+
+TIE_COLORS = {"closeness": "#1b7837", "independent": "#b35806"}
+
+
+def tie_effect(ties: pl.DataFrame, *, labels: dict[str, str] | None = None, title: str = "") -> Figure:
+    """Fitted against planted style coefficients under each tie model (rows ``tie_model, feature, estimate,
+    planted`` of a seed study's ``ties``: the mean over releases per feature), with the identity line; ``labels``
+    names the tie models in the legend."""
+    mean = ties.group_by("tie_model", "feature", maintain_order=True).agg(pl.col("estimate").mean(),
+                                                                          pl.col("planted").first())
+    fig, ax = plt.subplots(figsize=(WIDTH * 0.75, WIDTH * 0.75 + 0.6))
+    values = np.concatenate([mean["planted"].to_numpy(), mean["estimate"].to_numpy()])
+    lim = (float(values.min()) - 0.03, float(values.max()) + 0.03)
+    ax.plot(lim, lim, color="grey", lw=1, label="fitted = planted")
+    for t in mean["tie_model"].unique(maintain_order=True):
+        sub = mean.filter(pl.col("tie_model") == t)
+        ax.scatter(sub["planted"], sub["estimate"], color=TIE_COLORS.get(t, ACCENT), zorder=3,
+                   label=(labels or {}).get(t, t))
+    ax.set_xlim(lim)
+    ax.set_ylim(lim)
+    ax.tick_params(labelsize=READABLE["xtick.labelsize"])
+    ax.set_xlabel("planted coefficient", fontsize=READABLE["axes.labelsize"])
+    ax.set_ylabel("fitted coefficient (mean over releases)", fontsize=READABLE["axes.labelsize"])
+    fit_to_width(fig)
+    _legend_below(ax, ncol=1)
+    if title:
+        ax.set_title(title, fontsize=READABLE["axes.titlesize"])
     return fig

@@ -79,7 +79,7 @@ def table_d1(battles: pl.DataFrame, n_bootstrap: int = 100, seed: int = 0) -> pl
     out: pl.DataFrame | None = None
     for name, frame in leaderboard_subsets(battles).items():
         suffix = "" if name == "all" else f"_{name}"
-        lb = bt.leaderboard(frame, n_bootstrap=n_bootstrap, seed=seed).select(
+        lb = bt.leaderboard(frame, n_bootstrap=n_bootstrap, seed=seed).to_frame().select(
             "model", pl.col("rating").alias(f"rating{suffix}"), pl.col("rank").alias(f"rank{suffix}")
         )
         out = lb if out is None else out.join(lb, on="model", how="left")
@@ -278,7 +278,7 @@ def score_vs_feature(
     """
     excluded = [*non_leaderboard_models(), *exclude]
     kept = bt.prepare_battles(battles, exclude_models=excluded).frame
-    lb = bt.leaderboard(kept, n_bootstrap=n_bootstrap, seed=seed, exclude_models=[]).select(
+    lb = bt.leaderboard(kept, n_bootstrap=n_bootstrap, seed=seed, exclude_models=[]).to_frame().select(
         "model", pl.col("rating").alias("score"), "ci_lower", "ci_upper"
     )
     summary = mean_ci(kept, column, nonzero=column == "citation_count")

@@ -1,14 +1,16 @@
 """Search Arena schema vocabulary: the values and column names the release uses, defined once.
 
-A leaf module (imports nothing from :mod:`analysis_lib`), so the loader, the simulator, the ranking code and
-the chapters can share it without import cycles.
+It imports only the vote vocabulary of :mod:`analysis_lib.ranking.votes` (which imports nothing from the paper
+packages), so the loader, the simulator and the chapters can share it without import cycles.
 
 - :data:`WINNERS`: the values of the release's ``winner`` column (null = no vote), also by name:
-  :data:`MODEL_A`, :data:`MODEL_B`, :data:`TIE`, :data:`BOTH_BAD`. The one vote vocabulary of the library:
-  the nugget records, the nugget simulator and the Text Arena loader use these values too.
+  :data:`MODEL_A`, :data:`MODEL_B`, :data:`TIE`, :data:`BOTH_BAD`. They are LMArena's labels, defined once in
+  :mod:`analysis_lib.ranking.votes` (its default :data:`~analysis_lib.ranking.votes.LMARENA` format); the
+  Search Arena release, the nugget records, the nugget simulator and the Text Arena loader use these values.
 - :data:`OUTCOME_OF_WINNER`: outcome for model A used by every Bradley–Terry fit: 1 (``model_a``),
-  0 (``model_b``), 0.5 (``tie`` and ``tie (bothbad)``: a tie counts as half a win, as the authors count it).
-- :data:`DECISIVE`: the two winner values of a decided battle.
+  0 (``model_b``), 0.5 (``tie`` and ``tie (bothbad)``: a tie counts as half a win, as the authors count it);
+  :mod:`analysis_lib.ranking.votes`'s.
+- :data:`DECISIVE`: the two winner values of a decided battle (:mod:`analysis_lib.ranking.votes`'s).
 - :data:`VOTES_BY_SIDE`: the votes ordered by the side they favour (A, tie, B), then both bad: the rows of the
   nugget papers' confusion matrices (NG Figure 4).
 - :data:`SIDES`: suffixes of the per-side columns (``<feature>_a``, ``<feature>_b``).
@@ -22,10 +24,14 @@ the chapters can share it without import cycles.
 
 from __future__ import annotations
 
-WINNERS: tuple[str, str, str, str] = ("model_a", "model_b", "tie", "tie (bothbad)")
+from analysis_lib.ranking.votes import DECISIVE, OUTCOME_OF_WINNER, WINNERS
+
+__all__ = [
+    "ATTRIBUTION_COUNTS", "BOTH_BAD", "DECISIVE", "FULL_SIZE", "INTENTS", "MODEL_A", "MODEL_B", "MODERATION_PROMPT",
+    "OUTCOME_OF_WINNER", "SIDES", "TIE", "UNASSIGNED", "VOTES_BY_SIDE", "WINNERS", "side_columns",
+]
+
 MODEL_A, MODEL_B, TIE, BOTH_BAD = WINNERS
-DECISIVE: tuple[str, ...] = (MODEL_A, MODEL_B)
-OUTCOME_OF_WINNER: dict[str, float] = {MODEL_A: 1.0, MODEL_B: 0.0, TIE: 0.5, BOTH_BAD: 0.5}
 VOTES_BY_SIDE: tuple[str, str, str, str] = (MODEL_A, TIE, MODEL_B, BOTH_BAD)
 SIDES: tuple[str, ...] = ("a", "b")
 ATTRIBUTION_COUNTS: tuple[str, ...] = ("support_count", "irrelevant_count", "contradict_count")

@@ -29,7 +29,7 @@ Generative model (one ``numpy.random.default_rng((seed, 0xA77))`` generator afte
 
    the contextual Bradley–Terry model that chapter 04 fits (:func:`analysis_lib.search_arena.bt.style_control` on
    :func:`analysis_lib.search_arena.bt.attribution_battles`, i.e. decided battles where both sides cite). ``z`` is built
-   as that fit builds it (:func:`analysis_lib.ranking.contextual.style_features`, ``convention="paper"``):
+   as that fit builds it (:func:`analysis_lib.ranking.features.style_features`, ``convention="paper"``):
    per-side value ``int32(count / turn)``, ``d = (a − b) / (a + b + 1)``, z-scored (population sd) over the
    decided battles of the subset. So the fit's model *is* the generative model (up to its penalty
    ``reg = 0.5``), and β is recovered up to sampling error. The release simulator's own tie mechanism
@@ -55,7 +55,7 @@ from analysis_lib import paper_values
 from analysis_lib.ranking import ALPHA, BASE, SCALE
 from analysis_lib.search_arena.domains import DOMAIN_GROUPS
 from analysis_lib.search_arena.models import model_table, non_leaderboard_models
-from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS, DECISIVE, INTENTS, SIDES
+from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS, DECISIVE, INTENTS, MODEL_A, MODEL_B, SIDES
 from analysis_lib.search_arena.simulate.conversations import simulate_release
 
 N_SUBSET = 800
@@ -209,7 +209,7 @@ def simulate_attribution(n: int = N_SUBSET, seed: int = 0) -> SimulatedAttributi
     r_b = np.array([big.ratings[m] for m in sub["model_b"]])
     logit = ALPHA / SCALE * (r_a - r_b) + z @ beta
     p_a = 1.0 / (1.0 + np.exp(-logit))
-    redraw = np.where(rng.random(n) < p_a, "model_a", "model_b")
+    redraw = np.where(rng.random(n) < p_a, MODEL_A, MODEL_B)
     winner = np.where(decided, redraw, winner)
 
     meta = {f"{f}_{s}": counts[s][:, j].astype(np.int64) for j, f in enumerate(features) for s in SIDES}

@@ -289,8 +289,10 @@ class Planted:
     used to z-score. ``truth``: one row per conversation (``conv_id``, ``voted``, per-side int features
     ``<feature>_a/_b``, ``z_<feature>`` (null when not voted), ``logit`` and ``p_a`` = σ(logit), the expected
     half-win score of A, P(A wins) + P(tie of either kind) / 2 (not P(A wins | decisive), which is larger for
-    ``p_a > 1/2`` because ties are concentrated among close battles)).
-    ``params``: the remaining calibration constants (vote rates, surprise rates, model table, source mix).
+    ``p_a > 1/2`` because ties are concentrated among close battles); under ``params["tie_model"] ==
+    "independent"`` ``p_a`` is P(A wins | decisive) and the half-win score is ``q/2 + (1 − q) p_a``).
+    ``params``: the remaining calibration constants (vote rates, surprise rates, model table, source mix, the tie
+    model).
     """
 
     ratings: dict[str, float]

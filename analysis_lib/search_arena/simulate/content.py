@@ -88,8 +88,10 @@ def _side(rng: np.random.Generator, m: np.ndarray, t_intent: np.ndarray, layout:
     return Side(words=words.astype(np.int64), cites=cites.astype(np.int64))
 
 
-def _host_pools(rng: np.random.Generator, n: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per group: host array and sampling weights; `other` gets a synthetic long tail. Checked against the rule."""
+def _host_pools(rng: np.random.Generator, n: int, text: bool = True) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per group: host array and sampling weights; `other` gets a synthetic long tail. Checked against the rule.
+
+    ``text=False``: the same draws, no hosts (empty lists)."""
     hosts: list[np.ndarray] = []
     weights: list[np.ndarray] = []
     n_tail = int(min(150_000, max(2_000, 5 * n)))
@@ -98,6 +100,8 @@ def _host_pools(rng: np.random.Generator, n: int) -> tuple[list[np.ndarray], lis
     a, b, c = (rng.integers(0, len(syl), n_tail) for _ in range(3))
     t = rng.integers(0, len(tl), n_tail)
     www = np.where(rng.random(n_tail) < 0.6, "www.", "")
+    if not text:
+        return hosts, weights
     tail = pl.DataFrame(
         {"w": www, "a": syl[a].astype(str), "b": syl[b].astype(str), "c": syl[c].astype(str), "t": tl[t].astype(str)}
     )
@@ -129,9 +133,10 @@ def _urls(
     family: np.ndarray,
     pools: list[np.ndarray],
     pool_w: list[np.ndarray],
+    text: bool = True,
 ) -> dict[str, Any]:
     """Per citation: source group ``grp``, ``url``, ``marker_no`` (restarting at 1 each turn), ``cit_turn``,
-    ``host``."""
+    ``host``. ``text=False``: ``grp`` and ``cit_turn`` only, from the same draws (no strings are built)."""
     group_cdf = {f: np.array(v + [max(1 - sum(v), 0.0)]) for f, v in SOURCE_MIX.items()}
     c = s.cites
     n_c = int(c.sum())
@@ -144,8 +149,16 @@ def _urls(
     host = np.empty(n_c, dtype=object)
     for g in range(len(DOMAIN_GROUPS)):
         sel = np.flatnonzero(grp == g)
-        host[sel] = pools[g][_categorical(rng, pool_w[g], len(sel))]
+        if text:
+            host[sel] = pools[g][_categorical(rng, pool_w[g], len(sel))]
+        else:
+            rng.random(len(sel))  # the one uniform per draw that _categorical takes
     w_en = np.asarray(WORDS_EN, dtype=object)
+    if not text:
+        for low, high in ((0, len(w_en)), (0, len(w_en)), (1, 100_000), (0, 2**62)):  # the path draws below
+            rng.integers(low, high, n_c)
+        grp[rng.random(n_c) < P_MALFORMED_URL] = len(DOMAIN_GROUPS) - 1
+        return {"grp": grp, "cit_turn": cit_turn}
     path = pl.DataFrame(
         {
             "a": w_en[rng.integers(0, len(w_en), n_c)].astype(str),
@@ -196,8 +209,12 @@ def _features(s: Side, layout: Turns, turns: np.ndarray, n: int) -> dict[str, np
     return out
 
 
-def draw_content(rng: np.random.Generator, pop: Population, models: Models) -> Content:
-    """Items 7-10 of the generative model and the per-side features, in this order of draws."""
+def draw_content(rng: np.random.Generator, pop: Population, models: Models, text: bool = True) -> Content:
+    """Items 7-10 of the generative model and the per-side features, in this order of draws.
+
+    ``text=False`` makes the same draws but builds no URL strings (``Side.urls`` holds the source groups only):
+    the features, and every later draw, are those of ``text=True``, at a fraction of the cost (for fits that need
+    the features only; the release table needs ``text=True``)."""
     n, turns, ma, mb = pop.n, pop.turns, pop.ma, pop.mb
     is_search = models.is_search
 
@@ -230,9 +247,9 @@ def draw_content(rng: np.random.Generator, pop: Population, models: Models) -> C
     sb.cites = np.where(sb.empty[conv_of], 0, sb.cites)
 
     # 10. URLs
-    pools, pool_w = _host_pools(rng, n)
-    sa.urls = _urls(rng, sa, ma, layout, models.family, pools, pool_w)
-    sb.urls = _urls(rng, sb, mb, layout, models.family, pools, pool_w)
+    pools, pool_w = _host_pools(rng, n, text)
+    sa.urls = _urls(rng, sa, ma, layout, models.family, pools, pool_w, text)
+    sb.urls = _urls(rng, sb, mb, layout, models.family, pools, pool_w, text)
 
     # features per side (the authors' definitions; int32 cast as in preprocess_for_style)
     sa.features = _features(sa, layout, turns, n)

@@ -84,7 +84,9 @@ Generative model (one conversation at a time, all draws vectorised with ``numpy.
    a voted battle is a tie or both-bad with probability t * 4p(1 - p) (ties are likelier between close
    responses), split 20.5 : 11.4 between ``tie`` and ``tie (bothbad)``, and model A wins with probability
    p - t * 2p(1 - p). So the expected half-win score P(A) + P(tie)/2 equals p exactly: the authors' estimator,
-   which counts ties as half wins, is consistent for R and beta. t is set so that ties and both-bad make up
+   which counts ties as half wins, is consistent for R and beta. (``tie_model="independent"``, a sensitivity
+   check, draws ties with the same probability for every voted battle instead; the half-win estimator is then
+   not consistent: :mod:`~.voting`.) t is set so that ties and both-bad make up
    ``P_TIE`` + ``P_BOTHBAD`` = 31.9% of voted battles (Search Arena vote split A 33.6 / B 34.5 / tie 20.5 /
    both-bad 11.4%).
 
@@ -141,7 +143,7 @@ from analysis_lib.search_arena.simulate.calibration import Planted, calibrated_m
 from analysis_lib.search_arena.simulate.content import draw_content
 from analysis_lib.search_arena.simulate.output import planted_truth, release_table, write_texts
 from analysis_lib.search_arena.simulate.population import draw_population
-from analysis_lib.search_arena.simulate.voting import draw_votes
+from analysis_lib.search_arena.simulate.voting import TieModel, draw_votes
 
 
 @dataclass(frozen=True)
@@ -153,15 +155,19 @@ class SimulatedRelease:
     planted: Planted
 
 
-def simulate_release(n: int = FULL_SIZE, seed: int = 0) -> SimulatedRelease:
-    """Simulate a Search Arena release of ``n`` conversations; see the module docstring for the model."""
+def simulate_release(n: int = FULL_SIZE, seed: int = 0, tie_model: TieModel = "closeness") -> SimulatedRelease:
+    """Simulate a Search Arena release of ``n`` conversations; see the module docstring for the model.
+
+    ``tie_model="independent"`` draws ties independent of strength instead (a sensitivity check of the
+    half-win estimator: :mod:`~analysis_lib.search_arena.simulate.voting`); the same seed gives the same
+    conversations, features and voters, only the outcomes differ."""
     if n < 2:
         raise ValueError("n must be at least 2")
     rng = np.random.default_rng(seed)
     models = calibrated_models()
     pop = draw_population(rng, n, models)
     content = draw_content(rng, pop, models)
-    votes = draw_votes(rng, pop, content, models)
+    votes = draw_votes(rng, pop, content, models, tie_model)
     texts = write_texts(rng, pop, content)
     raw = release_table(pop, content, votes, texts, models)
     return SimulatedRelease(raw, planted_truth(pop, content, votes, texts, models, seed))

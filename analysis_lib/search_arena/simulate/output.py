@@ -328,5 +328,6 @@ def planted_truth(
             "models": models.table,
             "source_mix": {f: dict(zip(DOMAIN_GROUPS, v + [1 - sum(v)])) for f, v in SOURCE_MIX.items()},
             "z_population": "all voted battles (winner not null), population std",
+            "tie_model": votes.tie_model,
         },
     )
