@@ -5,6 +5,10 @@
 ``what``, ``paper_numbers`` (what the paper reports, as text) and ``data_class`` (REAL, PUB, BATTLE, LLM or a
 combination, as in ``ANALYSES.md``). Only the book reads it: the status page lists every ID and the figure index
 maps the papers' figures and tables to the sections that reproduce them.
+
+The catalogue is written for the project's engineers and follows ``ANALYSES.md`` word for word (a test checks it);
+where its wording is meant for them (file names, instructions such as "state it"), ``resources/catalogue_reader.csv``
+(``analysis_id``, ``column``, ``text``) gives what a reader sees instead: :func:`for_reader` applies it.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ from pathlib import Path
 import polars as pl
 
 COLUMNS = ("analysis_id", "paper", "section", "what", "paper_numbers", "data_class")
+READER_COLUMNS = ("analysis_id", "column", "text")
+#: Columns of the catalogue a reader sees (and :func:`for_reader` may reword).
+SHOWN = ("what", "paper_numbers", "data_class")
 
 #: The papers of the catalogue, by code (NG has two versions among the sources, one study).
 PAPERS: dict[str, str] = {
@@ -38,3 +45,42 @@ def read(path: str | Path | None = None) -> pl.DataFrame:
         with resources.files("bookbuild").joinpath("resources/analyses.csv").open("rb") as fh:
             return pl.read_csv(fh, schema=schema)
     return pl.read_csv(path, schema=schema)
+
+
+def reader_wording(path: str | Path | None = None) -> dict[tuple[str, str], str]:
+    """``(analysis_id, column) -> text`` from ``resources/catalogue_reader.csv`` (or ``path``). ``ValueError``
+    naming the file and line for an unknown column, an empty text or a repeated key."""
+    schema = {c: pl.String for c in READER_COLUMNS}
+    if path is None:
+        with resources.files("bookbuild").joinpath("resources/catalogue_reader.csv").open("rb") as fh:
+            frame = pl.read_csv(fh, schema=schema)
+        where = "bookbuild/resources/catalogue_reader.csv"
+    else:
+        frame, where = pl.read_csv(path, schema=schema), str(path)
+    out: dict[tuple[str, str], str] = {}
+    for line, row in enumerate(frame.iter_rows(named=True), start=2):
+        key = (row["analysis_id"] or "", row["column"] or "")
+        if key[1] not in SHOWN:
+            raise ValueError(f"{where}, line {line}: column {key[1]!r} is not one a reader sees {list(SHOWN)}")
+        if not (row["text"] or "").strip():
+            raise ValueError(f"{where}, line {line}: empty text for {key[0]} / {key[1]}")
+        if key in out:
+            raise ValueError(f"{where}, line {line}: {key[0]} / {key[1]} is reworded twice")
+        out[key] = row["text"].strip()
+    return out
+
+
+def for_reader(catalogue: pl.DataFrame, wording: dict[tuple[str, str], str] | None = None) -> pl.DataFrame:
+    """The catalogue with its engineer-facing wording replaced by the reader's (:func:`reader_wording`).
+    ``ValueError`` when the wording names an ID the catalogue does not have."""
+    wording = reader_wording() if wording is None else wording
+    ids = set(catalogue["analysis_id"])
+    unknown = sorted({aid for aid, _ in wording} - ids)
+    if unknown:
+        raise ValueError(f"the reader's wording names IDs the catalogue does not have: {unknown}")
+    return catalogue.with_columns(
+        pl.col("analysis_id").replace_strict(
+            {aid: text for (aid, c), text in wording.items() if c == col}, default=pl.col(col), return_dtype=pl.String
+        ).alias(col)
+        for col in SHOWN
+    )
