@@ -324,15 +324,12 @@ def status_table(
 
 
 def summary_line(rs: list[Result], failed: list[str] | None = None) -> str:
-    """One line for an ID: its single number (:func:`describe_result`), or its numbers counted by evidence
-    (:func:`evidence_counts`) with the first one that differs from the paper named; the failed chapters when none
-    of its numbers survived."""
+    """One line for an ID: its numbers counted by evidence (:func:`evidence_counts`) with the first one that
+    differs from the paper named; the failed chapters when none of its numbers survived."""
     if not rs:
         if failed:
             return f"chapter {', '.join(failed)} failed in this build"
         return "no chapter of this build computes it"
-    if len(rs) == 1:
-        return describe_result(rs[0])
     line = evidence_counts(rs)
     first = next((r for r in rs if r.status == "differs"), None)
     if first is None:

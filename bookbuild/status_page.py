@@ -205,17 +205,18 @@ def index_html(index: pl.DataFrame) -> str:
 
 
 def counts_markdown(table: pl.DataFrame) -> str:
-    """IDs per verdict as a short Markdown table: verdict, meaning, IDs, and of those how many rest on real data,
-    published data or both, and in how many the paper contradicts itself."""
+    """IDs per verdict as a short Markdown table (verdict, IDs, and of those how many rest on real data, published
+    data or both, and in how many the paper contradicts itself), then what each verdict means."""
     counts = status_counts(table)
-    lines = ["| verdict | meaning | IDs | on real data | on published data | on both | paper inconsistent |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+    lines = ["| verdict | IDs | on real data | on published data | on both | the paper inconsistent |",
+             "|---|---:|---:|---:|---:|---:|"]
     for row in counts.iter_rows(named=True):
         on = [str(row[b]) if row[b] else "" for b in BASES]
         flag = str(row["paper inconsistent"]) if row["paper inconsistent"] else ""
-        lines.append(f"| **{row['status']}** | {STATUS_MEANING[row['status']]} | {row['ids']} | {' | '.join(on)} "
-                     f"| {flag} |")
-    lines.append(f"| | total | {table.height} | | | | |")
+        lines.append(f"| **{row['status']}** | {row['ids']} | {' | '.join(on)} | {flag} |")
+    lines.append(f"| total | {table.height} | | | | |")
+    lines.append("")
+    lines += [f"- **{v}**: {STATUS_MEANING[v]}." for v in counts["status"]]
     return "\n".join(lines)
 
 

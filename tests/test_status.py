@@ -340,7 +340,7 @@ def test_a_number_carries_its_planted_value_and_note():
 def test_summary_names_the_first_difference():
     rs = [r("SA-A", "match", "q1"), r("SA-A", "differs", "q2", ours=2.0, paper=1.0, note="why"), r("SA-A", "match")]
     assert status.summary_line(rs) == "real: 2 match · 1 differs; differs: q2 = 2 (paper 1)"
-    assert status.summary_line([r("SA-A", "match", "q1")]) == "q1 = 1 (paper 1)"
+    assert status.summary_line([r("SA-A", "match", "q1")]) == "real: 1 match"
 
 
 def test_html_escapes_text():
