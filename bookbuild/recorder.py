@@ -435,4 +435,6 @@ def section_table(results: list[Result], digits: int = 3) -> HTMLTable:
         frame = frame.drop("note")
     notes = ([f"Paper's values: {_sentence(next(iter(sources)))}"] if one_source else []) + [
         f"Every row: {_sentence(p)}" for p in every] + [f"[{i}] {_sentence(p)}" for i, p in enumerate(footnotes, 1)]
-    return html_table(frame, raw_html_columns=tuple(frame.columns), max_height_px=None, notes=notes)
+    wrap = {"this build": "nowrap", "planted": "nowrap", "paper": "words", "status": "words"}
+    return html_table(frame, raw_html_columns=tuple(frame.columns), max_height_px=None, notes=notes,
+                      wrap={c: m for c, m in wrap.items() if c in frame.columns})

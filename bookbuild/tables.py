@@ -17,7 +17,15 @@ from dataclasses import dataclass
 import polars as pl
 
 _TABLE_STYLE = "border-collapse:collapse;font-size:0.85em;margin:0.4em 0 0.4em 0;width:auto;max-width:100%;"
-_CELL = "padding:3px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top;overflow-wrap:anywhere;"
+_CELL = "padding:3px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top;"
+#: How a column's cells may wrap: ``nowrap`` (numbers), ``words`` (at spaces only: short labels, badges) or
+#: ``anywhere`` (text: long identifiers and URLs break where they must, so the table fits the column).
+WRAP_STYLE = {
+    "nowrap": "white-space:nowrap;",
+    "words": "overflow-wrap:normal;word-break:normal;",
+    "anywhere": "overflow-wrap:anywhere;",
+}
+_HEAD = "overflow-wrap:normal;word-break:normal;"
 _NOTES_STYLE = "font-size:0.8em;color:#555;margin:0 0 0.4em 0;overflow-wrap:anywhere;"
 #: The space after a table's box, so the next paragraph does not touch a scroll bar.
 _BOX_STYLE = "max-width:100%;overflow-x:auto;margin-bottom:1.2em;"
@@ -79,6 +87,7 @@ def html_table(
     digits: int = 3,
     notes: tuple[str, ...] | list[str] = (),
     headers: dict[str, str] | None = None,
+    wrap: dict[str, str] | None = None,
 ) -> HTMLTable:
     """Every row and column of ``frame`` as an HTML table (never truncated), scrolling inside a box taller
     than ``max_height_px`` with its header row kept in view; missing values and NaN show as "—", booleans as
@@ -88,7 +97,9 @@ def html_table(
 
     Column headers are ``headers[name]`` where given, else :func:`readable` (``p_two_sided`` -> ``p two sided``).
     ``notes`` are sentences said once under the table (what would repeat on every row). The caption, headers and
-    notes are escaped. The table is never wider than the content column (see the module docstring)."""
+    notes are escaped. The table is never wider than the content column (see the module docstring): headers wrap
+    at spaces, numeric columns do not wrap, text columns break where they must; ``wrap`` (column ->
+    :data:`WRAP_STYLE` key) overrides a column's rule."""
 
     def cell(col: str, v: object) -> str:
         if col in raw_html_columns:
@@ -103,10 +114,16 @@ def html_table(
 
     sticky = "position:sticky;top:0;background:#fff;" if max_height_px else ""
     names = headers or {}
-    head = "".join(f'<th style="{_CELL}{sticky}border-bottom:2px solid #999">{html.escape(names.get(c, readable(c)))}'
-                   "</th>" for c in frame.columns)
+    modes = {c: "nowrap" if frame[c].dtype.is_numeric() else "anywhere" for c in frame.columns} | (wrap or {})
+    unknown = sorted(set(modes.values()) - set(WRAP_STYLE))
+    if unknown:
+        raise ValueError(f"html_table: unknown wrap mode(s) {unknown}; expected one of {list(WRAP_STYLE)}")
+    styles = [f"{_CELL}{WRAP_STYLE[modes[c]]}" for c in frame.columns]
+    head = "".join(f'<th style="{_CELL}{_HEAD}{sticky}border-bottom:2px solid #999">'
+                   f"{html.escape(names.get(c, readable(c)))}</th>" for c in frame.columns)
     body = "".join(
-        "<tr>" + "".join(f'<td style="{_CELL}">{cell(c, v)}</td>' for c, v in zip(frame.columns, row)) + "</tr>"
+        "<tr>" + "".join(f'<td style="{st}">{cell(c, v)}</td>' for c, v, st in zip(frame.columns, row, styles))
+        + "</tr>"
         for row in frame.iter_rows()
     )
     cap = f'<caption style="caption-side:top;text-align:left;font-weight:600">{html.escape(caption)}</caption>' \

@@ -465,3 +465,46 @@ def test_a_chapter_that_recorded_nothing(tmp_path):
     table = status.status_table(results, catalogue.read(), where)
     assert set(table["status"]) == {"not yet"}
     assert table.height == catalogue.read().height
+
+
+# --- what reaches the reader --------------------------------------------------------------------------------
+
+#: The project's own jargon and its catalogue's instructions, which no reader should meet.
+JARGON = re.compile(r"seed 00\d|extracted text|text we have|published/|\.csv\b|\.ipynb|state it|say the rest|"
+                    r"with a note|show both|`", re.IGNORECASE)
+
+
+def test_paper_values_speak_the_papers_short_names():
+    """Sources and notes (shown in every section table) name the papers as SA, NG later/earlier version, DR, AE,
+    never the project's files or seeds."""
+    bad = [f"{v.file.rsplit('/', 1)[-1]}, line {v.line}: {text!r}"
+           for v in paper_values.table().values() for text in (v.source, v.note) if JARGON.search(text)]
+    assert bad == []
+    sources = {v.source.split(",")[0].split(" ")[0] for v in paper_values.table().values() if v.paper is not None}
+    assert sources <= {"SA", "NG", "DR", "AE", "the"}, sources
+
+
+def test_the_catalogue_reaches_the_reader_without_instructions():
+    raw = catalogue.read()
+    shown = catalogue.for_reader(raw)
+    assert shown.shape == raw.shape and shown["analysis_id"].to_list() == raw["analysis_id"].to_list()
+    bad = [f"{row['analysis_id']} {col}: {row[col]!r}" for row in shown.iter_rows(named=True)
+           for col in catalogue.SHOWN if JARGON.search(row[col])]
+    assert bad == []
+    # the rewording touched only the cells it names
+    wording = catalogue.reader_wording()
+    changed = {(a, c) for a, r0, r1 in zip(raw["analysis_id"], raw.iter_rows(named=True), shown.iter_rows(named=True))
+               for c in catalogue.SHOWN if r0[c] != r1[c]}
+    assert changed == set(wording)
+
+
+def test_reader_wording_rejects_bad_rows(tmp_path):
+    path = tmp_path / "w.csv"
+    path.write_text("analysis_id,column,text\nSA-T1,section,x\n")
+    with pytest.raises(ValueError, match="line 2: column 'section' is not one a reader sees"):
+        catalogue.reader_wording(path)
+    path.write_text("analysis_id,column,text\nSA-T1,what,x\nSA-T1,what,y\n")
+    with pytest.raises(ValueError, match="line 3: SA-T1 / what is reworded twice"):
+        catalogue.reader_wording(path)
+    with pytest.raises(ValueError, match=r"IDs the catalogue does not have: \['XX-1'\]"):
+        catalogue.for_reader(catalogue.read(), {("XX-1", "what"): "x"})
