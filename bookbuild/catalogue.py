@@ -6,6 +6,10 @@
 combination, as in ``ANALYSES.md``). Only the book reads it: the status page lists every ID and the figure index
 maps the papers' figures and tables to the sections that reproduce them.
 
+``resources/figures.csv`` is the other catalogue: every numbered figure and table of the papers (88: AE Figure 8 has
+one caption for two panels, which the analyses count as 8a and 8b), read by :func:`read_figures`, with the IDs that
+reproduce each, or the reason it cannot be reproduced, and for NG the number it has in the earlier version.
+
 The catalogue is written for the project's engineers and follows ``ANALYSES.md`` word for word (a test checks it);
 where its wording is meant for them (file names, instructions such as "state it"), ``resources/catalogue_reader.csv``
 (``analysis_id``, ``column``, ``text``) gives what a reader sees instead: :func:`for_reader` applies it.
@@ -30,6 +34,10 @@ PAPERS: dict[str, str] = {
     "DR": "DR-Arena: an Automated Evaluation Framework for Deep Research Agents",
     "AE": "Search Engines in an AI Era: The False Promise of Factual and Verifiable Source-Cited Responses",
 }
+
+FIGURE_COLUMNS = ("paper", "kind", "number", "number_earlier_version", "caption", "analysis_ids", "reproducible",
+                  "reason")
+FIGURE_KINDS = ("Figure", "Table")
 
 #: IDs of the project's own method checks (not analyses of the papers), shown after the papers' IDs.
 PROJECT_CHECKS = {
@@ -84,3 +92,53 @@ def for_reader(catalogue: pl.DataFrame, wording: dict[tuple[str, str], str] | No
         ).alias(col)
         for col in SHOWN
     )
+
+
+def read_figures(path: str | Path | None = None) -> pl.DataFrame:
+    """Every numbered figure and table of the papers (``resources/figures.csv`` unless ``path``): columns
+    :data:`FIGURE_COLUMNS`, strings; ``analysis_ids`` separated by ``;``.
+
+    ``ValueError`` naming the file and line for a paper outside :data:`PAPERS`, a kind other than
+    :data:`FIGURE_KINDS`, ``reproducible`` other than ``yes`` / ``no``, a ``yes`` without IDs, a ``no`` without a
+    reason or with IDs, an earlier-version number outside NG, or a figure listed twice."""
+    schema = {c: pl.String for c in FIGURE_COLUMNS}
+    if path is None:
+        with resources.files("bookbuild").joinpath("resources/figures.csv").open("rb") as fh:
+            frame = pl.read_csv(fh, schema=schema)
+        where = "bookbuild/resources/figures.csv"
+    else:
+        frame, where = pl.read_csv(path, schema=schema), str(path)
+    seen: dict[tuple[str, str, str], int] = {}
+    for line, row in enumerate(frame.iter_rows(named=True), start=2):
+        problem = _figure_problem(row)
+        key = (row["paper"], row["kind"], row["number"])
+        if problem is None and key in seen:
+            problem = f"{row['paper']} {row['kind']} {row['number']} is listed twice (first at line {seen[key]})"
+        if problem:
+            raise ValueError(f"{where}, line {line}: {problem}")
+        seen[key] = line
+    return frame
+
+
+def _figure_problem(row: dict) -> str | None:
+    if row["paper"] not in PAPERS:
+        return f"paper {row['paper']!r} is not one of {list(PAPERS)}"
+    if row["kind"] not in FIGURE_KINDS:
+        return f"kind {row['kind']!r} is not one of {list(FIGURE_KINDS)}"
+    if not (row["number"] or "").strip() or not (row["caption"] or "").strip():
+        return "a figure needs its number and caption"
+    if row["reproducible"] not in ("yes", "no"):
+        return f"reproducible must be 'yes' or 'no', got {row['reproducible']!r}"
+    ids, reason = (row["analysis_ids"] or "").strip(), (row["reason"] or "").strip()
+    if row["reproducible"] == "yes" and not ids:
+        return "a reproducible figure names the analysis IDs that reproduce it"
+    if row["reproducible"] == "no" and (ids or not reason):
+        return "a figure that cannot be reproduced gives the reason, and no analysis ID"
+    if row["number_earlier_version"] and row["paper"] != "NG":
+        return "only NG has an earlier version"
+    return None
+
+
+def figure_ids(figures: pl.DataFrame) -> list[list[str]]:
+    """The analysis IDs of each row of :func:`read_figures` (``;``-separated in the file)."""
+    return [[a.strip() for a in (ids or "").split(";") if a.strip()] for ids in figures["analysis_ids"]]

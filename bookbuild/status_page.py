@@ -20,7 +20,7 @@ import polars as pl
 from analysis_lib import paper_values, sources
 from bookbuild import navigation
 from bookbuild.catalogue import PAPERS
-from bookbuild.navigation import Chapter
+from bookbuild.navigation import Chapter, IndexEntry
 from bookbuild.recorder import STATUS_LABEL, Result, format_paper
 from bookbuild.recorder import STATUSES as NUMBER_STATUSES
 from bookbuild.status import (
@@ -184,24 +184,46 @@ def status_html(table: pl.DataFrame, chapters: Mapping[str, Chapter] | None = No
     return "\n".join(out)
 
 
-def index_html(index: pl.DataFrame) -> str:
-    """The index of the papers' figures and tables (:func:`bookbuild.navigation.figure_index`) as HTML:
-    one header row per paper; figure/table, the section that reproduces it (linked), its chapter."""
-    cols = "".join(f'<col style="width: {w}">' for w in ("22%", "50%", "28%"))
+def index_html(entries: list[IndexEntry]) -> str:
+    """The index of every figure and table of the papers (:func:`bookbuild.navigation.paper_figure_index`) as
+    HTML: one header row per paper, then per figure its number (for NG also its number in the earlier version), its
+    caption, and the sections that reproduce it (linked) or the reason it cannot be reproduced. Each row has an id
+    (``fig-ng-fig-2``) to link to. Every text is escaped."""
+    cols = "".join(f'<col style="width: {w}">' for w in ("15%", "47%", "38%"))
     out = [_CSS, f'<table class="figure-index"><colgroup>{cols}</colgroup>',
-           "<thead><tr><th>paper figure / table</th><th>section</th><th>chapter</th></tr></thead><tbody>"]
+           "<thead><tr><th>figure / table</th><th>caption</th><th>reproduced in · or why not</th></tr></thead>"
+           "<tbody>"]
     paper = None
-    for row in index.iter_rows(named=True):
-        if row["paper"] != paper:
-            paper = row["paper"]
-            out.append(f'<tr class="paper"><th colspan="3">{html.escape(_paper_label(paper))}</th></tr>')
-        href = f"{row['chapter']}.html" + (f"#{row['anchor']}" if row["anchor"] else "")
-        label = f"{row['analysis_id']} · {row['title']}"
-        out.append(f"<tr><td>{html.escape(row['paper_ref'])}</td>"
-                   f'<td><a href="{html.escape(href, quote=True)}">{html.escape(label)}</a></td>'
-                   f"<td>{html.escape(row['chapter_title'])}</td></tr>")
+    for e in entries:
+        if e.paper != paper:
+            paper = e.paper
+            n = sum(x.paper == paper for x in entries)
+            extra = " (numbers of the later version; the earlier version's below them)" if paper == "NG" else ""
+            out.append(f'<tr class="paper"><th colspan="3">{html.escape(_paper_label(paper))}: {n} figures and '
+                       f"tables{html.escape(extra)}</th></tr>")
+        number = html.escape(e.label) + (f"<br><small>earlier version: {html.escape(e.earlier)}</small>"
+                                         if e.earlier else "")
+        if e.reason is not None:
+            where = f'<td class="no">not reproducible: {html.escape(e.reason)}</td>'
+        else:
+            links = [f'<a href="{html.escape(href, quote=True)}">{html.escape(text)}</a>' if href
+                     else html.escape(text) for _, href, text in e.links]
+            where = f"<td>{'<br>'.join(links)}</td>"
+        out.append(f'<tr id="{html.escape(e.anchor, quote=True)}"><td>{number}</td>'
+                   f"<td>{html.escape(e.caption)}</td>{where}</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
+
+
+def index_summary(entries: list[IndexEntry]) -> str:
+    """One Markdown sentence: how many figures and tables the papers have, how many a section of this build
+    reproduces, how many cannot be reproduced."""
+    linked = sum(any(href for _, href, _ in e.links) for e in entries)
+    listed = sum(e.reason is None for e in entries)
+    return (f"The five papers have **{len(entries)} numbered figures and tables** (AE Figure 8 has one caption for "
+            f"two panels, 8a and 8b, listed here as two rows). {listed} are reproduced by an analysis of this "
+            f"book, {linked} of them with a section in this build; {len(entries) - listed} cannot be reproduced "
+            "(diagrams, screenshots, prompt text, examples, data not released), each with its reason.")
 
 
 def counts_markdown(table: pl.DataFrame) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from analysis_lib import paper_values
 from analysis_lib.paper_values import PaperValue
-from bookbuild import catalogue, status, status_page
+from bookbuild import catalogue, navigation, status, status_page
 from bookbuild.recorder import Recorder, Result, compare
 
 REPO = Path(__file__).resolve().parents[1]
@@ -508,3 +508,87 @@ def test_reader_wording_rejects_bad_rows(tmp_path):
         catalogue.reader_wording(path)
     with pytest.raises(ValueError, match=r"IDs the catalogue does not have: \['XX-1'\]"):
         catalogue.for_reader(catalogue.read(), {("XX-1", "what"): "x"})
+
+
+# --- the index of every figure and table of the papers -------------------------------------------------------
+
+SEEDS = REPO.parent / "shared" / "seeds"
+#: Seed text of each paper (NG: its later version, whose numbers the index uses) and how its captions start.
+CAPTIONS = {"SA": ("000_", r"(Figure|Table) ([A-Z]\.)?(\d+):"), "NG": ("002_", r"(Figure|Table) ([A-Z]\.)?(\d+):"),
+            "DR": ("003_", r"(Figure|Table) ([A-Z]\.)?(\d+):"), "AE": ("004_", r"(Figure|Table) ([A-Z]\.)?(\d+)\. ")}
+
+
+def test_the_figure_catalogue_lists_88_items_with_an_id_or_a_reason():
+    figures = catalogue.read_figures()
+    assert figures.height == 88
+    assert dict(figures.group_by("paper").len().iter_rows()) == {"SA": 35, "NG": 19, "DR": 17, "AE": 17}
+    assert dict(figures.group_by("reproducible").len().iter_rows()) == {"yes": 71, "no": 17}
+    ids = {a for row in catalogue.figure_ids(figures) for a in row}
+    assert ids <= set(catalogue.read()["analysis_id"]), sorted(ids - set(catalogue.read()["analysis_id"]))
+    ae8 = figures.filter((pl.col("paper") == "AE") & (pl.col("kind") == "Figure")
+                         & pl.col("number").str.starts_with("8"))
+    assert ae8.select("number", "analysis_ids").rows() == [("8a", "AE-F8"), ("8b", "AE-F8b")]
+    # NG's earlier version: its 11 figures and 2 tables, each once
+    earlier = figures.filter(pl.col("number_earlier_version").is_not_null())
+    got = sorted(zip(earlier["kind"], earlier["number_earlier_version"].cast(pl.Int64)))
+    assert got == sorted([("Figure", n) for n in range(1, 12)] + [("Table", 1), ("Table", 2)])
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the papers' texts (../shared/seeds) are not here")
+def test_the_figure_catalogue_has_every_caption_of_the_papers():
+    """Independently of the audit: the numbers of the captions in each paper's text (``Figure D.4:``, AE's
+    ``Figure 8.``) are exactly the catalogue's, AE's 8a and 8b being one caption."""
+    figures = catalogue.read_figures()
+    for paper, (prefix, pattern) in CAPTIONS.items():
+        text = next(SEEDS.glob(f"{prefix}*.txt")).read_text(encoding="utf-8")
+        in_text = {(m[0], (m[1] or "") + m[2]) for m in re.findall(pattern, text)}
+        rows = figures.filter(pl.col("paper") == paper)
+        listed = {(k, n.rstrip("ab")) for k, n in zip(rows["kind"], rows["number"])}
+        assert listed == in_text, (paper, sorted(listed ^ in_text))
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ("XX,Figure,1,,c,,no,diagram", "paper 'XX'"),
+        ("SA,Plate,1,,c,,no,diagram", "kind 'Plate'"),
+        ("SA,Figure,1,,c,,maybe,", "'yes' or 'no'"),
+        ("SA,Figure,1,,c,,yes,", "names the analysis IDs"),
+        ("SA,Figure,1,,c,SA-T1,no,diagram", "gives the reason, and no analysis ID"),
+        ("SA,Figure,1,2,c,SA-T1,yes,", "only NG has an earlier version"),
+    ],
+)
+def test_the_figure_catalogue_rejects_bad_rows(tmp_path, row, message):
+    path = tmp_path / "figures.csv"
+    path.write_text(",".join(catalogue.FIGURE_COLUMNS) + f"\n{row}\n")
+    with pytest.raises(ValueError, match=f"line 2: .*{re.escape(message)}"):
+        catalogue.read_figures(path)
+    path.write_text(",".join(catalogue.FIGURE_COLUMNS) + "\nSA,Table,1,,c,SA-T1,yes,\nSA,Table,1,,d,SA-T1,yes,\n")
+    with pytest.raises(ValueError, match="line 3: SA Table 1 is listed twice"):
+        catalogue.read_figures(path)
+
+
+def test_the_index_links_reproduced_figures_and_gives_the_others_a_reason(tmp_path):
+    chapters_dir = tmp_path / "chapters"
+    chapters_dir.mkdir()
+    _chapter_nb(chapters_dir / "07_nuggets.ipynb", "Nuggets <&>", ["(ng-f2)=\n## NG-F2 · K-S tests (Figure 2)"])
+    figures = pl.DataFrame(
+        [("NG", "Figure", "2", "3", "ECDFs", "NG-F2", "yes", None),
+         ("NG", "Figure", "1", "1", "Example <battle>", None, "no", "example"),
+         ("NG", "Table", "1", "1", "Inversions", "NG-T1;NG-Q", "yes", None)],
+        schema={c: pl.String for c in catalogue.FIGURE_COLUMNS}, orient="row")
+    entries = navigation.paper_figure_index(figures, navigation.built_chapters(chapters_dir),
+                                            catalogue.figure_ids(figures), {"NG-F2": "reproduced"})
+    assert [(e.label, e.earlier, e.anchor) for e in entries] == [
+        ("Fig 2", "Fig 3", "fig-ng-fig-2"), ("Fig 1", "Fig 1", "fig-ng-fig-1"),
+        ("Table 1", "Table 1", "fig-ng-table-1")]
+    assert entries[0].links == (("NG-F2", "07_nuggets.html#ng-f2", "NG-F2 · K-S tests (Figure 2) (reproduced)"),)
+    assert entries[1].links == () and entries[1].reason == "example"
+    assert [href for _, href, _ in entries[2].links] == [None, None]  # no section in this build: named only
+    page = status_page.index_html(entries)
+    assert page.count('<tr id="fig-') == 3 and '<a href="07_nuggets.html#ng-f2">' in page
+    assert "earlier version: Fig 3" in page and "not reproducible: example" in page
+    assert "Example &lt;battle&gt;" in page and "<battle>" not in page
+    assert status_page.index_summary(entries).startswith("The five papers have **3 numbered figures and tables**")
+    assert "2 are reproduced by an analysis of this book, 1 of them with a section in this build; 1 cannot" in (
+        status_page.index_summary(entries))
