@@ -347,6 +347,13 @@ def test_html_escapes_text():
     results = [r("SA-A", "differs", "<b>q</b>", note="a & b")]
     page = status_page.status_html(status.status_table(results, _catalogue()))
     assert "<b>q</b>" not in page and "<br>" not in page and "&lt;b&gt;q&lt;/b&gt;" in page and "a &amp; b" in page
+    # a reason, a verdict's reason and a not-run reason can carry a user's text (a model or file name): escaped
+    hostile = '<img src=x onerror="alert(1)">'
+    results = [r("SA-A", "inconsistent", "q", data="published", reason=hostile), r("SA-A", "match", "m"),
+               r("NG-D", "not run", "q", data="none", ours=None, reason=hostile),
+               r("SA-B", "assumption", "t", data="published", reason=hostile)]
+    page = status_page.status_html(status.status_table(results, _catalogue()))
+    assert "<img" not in page and page.count("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;") == 3
 
 
 HOSTILE = "x`y` <script>alert(1)</script> {eval-rst}`z` [a](javascript:b) **c**\n:::{warning}\nd"
