@@ -45,8 +45,12 @@ STATUS_COLOUR = {
 }
 
 _CSS = """<style>
-/* the status page's tables take the width of the page-contents sidebar (their cells are tagged full_width) */
+/* the status page's tables take the width of the page-contents sidebar, which this page hides: the article takes
+   the main area, and its full-width cells (the tables) the article's width, never more (the theme's 136% would
+   overflow the window below 1200 px) */
 .bd-sidebar-secondary {display: none !important;}
+.bd-main .bd-content .bd-article-container {max-width: 100%;}
+div.cell.tag_full_width {width: 100% !important; max-width: 100% !important;}
 table.repro-status, table.figure-index {border-collapse: collapse; font-size: 0.82em; width: 100%;
   table-layout: fixed;}
 table.repro-status th, table.repro-status td, table.figure-index th, table.figure-index td {
@@ -246,9 +250,9 @@ def summary_sentence(table: pl.DataFrame) -> str:
     """One sentence for the top of the page: how many IDs are reproduced from real or published data, and how many
     rest on the simulator, differ, rest on an assumption or did not run."""
     counts = dict(zip(status_counts(table)["status"], status_counts(table)["ids"]))
-    inconsistent = table.filter(pl.col("inconsistent").is_not_null()).height
+    inconsistent = table.filter(pl.col("inconsistent").is_not_null() & (pl.col("status") == "reproduced")).height
     return (f"Of {table.height} analysis IDs, **{reproduced_on_data(table)} are reproduced from real or published "
-            f"data** (in {inconsistent} IDs the paper contradicts itself, and ours agrees with one side), "
+            f"data** (in {inconsistent} of them the paper contradicts itself, and ours agrees with one side), "
             f"{counts['assumption']} rest on a number the paper does not publish, {counts['differs']} differ from the "
             f"paper, {counts['computed']} are computed where the paper gives no number, {counts['simulated']} ran "
             f"only on the simulator, {counts['not run']} did not run, {counts['not yet']} are not yet in a chapter"
