@@ -150,7 +150,7 @@ def verdict_html(row: Mapping[str, str | None]) -> str:
         out.append(f'<span class="why">paper inconsistent ({html.escape(row["inconsistent"])})</span>')
     if status == "not run" and row["reason"]:
         out.append(f'<span class="why">{html.escape(row["reason"])}</span>')
-    return "".join(out)
+    return " ".join(out)
 
 
 def status_html(table: pl.DataFrame, chapters: Mapping[str, Chapter] | None = None) -> str:

@@ -267,3 +267,18 @@ def test_show_and_plain_display_take_the_same_path():
         assert display.SIMULATED_MARK in [t.get_text() for t in fig.texts]
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_long_category_labels_and_titles_wrap_instead_of_shrinking():
+    """Fig B.4's topic labels: too long for the column at 10 pt, so they go on more lines (every word kept) and the
+    figure grows taller, rather than the page shrinking the figure below 10 pt."""
+    labels = [f"{i}: technology comparisons and product reviews of category {i}" for i in range(20)]
+    title = "Fig B.4 · Top 20 of 55 topics (43% of prompts unclustered), a title longer than the column at 12 pt"
+    fig = plotting.barh(labels, np.linspace(1, 22, 20), xlabel="% of clustered prompts", title=title)
+    height = fig.get_size_inches()[1]
+    assert display.smallest_font_pt(fig) < 9  # as drawn: wider than the column
+    display.prepare(fig, "simulated")
+    assert display.smallest_font_pt(fig) >= display.MIN_FONT_PT - 0.05
+    shown = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert [" ".join(s.split()) for s in shown] == labels and all("\n" in s for s in shown)
+    assert " ".join(fig.axes[0].get_title().split()) == title and fig.get_size_inches()[1] > height

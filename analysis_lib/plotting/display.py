@@ -31,6 +31,7 @@ import base64
 import html
 import io
 import logging
+import textwrap
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
+from matplotlib.ticker import FixedLocator
 from PIL import Image
 
 from analysis_lib.extras import require
@@ -231,17 +233,10 @@ def _texts(fig: Figure) -> list[Text]:
     return [t for t in fig.findobj(Text) if isinstance(t, Text)]
 
 
-def _fit(fig: Figure, column_px: float, min_pt: float) -> None:
-    """Narrow ``fig`` to the column (a few passes: text does not shrink with the figure), then raise every text
-    below ``min_pt`` to it."""
-    for _ in range(4):
-        drawn = drawn_width_in(fig) * CSS_PX_PER_INCH
-        if drawn <= column_px * 1.001:
-            break
-        width, height = fig.get_size_inches()
-        extra = drawn / CSS_PX_PER_INCH - width  # what the figure draws beyond its own box (outside legends)
-        fig.set_size_inches(max(1.5, column_px / CSS_PX_PER_INCH - max(extra, 0.0) - 0.02), height)
-    for ax in fig.axes:  # ticks made later (a resized axis) take the axis' tick size, not the old labels'
+def _raise_fonts(fig: Figure, min_pt: float) -> None:
+    """Every text of ``fig`` below ``min_pt`` raised to it (tick labels through their axis, so ticks made later
+    get the size too)."""
+    for ax in fig.axes:
         for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
             sizes = [float(t.get_fontsize()) for t in axis.get_ticklabels(which="both")]
             if sizes and min(sizes) < min_pt:
@@ -249,10 +244,71 @@ def _fit(fig: Figure, column_px: float, min_pt: float) -> None:
     for t in _texts(fig):
         if float(t.get_fontsize()) < min_pt:
             t.set_fontsize(min_pt)
-    if display_scale(fig, column_px) < 1.0:
-        # larger text widened it again: narrow once more
-        width, height = fig.get_size_inches()
-        fig.set_size_inches(max(1.5, width * display_scale(fig, column_px) - 0.02), height)
+
+
+def _fit(fig: Figure, column_px: float, min_pt: float) -> None:
+    """Raise every text below ``min_pt`` to it, and narrow ``fig`` until what it draws fits the column: each pass
+    takes the excess off the figure's width (text does not shrink with the figure, so a few passes). Before the
+    plot would lose more than 40% of its width, long category labels and titles are wrapped onto more lines (the
+    figure grows taller to hold them). Never below 40% of its width: a figure whose text alone is wider than the
+    column stays too wide (:func:`prepare` logs it)."""
+    column_in = 0.985 * column_px / CSS_PX_PER_INCH  # a little room: text extents vary with the rendering dpi
+    original = float(fig.get_size_inches()[0])
+    narrowest = max(2.5, 0.4 * original)
+    wrapped = False
+    for _ in range(10):
+        _raise_fonts(fig, min_pt)
+        drawn = drawn_width_in(fig)
+        if drawn <= column_in * 1.001:
+            return
+        width, height = (float(v) for v in fig.get_size_inches())
+        narrower = width - (drawn - column_in) - 0.02
+        if not wrapped and narrower < 0.6 * original:
+            wrapped = True
+            if _wrap_long_texts(fig, column_in):
+                continue
+        narrower = max(narrowest, narrower)
+        if narrower >= width - 1e-3:
+            return
+        fig.set_size_inches(narrower, height)
+
+
+#: Category labels longer than this many characters are wrapped when a figure does not fit the column.
+WRAP_LABEL_CHARS = 28
+
+
+def _wrap_long_texts(fig: Figure, column_in: float) -> bool:
+    """Wrap, at spaces, the category labels (fixed ticks) longer than :data:`WRAP_LABEL_CHARS` characters, growing
+    the figure taller so that each label's lines fit between its neighbours, and the titles wider than
+    ``column_in``: the words stay, on more lines. True when something was wrapped."""
+    renderer = _renderer(fig)
+    changed = False
+    for ax in fig.axes:
+        for name, axis, set_ticks in (("y", ax.yaxis, ax.set_yticks), ("x", ax.xaxis, ax.set_xticks)):
+            labels = [t.get_text() for t in axis.get_ticklabels()]
+            if not isinstance(axis.get_major_locator(), FixedLocator) or all(
+                    len(lab) <= WRAP_LABEL_CHARS for lab in labels):
+                continue
+            wrapped = [textwrap.fill(lab, WRAP_LABEL_CHARS) for lab in labels]
+            set_ticks(axis.get_ticklocs(), wrapped)
+            changed = True
+            if name == "y" and labels:
+                size = float(axis.get_ticklabels()[0].get_fontsize())
+                lines = max(w.count("\n") + 1 for w in wrapped)
+                width, height = (float(v) for v in fig.get_size_inches())
+                axes_height = ax.get_position().height * height
+                needed = len(labels) * lines * size * 1.5 / 72
+                if needed > axes_height:
+                    fig.set_size_inches(width, height + needed - axes_height)
+    suptitle = getattr(fig, "_suptitle", None)
+    for title in [*(ax.title for ax in fig.axes), *([suptitle] if suptitle is not None else [])]:
+        text = title.get_text()
+        width_in = title.get_window_extent(renderer).width / fig.dpi
+        if text and width_in > 0.9 * column_in:
+            chars = max(20, int(len(text) * 0.9 * column_in / width_in))
+            title.set_text("\n".join(textwrap.fill(line, chars) for line in text.split("\n")))
+            changed = True
+    return changed
 
 
 def _stamp_text(fig: Figure, label: str) -> Text:
@@ -260,7 +316,8 @@ def _stamp_text(fig: Figure, label: str) -> Text:
     fig.draw_without_rendering()
     box = fig.get_tightbbox(_renderer(fig))  # inches
     width, height = fig.get_size_inches()
-    return fig.text(box.x1 / width, (box.y1 + 0.06) / height, label, ha="right", va="bottom",
+    pad = 0.06  # the rounded box reaches this far (inches) beyond the text: keep it inside what the figure draws
+    return fig.text((box.x1 - pad) / width, (box.y1 + pad) / height, label, ha="right", va="bottom",
                     fontsize=max(MIN_FONT_PT, 10.0), fontweight="bold", color="#b2182b",
                     bbox={"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": "#b2182b"})
 
@@ -316,7 +373,7 @@ def prepare(fig: Figure, kind: str | None = None, *, alt: str | None = None,
         _stamp_text(fig, settings["stamp"])
     smallest = smallest_font_pt(fig, column_px)
     if smallest < min_pt - 0.05:
-        log.warning("figure %r: its smallest text is %.1f pt at display size (< %.0f pt)",
+        log.info("figure %r: its smallest text is %.1f pt at display size (< %.0f pt)",
                     settings["alt"][:80], smallest, min_pt)
     settings["prepared"] = True
     return fig
