@@ -555,6 +555,14 @@ def test_status_page_counts_ids_by_kind_of_evidence(book, browser):
             "table.repro-status tbody tr[id^='status-']",
             "rows => rows.map(r => [r.id.slice(7), r.cells[2].textContent.trim(), r.cells[3].textContent.trim()])")
         text = page.locator("main").inner_text()
+        # the summary table of verdicts: the table whose first header reads "verdict"
+        page_counts = dict(page.evaluate("""() => {
+            const t = [...document.querySelectorAll('main table')].find(
+                t => (t.querySelector('th') || {}).textContent === 'verdict');
+            return t ? [...t.querySelectorAll('tbody tr')].map(r => [r.cells[0].textContent.trim(),
+                                                                     parseInt(r.cells[1].textContent)])
+                         .filter(([v, n]) => v !== 'total') : [];
+        }"""))
     finally:
         page.close()
     verdicts = {row: verdict for row, verdict, _ in rows}
@@ -563,12 +571,22 @@ def test_status_page_counts_ids_by_kind_of_evidence(book, browser):
     counts = [c for _, _, c in rows if c and not c.startswith("no chapter")]
     assert counts and all(re.match(r"(real|published|no data|simulated|not run): ", c) for c in counts), counts[:5]
     assert re.search(r"Of \d+ analysis IDs, \d+ are reproduced from real or published data", text)
-    for verdict in ("reproduced", "simulated", "not run", "differs", "assumption"):
-        assert re.search(rf"^{verdict}\t\d+", text, re.MULTILINE), f"no count of '{verdict}' IDs"
+    counts_table = page_counts
+    for verdict in ("reproduced", "assumption", "differs", "computed", "simulated", "not run", "not yet"):
+        assert verdict in counts_table, f"no count of '{verdict}' IDs: {counts_table}"
+    assert sum(counts_table.values()) == len(rows)
     if CHAPTERS == sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if p.stem != STATUS):
         reproduced = [r for r, v in verdicts.items() if v.startswith("reproduced") and ("on real" in v
                                                                                      or "on published" in v)]
-        assert len(reproduced) >= 20, f"{len(reproduced)} IDs reproduced from real or published data: {reproduced}"
+        assert counts_table["reproduced"] >= len(reproduced)
+        # issue 21: at least 20 once the Second pass IDs are in the chapters (16 of the first pass's read so)
+        recorded = {r.analysis_id for c in CHAPTERS for r in book.results(c)}
+        need = 20 if set(SECOND_PASS_IDS) <= recorded else 16
+        assert len(reproduced) >= need, f"{len(reproduced)} IDs reproduced from real or published data: {reproduced}"
+
+
+#: The nine IDs of ANALYSES.md's "Second pass" (issue 21, item 1).
+SECOND_PASS_IDS = ("SA-A2", "SA-TA1", "SA-A2C", "SA-22L", "DR-T4", "DR-T5", "DR-T7", "AE-F6", "AE-T1")
 
 
 def test_status_page_indexes_all_88_figures_and_tables(book, browser):
