@@ -2,9 +2,17 @@
 
 One file per paper (``sa``, ``ng``, ``dr``, ``ae``), columns :data:`COLUMNS`: the analysis ID and the quantity (the
 key), the paper's value (empty when the paper gives none), the tolerance, an optional bound (``lower`` for "more
-than x", ``upper`` for "less than x"), the source in the paper and a note. :func:`table` reads them all,
-:func:`lookup` returns one row. The book's recorder (``bookbuild.recorder``) compares a computed number with its
-row; the simulators that plant a paper's numbers read them here too, so every number of a paper is typed once.
+than x", ``upper`` for "less than x"), the source in the paper (the paper's short name and its section, figure or
+table: ``NG later version, §4, Fig 4``), a note, and ``discrepancy``: a known property of the paper's value that
+explains why a number computed from real or published data cannot equal it (empty for most rows):
+
+- ``inconsistent: <reason>``  the paper is inconsistent with itself (its text vs its figure, a mistyped list);
+- ``assumption: <reason>``    the comparison rests on a number the paper does not publish (an implied group size).
+
+The reason is a word or two (``text vs figure``, ``mistyped list``, ``unpublished n``); it is shown beside the
+status. :func:`table` reads them all, :func:`lookup` returns one row. The book's recorder (``bookbuild.recorder``)
+compares a computed number with its row; the simulators that plant a paper's numbers read them here too, so every
+number of a paper is typed once.
 """
 
 from __future__ import annotations
@@ -17,9 +25,43 @@ from pathlib import Path
 from typing import Literal
 
 Bound = Literal["lower", "upper"]
+DiscrepancyKind = Literal["inconsistent", "assumption"]
 
 DIRECTORY = Path(__file__).resolve().parent / "resources" / "paper_values"
-COLUMNS = ("analysis_id", "quantity", "paper", "tol", "bound", "source", "note")
+COLUMNS = ("analysis_id", "quantity", "paper", "tol", "bound", "source", "note", "discrepancy")
+#: Columns a file must have; ``discrepancy`` may be absent (a file without it has no known discrepancy).
+REQUIRED_COLUMNS = COLUMNS[:-1]
+DISCREPANCY_KINDS: tuple[str, ...] = ("inconsistent", "assumption")
+#: The longest reason a discrepancy may give: it is shown in a status cell, a word or two.
+MAX_REASON_CHARS = 24
+
+
+@dataclass(frozen=True)
+class Discrepancy:
+    """Why a number computed from real or published data cannot equal the paper's value: the paper is
+    ``inconsistent`` with itself, or the comparison rests on an ``assumption`` the paper does not publish;
+    ``reason`` says which in a word or two."""
+
+    kind: DiscrepancyKind
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.reason}"
+
+
+def parse_discrepancy(text: str) -> Discrepancy | None:
+    """``"inconsistent: text vs figure"`` as a :class:`Discrepancy`; ``None`` for an empty cell. ``ValueError``
+    (the caller names the file and line) for an unknown kind, an empty reason or one longer than
+    :data:`MAX_REASON_CHARS`."""
+    text = text.strip()
+    if not text:
+        return None
+    kind, sep, reason = (part.strip() for part in text.partition(":"))
+    if not sep or kind not in DISCREPANCY_KINDS:
+        raise ValueError(f"expected '<kind>: <reason>' with kind one of {list(DISCREPANCY_KINDS)}, got {text!r}")
+    if not reason or len(reason) > MAX_REASON_CHARS:
+        raise ValueError(f"the reason must be a word or two (1 to {MAX_REASON_CHARS} characters), got {reason!r}")
+    return Discrepancy(kind, reason)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -36,6 +78,7 @@ class PaperValue:
     note: str
     file: str
     line: int
+    discrepancy: Discrepancy | None = None
 
 
 def _cell_value(text: str) -> float | str | None:
@@ -51,17 +94,20 @@ def _cell_value(text: str) -> float | str | None:
 def read_table(path: str | Path) -> dict[tuple[str, str], PaperValue]:
     """Read one paper-values CSV (columns :data:`COLUMNS`), validating every row.
 
-    Raises ``ValueError`` naming the file, line and column for a missing column, an empty key, a non-numeric
-    tolerance, an unknown bound or a duplicated ``(analysis_id, quantity)``.
+    Raises ``ValueError`` naming the file, line and column for a missing column (``discrepancy`` may be absent), an
+    empty key, a non-numeric tolerance, an unknown bound, a malformed discrepancy or a duplicated
+    ``(analysis_id, quantity)``.
     """
     path = Path(path)
     out: dict[tuple[str, str], PaperValue] = {}
     with path.open(newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
-        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+        missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
             raise ValueError(f"{path}: missing column(s) {missing}; expected {list(COLUMNS)}")
         for line, row in enumerate(reader, start=2):
+            if row.get(None):  # type: ignore[call-overload]
+                raise ValueError(f"{path}, line {line}: more fields than the header's {len(reader.fieldnames or [])}")
             aid, quantity = (row["analysis_id"] or "").strip(), (row["quantity"] or "").strip()
             if not aid or not quantity:
                 raise ValueError(f"{path}, line {line}: analysis_id and quantity must both be non-empty")
@@ -73,12 +119,17 @@ def read_table(path: str | Path) -> dict[tuple[str, str], PaperValue]:
             bound = (row["bound"] or "").strip() or None
             if bound not in (None, "lower", "upper"):
                 raise ValueError(f"{path}, line {line}, column bound: expected '', 'lower' or 'upper', got {bound!r}")
+            try:
+                discrepancy = parse_discrepancy(row.get("discrepancy") or "")
+            except ValueError as exc:
+                raise ValueError(f"{path}, line {line}, column discrepancy: {exc}") from None
             key = (aid, quantity)
             if key in out:
                 raise ValueError(f"{path}, line {line}: duplicate row for {aid} / {quantity!r} "
                                  f"(first at line {out[key].line})")
             out[key] = PaperValue(aid, quantity, _cell_value(row["paper"] or ""), tol, bound,  # type: ignore[arg-type]
-                                  (row["source"] or "").strip(), (row["note"] or "").strip(), str(path), line)
+                                  (row["source"] or "").strip(), (row["note"] or "").strip(), str(path), line,
+                                  discrepancy)
     return out
 
 

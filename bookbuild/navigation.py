@@ -153,6 +153,57 @@ def figure_index(chapters: Mapping[str, Chapter], catalogue: pl.DataFrame) -> pl
     return pl.DataFrame([r[2:] for r in rows], schema={c: pl.String for c in INDEX_COLUMNS}, orient="row")
 
 
+@dataclass(frozen=True)
+class IndexEntry:
+    """One figure or table of a paper in the book's index: where the paper numbers it (``label``, ``Fig 2``), in
+    NG's earlier version too (``earlier``), its caption, and either the sections that reproduce it (``links``:
+    ``(analysis_id, href or None, text)``; no href when no built chapter has the ID's section) or the reason it
+    cannot be reproduced."""
+
+    paper: str
+    label: str
+    earlier: str | None
+    caption: str
+    links: tuple[tuple[str, str | None, str], ...]
+    reason: str | None
+
+    @property
+    def anchor(self) -> str:
+        """The row's HTML id: ``fig-ng-fig-2``, ``fig-ae-table-7``."""
+        return "fig-" + re.sub(r"[^a-z0-9]+", "-", f"{self.paper} {self.label}".lower()).strip("-")
+
+
+def _label(kind: str, number: str) -> str:
+    return f"{'Fig' if kind == 'Figure' else 'Table'} {number}"
+
+
+def paper_figure_index(figures: pl.DataFrame, chapters: Mapping[str, Chapter], ids: list[list[str]],
+                       verdicts: Mapping[str, str] | None = None) -> list[IndexEntry]:
+    """Every figure and table of the papers (``figures``: :func:`bookbuild.catalogue.read_figures`, its IDs per row
+    ``ids``) with the sections of the built ``chapters`` that reproduce it, named ``<ID> · <section title>`` and
+    the ID's verdict when ``verdicts`` gives one; an ID no built chapter has a section for is named, not linked."""
+    sections: dict[str, tuple[Chapter, Section]] = {}
+    for chapter in chapters.values():
+        for s in chapter.sections:
+            sections.setdefault(s.analysis_id, (chapter, s))
+    verdicts = verdicts or {}
+    out = []
+    for row, row_ids in zip(figures.iter_rows(named=True), ids, strict=True):
+        links: list[tuple[str, str | None, str]] = []
+        for aid in row_ids:
+            verdict = f" ({verdicts[aid]})" if aid in verdicts else ""
+            if aid in sections:
+                chapter, s = sections[aid]
+                links.append((aid, section_href(chapter, aid), f"{aid} · {s.title}{verdict}"))
+            else:
+                links.append((aid, None, f"{aid}{verdict}: no section in this build"))
+        earlier = row["number_earlier_version"]
+        out.append(IndexEntry(row["paper"], _label(row["kind"], row["number"]),
+                              _label(row["kind"], earlier) if earlier else None, row["caption"], tuple(links),
+                              row["reason"] if row["reproducible"] == "no" else None))
+    return out
+
+
 def section_href(chapter: Chapter, analysis_id: str) -> str:
     """Link from a page beside the chapter (same folder) to the ID's section: ``03_preferences.html#sa-d5``;
     the page alone when the chapter has no target for the ID."""

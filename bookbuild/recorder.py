@@ -7,13 +7,19 @@ its own number. The recorder keeps a table of the notebook's results and rewrite
 after every call, so an interrupted run keeps what it finished; :meth:`Recorder.section` renders one analysis ID's
 numbers beside the paper's as an HTML table for the page.
 
-Status of one result:
+A number's **evidence** is what it was computed from (:func:`evidence`, from the recorder's data kind): ``real``
+data (an LLM's cached outputs on real data count as real), ``published`` aggregates, the ``simulated`` data of the
+project's simulators, or ``none`` (a worked example that needs no data, or a number that did not run). Its
+**status** (:func:`compare`):
 
-- ``match``     computed on real or published data and within ``tol`` of the paper's value;
-- ``differs``   computed on real or published data and outside ``tol`` (the notebook must say why);
-- ``simulated`` computed on the project's simulator: the paper's value is shown for orientation only;
-- ``computed``  no paper value to compare with (a new number, or a property of the method);
-- ``not run``   needs an LLM endpoint or data that this build did not have; no number is shown.
+- ``match``        computed on real or published data and within ``tol`` of the paper's value;
+- ``differs``      computed on real or published data and outside ``tol``: ours vs the paper (the chapter says why);
+- ``inconsistent`` outside ``tol`` because the paper is inconsistent with itself (its text vs its figure, a
+  mistyped list): the paper-values row's ``discrepancy`` says so, and ``Result.reason`` gives the reason in a word;
+- ``assumption``   outside ``tol`` at an assumption the paper does not publish (an implied group size), likewise;
+- ``simulated``    computed on the project's simulator: the paper's value is shown for orientation only;
+- ``computed``     no paper value to compare with (a new number, or a property of the method);
+- ``not run``      needs an LLM endpoint or data that this build did not have; no number is shown.
 """
 
 from __future__ import annotations
@@ -30,11 +36,24 @@ import numpy as np
 import polars as pl
 
 from analysis_lib import paper_values
-from analysis_lib.paper_values import Bound, PaperValue
+from analysis_lib.paper_values import Bound, Discrepancy, PaperValue
 from bookbuild.tables import HTMLTable, format_value, html_table
 
 DataKind = Literal["real", "published", "simulated", "llm-cache", "none"]
-Status = Literal["match", "differs", "simulated", "computed", "not run"]
+Status = Literal["match", "differs", "inconsistent", "assumption", "simulated", "computed", "not run"]
+Evidence = Literal["real", "published", "simulated", "none"]
+
+#: Every status a number can have, in the order the tables list them.
+STATUSES: tuple[str, ...] = ("match", "differs", "inconsistent", "assumption", "simulated", "computed", "not run")
+#: What each data kind counts as evidence (an LLM's cached outputs are computed on real inputs).
+EVIDENCE_OF_DATA: dict[str, Evidence] = {
+    "real": "real", "llm-cache": "real", "published": "published", "simulated": "simulated", "none": "none",
+}
+#: The words a reader sees for a status (``inconsistent`` and ``assumption`` add their reason).
+STATUS_LABEL: dict[str, str] = {
+    "match": "match", "differs": "differs", "inconsistent": "paper inconsistent", "assumption": "assumption",
+    "simulated": "simulated", "computed": "computed", "not run": "not run",
+}
 
 @dataclass(frozen=True)
 class Result:
@@ -51,6 +70,34 @@ class Result:
     note: str = ""
     planted: float | str | None = None
     bound: Bound | None = None
+    reason: str = ""
+
+    @property
+    def evidence(self) -> Evidence:
+        """What the number rests on (:func:`evidence`)."""
+        return evidence(self.data, self.status)
+
+    @property
+    def label(self) -> str:
+        """The status as a reader sees it: ``paper inconsistent (text vs figure)``, ``match``, ..."""
+        return status_label(self.status, self.reason)
+
+
+def evidence(data: str, status: str) -> Evidence:
+    """The evidence of a number: ``none`` when it did not run, else what its data kind counts as
+    (:data:`EVIDENCE_OF_DATA`; ``ValueError`` for an unknown kind)."""
+    if status == "not run":
+        return "none"
+    try:
+        return EVIDENCE_OF_DATA[data]
+    except KeyError:
+        raise ValueError(f"unknown data kind {data!r}; expected one of {list(EVIDENCE_OF_DATA)}") from None
+
+
+def status_label(status: str, reason: str = "") -> str:
+    """A status in a reader's words, with its reason when it has one: ``assumption (unpublished n)``."""
+    label = STATUS_LABEL.get(status, status)
+    return f"{label} ({reason})" if reason else label
 
 
 def compare(
@@ -59,11 +106,14 @@ def compare(
     data: DataKind,
     tol: float | None,
     bound: Bound | None = None,
+    discrepancy: Discrepancy | None = None,
 ) -> Status:
     """The status rule stated in the module docstring.
 
     ``bound="lower"`` reads the paper's value as a lower bound ("more than 11%"): ``ours >= paper - tol``
-    matches; ``"upper"`` likewise for "less than".
+    matches; ``"upper"`` likewise for "less than". A number on real or published data outside the tolerance
+    ``differs``, unless the paper's value has a known ``discrepancy``: then its kind (``inconsistent`` or
+    ``assumption``) is the status.
     """
     if ours is None or (isinstance(ours, float) and math.isnan(ours)):
         return "not run"
@@ -72,14 +122,19 @@ def compare(
     if paper is None:
         return "computed"
     if isinstance(ours, str) or isinstance(paper, str):
-        return "match" if str(ours) == str(paper) else "differs"
-    tol = 0.0 if tol is None else tol
-    x, p = float(ours), float(paper)
-    if bound == "lower":
-        return "match" if x >= p - tol - 1e-12 else "differs"
-    if bound == "upper":
-        return "match" if x <= p + tol + 1e-12 else "differs"
-    return "match" if abs(x - p) <= tol + 1e-12 else "differs"
+        within = str(ours) == str(paper)
+    else:
+        tol = 0.0 if tol is None else tol
+        x, p = float(ours), float(paper)
+        if bound == "lower":
+            within = x >= p - tol - 1e-12
+        elif bound == "upper":
+            within = x <= p + tol + 1e-12
+        else:
+            within = abs(x - p) <= tol + 1e-12
+    if within:
+        return "match"
+    return discrepancy.kind if discrepancy is not None else "differs"
 
 
 @dataclass
@@ -140,26 +195,32 @@ class Recorder:
         ours, planted = _plain(ours), _plain(planted)
         kind = data or self.data
         row = self.paper_value(analysis_id, quantity)
+        status = compare(ours, row.paper, kind, row.tol, row.bound, row.discrepancy)
         result = Result(
             analysis_id=analysis_id,
             quantity=quantity,
             ours=ours,
             paper=row.paper,
             data=kind,
-            status=compare(ours, row.paper, kind, row.tol, row.bound),
+            status=status,
             tol=row.tol,
             source=row.source,
             note="; ".join(n for n in (row.note, note) if n),
             planted=planted,
             bound=row.bound if row.paper is not None else None,
+            reason=row.discrepancy.reason if row.discrepancy is not None and status == row.discrepancy.kind else "",
         )
         self.results = [r for r in self.results if (r.analysis_id, r.quantity) != (analysis_id, quantity)]
         self.results.append(result)
         self._save()
 
     def not_run(self, analysis_id: str, quantity: str, *, reason: str) -> None:
-        """Record that an analysis did not run in this build (no endpoint, no data); shows no number."""
+        """Record that an analysis did not run in this build (no endpoint, no data); shows no number. The
+        ``reason`` is added to the row's note and kept as the result's ``reason`` (the status page says it)."""
         self.number(analysis_id, quantity, None, note=reason, data="none")
+        last = self.results[-1]
+        self.results[-1] = Result(**{**asdict(last), "reason": _reason_text(reason)})
+        self._save()
 
     def section(self, analysis_id: str, digits: int = 3, keep: Callable[[str], bool] | None = None) -> HTMLTable:
         """This notebook's numbers for one analysis ID beside the paper's, as an HTML table for the page:
@@ -179,6 +240,12 @@ class Recorder:
         tmp = self.path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False))
         tmp.replace(self.path)
+
+
+def _reason_text(reason: str) -> str:
+    """A not-run reason without a leading ``not run:`` (the status says it already)."""
+    text = reason.strip()
+    return text[len("not run:"):].strip() if text.lower().startswith("not run:") else text
 
 
 def _plain(v: object) -> float | str | None:
@@ -220,7 +287,7 @@ def results_frame(results: list[Result]) -> pl.DataFrame:
             "ours": None if r.ours is None else format_value(r.ours, 4),
             "paper": None if r.paper is None else format_paper(r, 4),
             "data": r.data,
-            "status": r.status,
+            "status": r.label,
             "source": r.source,
             "note": r.note,
         }
@@ -264,34 +331,110 @@ def data_banner(
 STATUS_STYLE = {
     "match": ("#1b7837", "#e7f4e4"),
     "differs": ("#b35806", "#fdebd3"),
+    "inconsistent": ("#8a4f00", "#fff3cd"),
+    "assumption": ("#6d4c00", "#fdf6dc"),
     "simulated": ("#5e3c99", "#eee8f6"),
     "computed": ("#2166ac", "#e3eef8"),
     "not run": ("#555555", "#eeeeee"),
 }
 
 
-def _status_badge(status: str) -> str:
+def status_badge(status: str, reason: str = "") -> str:
+    """A status as a small coloured label (HTML; the reason, if any, escaped)."""
     fg, bg = STATUS_STYLE.get(status, ("#333", "#fff"))
-    return (f'<span style="color:{fg};background:{bg};border-radius:3px;padding:1px 6px;white-space:nowrap;'
-            f'font-weight:600">{html.escape(status)}</span>')
+    return (f'<span style="color:{fg};background:{bg};border-radius:3px;padding:1px 6px;'
+            f'font-weight:600">{html.escape(status_label(status, reason))}</span>')
+
+
+def note_parts(note: str) -> list[str]:
+    """A note's parts: the recorder joins a row's note and the chapter's with ``"; "``."""
+    return [p.strip() for p in note.split("; ") if p.strip()]
+
+
+def shared_notes(notes: list[str]) -> tuple[list[str], list[str], list[list[str]]]:
+    """Notes repeated over the rows of a table, said once.
+
+    Returns ``(every, footnotes, rest)``: the note parts (:func:`note_parts`) found on every row (when there are
+    two rows or more), the parts found on two rows or more but not all (numbered footnotes ``[1]``, ``[2]`` in
+    order of first appearance), and per row what is left: its own parts, then the markers of its footnotes.
+    """
+    parts = [list(dict.fromkeys(note_parts(n))) for n in notes]
+    counts: dict[str, int] = {}
+    for row in parts:
+        for part in row:
+            counts[part] = counts.get(part, 0) + 1
+    n = len(parts)
+    every = [p for p, c in counts.items() if n >= 2 and c == n]
+    footnotes = [p for p, c in counts.items() if c >= 2 and p not in every]
+    rest = [[p for p in row if counts[p] < 2] + [f"[{footnotes.index(p) + 1}]" for p in row if p in footnotes]
+            for row in parts]
+    return every, footnotes, rest
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _paper_cell(r: Result, digits: int, with_source: bool) -> str:
+    if r.paper is None:
+        return "no paper number"
+    source = f'<br><small style="color:#666">{html.escape(r.source)}</small>' if with_source and r.source else ""
+    return html.escape(format_paper(r, digits)) + source
+
+
+def _not_run_row(skipped: list[Result], digits: int, with_planted: bool) -> dict[str, str]:
+    """One line for an ID's numbers that did not run: how many, folded list of them, the reason once."""
+    items = "".join(
+        f"<li>{html.escape(r.quantity)}" + (f" (paper {html.escape(format_paper(r, digits))})" if r.paper is not None
+                                            else "") + "</li>"
+        for r in skipped
+    )
+    reasons = list(dict.fromkeys(r.reason or r.note for r in skipped if r.reason or r.note))
+    row = {"quantity": f"<details><summary>{len(skipped)} numbers not run</summary><ul>{items}</ul></details>",
+           "this build": "—", "paper": "—"}
+    if with_planted:
+        row["planted"] = "—"
+    row["status"] = status_badge("not run")
+    row["note"] = html.escape(" / ".join(reasons))
+    return row
 
 
 def section_table(results: list[Result], digits: int = 3) -> HTMLTable:
-    """The our-number-beside-the-paper's table of one section (see :meth:`Recorder.section`)."""
-    with_planted = any(r.planted is not None for r in results)
+    """The our-number-beside-the-paper's table of one section (see :meth:`Recorder.section`).
+
+    Columns: quantity, this build, the paper's value, planted (only when a number has one), status and note. Said
+    once under the table instead of on every row: the paper's source when every paper value has the same one,
+    note parts shared by every row, and note parts shared by several rows (numbered footnotes). An ID's numbers
+    that did not run collapse to one line (two or more of them) with their reason once.
+    """
+    if not results:
+        raise ValueError("section_table: no results to show")
+    skipped = [r for r in results if r.status == "not run"]
+    shown = [r for r in results if r.status != "not run"] if len(skipped) >= 2 else list(results)
+    with_planted = any(r.planted is not None for r in shown)
+    sources = {r.source for r in shown if r.paper is not None}
+    one_source = len(sources) == 1 and len([r for r in shown if r.paper is not None]) >= 2
+    every, footnotes, rest = shared_notes([r.note for r in shown])
     rows = []
-    for r in results:
-        paper = format_paper(r, digits) if r.paper is not None else "no paper number"
+    for r, note in zip(shown, rest, strict=True):
         row = {
             "quantity": html.escape(r.quantity),
             "this build": html.escape(format_value(r.ours, digits)),
-            "paper": html.escape(paper) + (f'<br><small style="color:#666">{html.escape(r.source)}</small>'
-                                           if r.source and r.paper is not None else ""),
+            "paper": _paper_cell(r, digits, with_source=not one_source),
         }
         if with_planted:
             row["planted"] = html.escape(format_value(r.planted, digits)) if r.planted is not None else "—"
-        row["status"] = _status_badge(r.status)
-        row["note"] = html.escape(r.note)
+        row["status"] = status_badge(r.status, r.reason)
+        row["note"] = html.escape("; ".join(p for p in note if not p.startswith("["))) + "".join(
+            f" <sup>{html.escape(p)}</sup>" for p in note if p.startswith("["))
         rows.append(row)
+    if len(skipped) >= 2:
+        rows.append(_not_run_row(skipped, digits, with_planted))
     frame = pl.DataFrame(rows, schema={k: pl.String for k in rows[0]})
-    return html_table(frame, raw_html_columns=tuple(frame.columns), max_height_px=None)
+    if all(not v for v in frame["note"]):
+        frame = frame.drop("note")
+    notes = ([f"Paper's values: {_sentence(next(iter(sources)))}"] if one_source else []) + [
+        f"Every row: {_sentence(p)}" for p in every] + [f"[{i}] {_sentence(p)}" for i, p in enumerate(footnotes, 1)]
+    wrap = {"this build": "nowrap", "planted": "nowrap", "paper": "words", "status": "words"}
+    return html_table(frame, raw_html_columns=tuple(frame.columns), max_height_px=None, notes=notes,
+                      wrap={c: m for c, m in wrap.items() if c in frame.columns})

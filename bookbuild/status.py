@@ -2,24 +2,35 @@
 
 The catalogue (:mod:`bookbuild.catalogue`) lists every analysis in the five source papers. A build records
 its numbers with :class:`bookbuild.recorder.Recorder` (one JSON file per notebook under ``results_dir``);
-:func:`load_build` reads them and :func:`status_table` joins the two. Each recorded number has one of the statuses
-of :mod:`bookbuild.recorder` (``match``, ``differs``, ``simulated``, ``computed``, ``not run``); an analysis ID
-usually records several numbers, and its status is the **worst** of theirs, in this order:
+:func:`load_build` reads them and :func:`status_table` joins the two.
 
-1. ``differs``   at least one number was computed on real or published data and is outside the tolerance;
-2. ``simulated`` else, at least one number comes from the simulator (the ID is not reproduced yet, only run);
-3. ``not run``   else, at least one number could not be computed in this build (no endpoint or data);
-4. ``match``     else, at least one number matches the paper's and every other one is ``computed``;
-5. ``computed``  every number is new (the paper gives no value to compare with);
+Each recorded number has an evidence (``real``, ``published``, ``simulated``, or ``none``: a worked example that
+needs no data, or a number that did not run) and a status (``match``, ``differs``, ``inconsistent``,
+``assumption``, ``simulated``, ``computed``, ``not run``; :mod:`bookbuild.recorder`). An ID's row counts its
+numbers by evidence and status, so what ran on real or published data and what on the simulator are shown apart
+(``published: 30 match · 1 computed; simulated: 2``), and gives one **verdict** (:func:`verdict`):
 
-and ``not yet`` when no notebook recorded anything for the ID. So an ID reads ``match`` only when every
-number it has that the paper reports was reproduced on real or published data, and nothing of it is simulated
-or missing. An ID whose chapter failed in this build (``<results_dir>/_failed.json``, written by the runner)
-reads ``failed``: its partial numbers are not shown, and nothing links to the failed page.
+1. Its numbers on real or published data decide, when it has any besides checks of the paper against itself
+   (``inconsistent`` numbers alone do not make an ID "run"): ``differs`` if one of them differs from the paper
+   (ours vs the paper), else ``assumption`` if one differs at an assumption the paper does not publish, else
+   ``reproduced`` if one matches, else ``computed`` (no paper number to compare with). The verdict's *basis*
+   says which data: ``real``, ``published`` or both. Where the paper contradicts itself (an ``inconsistent``
+   number: its text vs its figure, a mistyped list) the verdict says so beside it (``reproduced · paper
+   inconsistent (text vs figure)``): ours agrees with one side of the paper, and nothing more can match.
+2. Else ``simulated``, when the simulator ran: the analysis runs; it does not reproduce the paper's finding.
+3. Else ``not run``, when some number could not run (no endpoint, no data), with the reason.
+4. Else ``paper inconsistent`` (only checks of the paper against itself ran) or, for worked examples that need no
+   data, ``reproduced`` / ``computed`` on basis ``no data``.
 
-The page (:mod:`bookbuild.status_page`) shows one row per ID: its status, a one-line summary and a link, named by
-the chapter's title, to the section that computes it (``03_preferences.html#sa-d5``, see
-:mod:`bookbuild.navigation`); the numbers themselves sit in a collapsed ``<details>`` and on the chapter.
+Simulated and not-run numbers beside a verdict on real or published data are counted in the row, not hidden.
+``not yet`` when no notebook recorded anything for the ID; an ID whose chapter failed in this build
+(``<results_dir>/_failed.json``, written by the runner) reads ``failed``: its partial numbers are not shown, and
+nothing links to the failed page. ``assumption`` and the paper's inconsistency carry their reason in a word (the
+paper-values row's ``discrepancy``), ``not run`` the reason its numbers did not run.
+
+The page (:mod:`bookbuild.status_page`) shows one row per ID: its verdict, its counts by evidence with the numbers
+folded under them, and a link, named by the chapter's title, to the section that computes it
+(``03_preferences.html#sa-d5``, see :mod:`bookbuild.navigation`).
 """
 
 from __future__ import annotations
@@ -34,22 +45,42 @@ import polars as pl
 from bookbuild import navigation
 from bookbuild.catalogue import PROJECT_CHECKS
 from bookbuild.navigation import Chapter
-from bookbuild.recorder import Result, format_paper
+from bookbuild.recorder import STATUS_LABEL, Result, format_paper, note_parts
 from bookbuild.tables import format_value
 
-#: Aggregate order, worst first (see the module docstring), then ``not yet``.
-AGGREGATE_ORDER: tuple[str, ...] = ("differs", "simulated", "not run", "match", "computed")
-STATUSES: tuple[str, ...] = ("match", "differs", "simulated", "computed", "not run", "not yet", "failed")
+#: The verdicts of an ID, in the order the page lists them.
+VERDICTS: tuple[str, ...] = (
+    "reproduced", "assumption", "differs", "computed", "paper inconsistent", "simulated", "not run", "not yet",
+    "failed",
+)
+#: Kept for callers of the former name: the verdicts.
+STATUSES = VERDICTS
 
 STATUS_MEANING: dict[str, str] = {
-    "match": "reproduced: computed on real or published data and within tolerance of the paper's value",
-    "differs": "computed on real or published data, outside tolerance; the chapter says why",
-    "simulated": "computed on the project's simulator: shows the analysis runs, not the paper's finding",
+    "reproduced": "computed on real or published data and within tolerance of the paper's numbers (where the paper "
+    "contradicts itself, of one side of it: the row says so)",
+    "assumption": "computed on real or published data at a number the paper does not publish (an implied group "
+    "size); the comparison rests on that assumption",
+    "differs": "computed on real or published data, outside tolerance of the paper: ours vs the paper; the chapter "
+    "says why",
     "computed": "computed on real or published data; the paper gives no number to compare with",
-    "not run": "needs an LLM endpoint or data this build did not have; no number is shown",
+    "paper inconsistent": "only checks of the paper against itself ran, and the paper contradicts itself",
+    "simulated": "only the project's simulator ran: the analysis runs, it does not reproduce the paper's finding",
+    "not run": "none of its numbers ran in this build (no LLM endpoint or no data); the reason is given",
     "not yet": "no notebook of this build records the analysis yet",
     "failed": "the chapter that computes it failed in this build; its partial numbers are not shown",
 }
+
+#: The evidence groups of an ID's counts, in display order (``no data``: worked examples; ``not run``: nothing).
+EVIDENCE_GROUPS: tuple[str, ...] = ("real", "published", "no data", "simulated", "not run")
+#: A number's status on real or published data, worst first, and the verdict it gives.
+_RAN_ORDER: tuple[tuple[str, str], ...] = (
+    ("differs", "differs"), ("assumption", "assumption"), ("match", "reproduced"), ("computed", "computed"),
+    ("inconsistent", "paper inconsistent"),
+)
+
+#: The order of statuses within an evidence group of the counts (the issue's "30 match · 2 differs").
+_COUNT_ORDER: tuple[str, ...] = ("match", "differs", "inconsistent", "assumption", "computed")
 
 DATA_USED_LABEL: dict[str, str] = {
     "real": "real",
@@ -60,22 +91,103 @@ DATA_USED_LABEL: dict[str, str] = {
 }
 
 TABLE_COLUMNS = (
-    "id", "paper", "what", "paper_value", "this_build", "data_class", "data_used", "status", "notebooks", "summary",
+    "id", "paper", "what", "paper_value", "this_build", "data_class", "data_used", "evidence", "status", "reason",
+    "inconsistent", "basis", "notebooks", "summary",
 )
 
 
-def aggregate_status(statuses: Iterable[str]) -> str:
-    """The status of one analysis ID from the statuses of its numbers (rule in the module docstring)."""
-    seen = set(statuses)
-    if not seen:
-        return "not yet"
-    unknown = seen - set(AGGREGATE_ORDER)
+@dataclass(frozen=True)
+class Verdict:
+    """An ID's verdict (one of :data:`VERDICTS`); the data it rests on (``basis``: ``real``, ``published``,
+    ``real + published``, ``simulated``, ``no data`` or ``""``); its reason (``unpublished n`` for ``assumption``,
+    the reason its numbers did not run for ``not run``); and ``inconsistent``, the reason in a word where the
+    paper contradicts itself in this ID (``text vs figure``), whatever the verdict."""
+
+    status: str
+    basis: str = ""
+    reason: str = ""
+    inconsistent: str = ""
+
+    @property
+    def label(self) -> str:
+        """The verdict in a reader's words: ``reproduced · paper inconsistent (text vs figure)``,
+        ``assumption (unpublished n)``, ``not run``."""
+        text = self.status
+        if self.reason and self.status in ("assumption", "paper inconsistent"):
+            text += f" ({self.reason})"
+        if self.inconsistent and self.status != "paper inconsistent":
+            text += f" · paper inconsistent ({self.inconsistent})"
+        return text
+
+
+def evidence_group(r: Result) -> str:
+    """The group a number is counted in (:data:`EVIDENCE_GROUPS`)."""
+    if r.status == "not run":
+        return "not run"
+    return {"none": "no data"}.get(r.evidence, r.evidence)
+
+
+def evidence_counts(rs: Iterable[Result]) -> str:
+    """An ID's numbers counted by evidence and status: ``published: 30 match · 2 differs; simulated: 2``
+    (statuses in the reader's words; simulated and not-run numbers are only counted)."""
+    groups: dict[str, dict[str, int]] = {}
+    for r in rs:
+        per = groups.setdefault(evidence_group(r), {})
+        per[r.status] = per.get(r.status, 0) + 1
+    parts = []
+    for group in EVIDENCE_GROUPS:
+        if group not in groups:
+            continue
+        if group in ("simulated", "not run"):
+            parts.append(f"{group}: {sum(groups[group].values())}")
+            continue
+        order = list(_COUNT_ORDER)
+        counts = sorted(groups[group].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+        parts.append(f"{group}: " + " · ".join(f"{n} {STATUS_LABEL.get(s, s)}" for s, n in counts))
+    return "; ".join(parts)
+
+
+def _most_common(texts: list[str]) -> str:
+    counts: dict[str, int] = {}
+    for t in texts:
+        if t:
+            counts[t] = counts.get(t, 0) + 1
+    return max(counts, key=lambda t: counts[t]) if counts else ""
+
+
+def _ran_verdict(rs: list[Result], basis: str, inconsistent: str) -> Verdict:
+    for status, name in _RAN_ORDER:
+        hit = [r for r in rs if r.status == status]
+        if hit:
+            reason = _most_common([r.reason for r in hit]) if status in ("inconsistent", "assumption") else ""
+            return Verdict(name, basis, reason, inconsistent)
+    raise ValueError(f"no verdict for statuses {sorted({r.status for r in rs})}")
+
+
+def verdict(rs: Iterable[Result], failed: Iterable[str] = ()) -> Verdict:
+    """The verdict of one analysis ID from its numbers (rule in the module docstring); ``failed``: the failed
+    chapters that compute it (used when none of its numbers survived). ``ValueError`` for an unknown status."""
+    rs = list(rs)
+    unknown = {r.status for r in rs} - set(STATUS_LABEL)
     if unknown:
-        raise ValueError(f"unknown result status {sorted(unknown)}; expected one of {AGGREGATE_ORDER}")
-    for status in AGGREGATE_ORDER:
-        if status in seen:
-            return status
-    raise AssertionError("unreachable")
+        raise ValueError(f"unknown result status {sorted(unknown)}; expected one of {list(STATUS_LABEL)}")
+    if not rs:
+        return Verdict("failed" if list(failed) else "not yet")
+    on_data = [r for r in rs if r.status not in ("not run", "simulated") and r.evidence in ("real", "published")]
+    kinds = [k for k in ("real", "published") if any(r.evidence == k for r in on_data)]
+    basis = " + ".join(kinds)
+    inconsistent = _most_common([r.reason for r in rs if r.status == "inconsistent"])
+    if any(r.status != "inconsistent" for r in on_data):
+        return _ran_verdict(on_data, basis, inconsistent)
+    if any(r.status == "simulated" for r in rs):
+        return Verdict("simulated", "simulated", "", inconsistent)
+    not_run = [r for r in rs if r.status == "not run"]
+    if not_run:
+        reason = _most_common([r.reason or (note_parts(r.note) or [""])[-1] for r in not_run])
+        return Verdict("not run", "", reason.removeprefix("not run: ") or "no reason recorded", inconsistent)
+    if on_data:
+        return _ran_verdict(on_data, basis, inconsistent)
+    return _ran_verdict(rs, "no data", inconsistent)
 
 
 def data_used(kinds: Iterable[str]) -> str:
@@ -179,9 +291,9 @@ def status_table(
     Columns: ``id``, ``paper``, ``what``, ``paper_value`` (the catalogue's paper numbers), ``this_build`` (every
     recorded quantity of the ID, one per line, ``None`` when none), ``data_class`` (the catalogue's),
     ``data_used`` (``real``/``published``/``simulated``/``LLM cache``/``none``, joined with ``+``; ``None`` when
-    nothing was recorded), ``status`` (:func:`aggregate_status`; ``failed`` for an ID with no result whose
-    chapter is in ``failed_ids``), ``notebooks`` (who recorded it, ``, ``-joined) and ``summary`` (one line:
-    :func:`summary_line`).
+    nothing was recorded), ``evidence`` (:func:`evidence_counts`), ``status``, ``reason`` and ``basis`` (the
+    :class:`Verdict` of :func:`verdict`; ``failed`` for an ID with no result whose chapter is in ``failed_ids``),
+    ``notebooks`` (who recorded it, ``, ``-joined) and ``summary`` (one line: :func:`summary_line`).
 
     The project's own checks (:data:`PROJECT_CHECKS`, paper ``checks``) follow the papers' IDs; any other ID
     recorded by a notebook but missing from the catalogue is appended too (paper ``?``), so a typo in a
@@ -212,16 +324,13 @@ def status_table(
 
 
 def summary_line(rs: list[Result], failed: list[str] | None = None) -> str:
-    """One line for an ID: its single number (:func:`describe_result`), or the count of its numbers per status
-    with the first differing one named; the failed chapters when none of its numbers survived."""
+    """One line for an ID: its numbers counted by evidence (:func:`evidence_counts`) with the first one that
+    differs from the paper named; the failed chapters when none of its numbers survived."""
     if not rs:
         if failed:
             return f"chapter {', '.join(failed)} failed in this build"
         return "no chapter of this build computes it"
-    if len(rs) == 1:
-        return describe_result(rs[0])
-    counts = {s: sum(r.status == s for r in rs) for s in ("match", "differs", "simulated", "computed", "not run")}
-    line = f"{len(rs)} numbers: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    line = evidence_counts(rs)
     first = next((r for r in rs if r.status == "differs"), None)
     if first is None:
         return line
@@ -230,7 +339,7 @@ def summary_line(rs: list[Result], failed: list[str] | None = None) -> str:
 
 
 def _row(aid, paper, what, paper_numbers, data_class, rs: list[Result], where, failed: list[str]) -> tuple:
-    status = aggregate_status(r.status for r in rs) if rs or not failed else "failed"
+    v = verdict(rs, failed)
     return (
         aid,
         paper,
@@ -239,28 +348,45 @@ def _row(aid, paper, what, paper_numbers, data_class, rs: list[Result], where, f
         "\n".join(describe_result(r) for r in rs) if rs else None,
         data_class,
         data_used(r.data for r in rs) if rs else None,
-        status,
+        evidence_counts(rs) if rs else None,
+        v.status,
+        v.reason or None,
+        v.inconsistent or None,
+        v.basis or None,
         ", ".join(where.get(aid, [])) or None,
         summary_line(rs, failed),
     )
 
 
+#: The bases a verdict on real or published data can have: the columns of :func:`status_counts`.
+BASES: tuple[str, ...] = ("real", "published", "real + published")
+
+
 def status_counts(table: pl.DataFrame) -> pl.DataFrame:
-    """Number of IDs per status (every status listed, zeros included), in :data:`STATUSES` order."""
-    counts = dict(table.group_by("status").len().iter_rows())
-    return pl.DataFrame(
-        {"status": list(STATUSES), "ids": [int(counts.get(s, 0)) for s in STATUSES]},
-        schema={"status": pl.String, "ids": pl.Int64},
-    )
+    """Number of IDs per verdict (every verdict listed, zeros included, in :data:`VERDICTS` order); of those, how
+    many rest on real data, published data, or both (columns :data:`BASES`), and in how many the paper contradicts
+    itself (column ``paper inconsistent``)."""
+    rows = []
+    for v in VERDICTS:
+        sub = table.filter(pl.col("status") == v)
+        bases = dict(sub.group_by("basis").len().iter_rows())
+        rows.append([v, sub.height, *[int(bases.get(b, 0)) for b in BASES], sub["inconsistent"].drop_nulls().len()])
+    schema = {"status": pl.String, "ids": pl.Int64, **{b: pl.Int64 for b in BASES}, "paper inconsistent": pl.Int64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def reproduced_on_data(table: pl.DataFrame) -> int:
+    """IDs that read ``reproduced`` on real or published data."""
+    return table.filter((pl.col("status") == "reproduced") & pl.col("basis").is_in(list(BASES))).height
 
 
 def status_by_paper(table: pl.DataFrame) -> pl.DataFrame:
-    """IDs per paper (rows, catalogue order) and status (columns), with a total column."""
+    """IDs per paper (rows, catalogue order) and verdict (columns), with a total column."""
     papers = list(dict.fromkeys(table["paper"].to_list()))
     rows = []
     for p in papers:
         sub = table.filter(pl.col("paper") == p)
         counts = dict(sub.group_by("status").len().iter_rows())
-        rows.append([p, *[int(counts.get(s, 0)) for s in STATUSES], sub.height])
-    schema = {"paper": pl.String, **{s: pl.Int64 for s in STATUSES}, "total": pl.Int64}
+        rows.append([p, *[int(counts.get(s, 0)) for s in VERDICTS], sub.height])
+    schema = {"paper": pl.String, **{s: pl.Int64 for s in VERDICTS}, "total": pl.Int64}
     return pl.DataFrame(rows, schema=schema, orient="row")

@@ -20,23 +20,37 @@ import polars as pl
 from analysis_lib import paper_values, sources
 from bookbuild import navigation
 from bookbuild.catalogue import PAPERS
-from bookbuild.navigation import Chapter
-from bookbuild.recorder import Result, format_paper
-from bookbuild.status import STATUS_MEANING, STATUSES, status_by_paper, status_counts
+from bookbuild.navigation import Chapter, IndexEntry
+from bookbuild.recorder import STATUS_LABEL, Result, format_paper
+from bookbuild.recorder import STATUSES as NUMBER_STATUSES
+from bookbuild.status import (
+    BASES,
+    STATUS_MEANING,
+    VERDICTS,
+    reproduced_on_data,
+    status_by_paper,
+    status_counts,
+)
 
 STATUS_COLOUR = {
-    "match": "#1a7f37",
+    "reproduced": "#1a7f37",
+    "assumption": "#9a6700",
     "differs": "#cf222e",
-    "simulated": "#9a6700",
     "computed": "#0969da",
+    "paper inconsistent": "#9a6700",
+    "simulated": "#8250df",
     "not run": "#57606a",
     "not yet": "#57606a",
     "failed": "#cf222e",
 }
 
 _CSS = """<style>
-/* the status page's tables take the width of the page-contents sidebar (their cells are tagged full_width) */
+/* the status page's tables take the width of the page-contents sidebar, which this page hides: the article takes
+   the main area, and its full-width cells (the tables) the article's width, never more (the theme's 136% would
+   overflow the window below 1200 px) */
 .bd-sidebar-secondary {display: none !important;}
+.bd-main .bd-content .bd-article-container {max-width: 100%;}
+div.cell.tag_full_width {width: 100% !important; max-width: 100% !important;}
 table.repro-status, table.figure-index {border-collapse: collapse; font-size: 0.82em; width: 100%;
   table-layout: fixed;}
 table.repro-status th, table.repro-status td, table.figure-index th, table.figure-index td {
@@ -45,15 +59,17 @@ table.repro-status th, table.repro-status td, table.figure-index th, table.figur
 table.repro-status td.id {font-weight: 600; white-space: nowrap;}
 table.repro-status tr.paper th, table.figure-index tr.paper th {padding-top: 12px; font-size: 1.05em;
   border-bottom: 2px solid #8c959f;}
-table.repro-status .status {font-weight: 600; white-space: nowrap;}
+table.repro-status .status {font-weight: 600;}
+table.repro-status .basis, table.repro-status .why {display: block; color: #57606a; font-size: 0.92em;}
 table.repro-status details summary {cursor: pointer;}
 table.repro-status details ul {margin: 2px 0 4px 0; padding-left: 1.2em;}
 table.repro-status code {font-size: 0.95em; overflow-wrap: anywhere;}
+table.figure-index td.no {color: #57606a;}
 </style>"""
 
 #: (header, width): the status table's columns.
-_COLUMNS = (("ID", "9%"), ("what", "30%"), ("status", "9%"), ("this build (click for the numbers)", "34%"),
-            ("section", "18%"))
+_COLUMNS = (("ID", "8%"), ("what", "27%"), ("verdict", "17%"), ("numbers by evidence (click for them)", "32%"),
+            ("section", "16%"))
 
 
 def _inline(text: str | None) -> str:
@@ -62,6 +78,23 @@ def _inline(text: str | None) -> str:
         return "—"
     escaped = html.escape(text).replace("\n", "<br>")
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
+
+
+def markdown_text(text: str) -> str:
+    """Any text (a path, an error message) as literal Markdown: every ASCII punctuation character backslash-escaped
+    (CommonMark), line breaks and other control characters as spaces, so nothing in it is read as markup, HTML, a
+    MyST role or a directive."""
+    flat = re.sub(r"[\x00-\x1f\x7f]+", " ", text)
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", flat)
+
+
+def markdown_code(text: str) -> str:
+    """Any text as one Markdown code span (literal: no markup, HTML or role inside), fenced with more backticks
+    than its longest run of them; control characters become spaces."""
+    flat = re.sub(r"[\x00-\x1f\x7f]+", " ", text)
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
 
 
 def _paper_label(paper: str) -> str:
@@ -103,12 +136,30 @@ def _details(row: Mapping[str, str | None]) -> str:
     return f"<ul>{''.join(items)}</ul>"
 
 
+def verdict_html(row: Mapping[str, str | None]) -> str:
+    """The verdict cell: the verdict in its colour with its reason (``assumption (unpublished n)``), the data it
+    rests on, the paper's inconsistency where there is one, and for ``not run`` the reason."""
+    status = row["status"] or "not yet"
+    colour = STATUS_COLOUR.get(status, "#000")
+    head = status + (f" ({row['reason']})" if row["reason"] and status in ("assumption", "paper inconsistent") else "")
+    out = [f'<span class="status" style="color:{colour}">{html.escape(head)}</span>']
+    if row["basis"] and status not in ("simulated",):
+        out.append(f'<span class="basis">on {html.escape(row["basis"])} data</span>'
+                   if row["basis"] != "no data" else '<span class="basis">worked example, no data</span>')
+    if row["inconsistent"] and status != "paper inconsistent":
+        out.append(f'<span class="why">paper inconsistent ({html.escape(row["inconsistent"])})</span>')
+    if status == "not run" and row["reason"]:
+        out.append(f'<span class="why">{html.escape(row["reason"])}</span>')
+    return " ".join(out)
+
+
 def status_html(table: pl.DataFrame, chapters: Mapping[str, Chapter] | None = None) -> str:
     """The status table as one HTML table (with a little CSS), for ``IPython.display.HTML``.
 
-    One header row per paper; one row per ID (``<tr id="status-<id>">``): ID, what, status, the one-line
-    summary with the numbers folded in a ``<details>``, and links to the sections that compute it, named by the
-    chapter's title. Only chapters in ``chapters`` (the built, non-failed ones) are linked.
+    One header row per paper; one row per ID (``<tr id="status-<id>">``): ID, what, the verdict
+    (:func:`verdict_html`), the ID's numbers counted by evidence with the numbers folded in a ``<details>``, and
+    links to the sections that compute it, named by the chapter's title. Only chapters in ``chapters`` (the
+    built, non-failed ones) are linked. Every text is escaped.
     """
     out = [_CSS, '<table class="repro-status">', "<colgroup>"]
     out += [f'<col style="width: {w}">' for _, w in _COLUMNS]
@@ -120,16 +171,15 @@ def status_html(table: pl.DataFrame, chapters: Mapping[str, Chapter] | None = No
         if row["paper"] != paper:
             paper = row["paper"]
             out.append(f'<tr class="paper"><th colspan="{len(_COLUMNS)}">{html.escape(_paper_label(paper))}</th></tr>')
-        colour = STATUS_COLOUR.get(row["status"], "#000")
         summary = _inline(row["summary"])
         folded = f"<details><summary>{summary}</summary>{_details(row)}</details>"
         build = summary if row["status"] == "failed" else folded
         links = "—" if row["status"] == "failed" else _section_links(row["id"], row["notebooks"], chapters)
         out += [
-            f'<tr id="status-{html.escape(row["id"].lower())}">',
+            f'<tr id="status-{html.escape(row["id"].lower(), quote=True)}">',
             f'<td class="id">{html.escape(row["id"])}</td>',
             f"<td>{_inline(row['what'])}</td>",
-            f'<td><span class="status" style="color:{colour}">{html.escape(row["status"])}</span></td>',
+            f"<td>{verdict_html(row)}</td>",
             f"<td>{build}</td>",
             f"<td>{links}</td>",
             "</tr>",
@@ -138,41 +188,82 @@ def status_html(table: pl.DataFrame, chapters: Mapping[str, Chapter] | None = No
     return "\n".join(out)
 
 
-def index_html(index: pl.DataFrame) -> str:
-    """The index of the papers' figures and tables (:func:`bookbuild.navigation.figure_index`) as HTML:
-    one header row per paper; figure/table, the section that reproduces it (linked), its chapter."""
-    cols = "".join(f'<col style="width: {w}">' for w in ("22%", "50%", "28%"))
+def index_html(entries: list[IndexEntry]) -> str:
+    """The index of every figure and table of the papers (:func:`bookbuild.navigation.paper_figure_index`) as
+    HTML: one header row per paper, then per figure its number (for NG also its number in the earlier version), its
+    caption, and the sections that reproduce it (linked) or the reason it cannot be reproduced. Each row has an id
+    (``fig-ng-fig-2``) to link to. Every text is escaped."""
+    cols = "".join(f'<col style="width: {w}">' for w in ("15%", "47%", "38%"))
     out = [_CSS, f'<table class="figure-index"><colgroup>{cols}</colgroup>',
-           "<thead><tr><th>paper figure / table</th><th>section</th><th>chapter</th></tr></thead><tbody>"]
+           "<thead><tr><th>figure / table</th><th>caption</th><th>reproduced in · or why not</th></tr></thead>"
+           "<tbody>"]
     paper = None
-    for row in index.iter_rows(named=True):
-        if row["paper"] != paper:
-            paper = row["paper"]
-            out.append(f'<tr class="paper"><th colspan="3">{html.escape(_paper_label(paper))}</th></tr>')
-        href = f"{row['chapter']}.html" + (f"#{row['anchor']}" if row["anchor"] else "")
-        label = f"{row['analysis_id']} · {row['title']}"
-        out.append(f"<tr><td>{html.escape(row['paper_ref'])}</td>"
-                   f'<td><a href="{html.escape(href, quote=True)}">{html.escape(label)}</a></td>'
-                   f"<td>{html.escape(row['chapter_title'])}</td></tr>")
+    for e in entries:
+        if e.paper != paper:
+            paper = e.paper
+            n = sum(x.paper == paper for x in entries)
+            extra = " (numbers of the later version; the earlier version's below them)" if paper == "NG" else ""
+            out.append(f'<tr class="paper"><th colspan="3">{html.escape(_paper_label(paper))}: {n} figures and '
+                       f"tables{html.escape(extra)}</th></tr>")
+        number = html.escape(e.label) + (f"<br><small>earlier version: {html.escape(e.earlier)}</small>"
+                                         if e.earlier else "")
+        if e.reason is not None:
+            where = f'<td class="no">not reproducible: {html.escape(e.reason)}</td>'
+        else:
+            links = [f'<a href="{html.escape(href, quote=True)}">{html.escape(text)}</a>' if href
+                     else html.escape(text) for _, href, text in e.links]
+            where = f"<td>{'<br>'.join(links)}</td>"
+        out.append(f'<tr id="{html.escape(e.anchor, quote=True)}"><td>{number}</td>'
+                   f"<td>{html.escape(e.caption)}</td>{where}</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
 
 
+def index_summary(entries: list[IndexEntry]) -> str:
+    """One Markdown sentence: how many figures and tables the papers have, how many a section of this build
+    reproduces, how many cannot be reproduced."""
+    linked = sum(any(href for _, href, _ in e.links) for e in entries)
+    listed = sum(e.reason is None for e in entries)
+    return (f"The five papers have **{len(entries)} numbered figures and tables** (AE Figure 8 has one caption for "
+            f"two panels, 8a and 8b, listed here as two rows). {listed} are reproduced by an analysis of this "
+            f"book, {linked} of them with a section in this build; {len(entries) - listed} cannot be reproduced "
+            "(diagrams, screenshots, prompt text, examples, data not released), each with its reason.")
+
+
 def counts_markdown(table: pl.DataFrame) -> str:
-    """Counts per status as a short Markdown table (status, meaning, number of IDs)."""
+    """IDs per verdict as a short Markdown table (verdict, IDs, and of those how many rest on real data, published
+    data or both, and in how many the paper contradicts itself), then what each verdict means."""
     counts = status_counts(table)
-    lines = ["| status | meaning | IDs |", "|---|---|---:|"]
-    for status, n in counts.iter_rows():
-        lines.append(f"| **{status}** | {STATUS_MEANING[status]} | {n} |")
-    lines.append(f"| | total | {table.height} |")
+    lines = ["| verdict | IDs | on real data | on published data | on both | the paper inconsistent |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for row in counts.iter_rows(named=True):
+        on = [str(row[b]) if row[b] else "" for b in BASES]
+        flag = str(row["paper inconsistent"]) if row["paper inconsistent"] else ""
+        lines.append(f"| **{row['status']}** | {row['ids']} | {' | '.join(on)} | {flag} |")
+    lines.append(f"| total | {table.height} | | | | |")
+    lines.append("")
+    lines += [f"- **{v}**: {STATUS_MEANING[v]}." for v in counts["status"]]
     return "\n".join(lines)
 
 
+def summary_sentence(table: pl.DataFrame) -> str:
+    """One sentence for the top of the page: how many IDs are reproduced from real or published data, and how many
+    rest on the simulator, differ, rest on an assumption or did not run."""
+    counts = dict(zip(status_counts(table)["status"], status_counts(table)["ids"]))
+    inconsistent = table.filter(pl.col("inconsistent").is_not_null() & (pl.col("status") == "reproduced")).height
+    return (f"Of {table.height} analysis IDs, **{reproduced_on_data(table)} are reproduced from real or published "
+            f"data** (in {inconsistent} of them the paper contradicts itself, and ours agrees with one side), "
+            f"{counts['assumption']} rest on a number the paper does not publish, {counts['differs']} differ from the "
+            f"paper, {counts['computed']} are computed where the paper gives no number, {counts['simulated']} ran "
+            f"only on the simulator, {counts['not run']} did not run, {counts['not yet']} are not yet in a chapter"
+            + (f" and {counts['failed']} failed." if counts["failed"] else "."))
+
+
 def by_paper_markdown(table: pl.DataFrame) -> str:
-    """IDs per paper and status as a Markdown table."""
+    """IDs per paper and verdict as a Markdown table."""
     frame = status_by_paper(table)
-    header = "| paper | " + " | ".join(STATUSES) + " | total |"
-    lines = [header, "|---|" + "---:|" * (len(STATUSES) + 1)]
+    header = "| paper | " + " | ".join(VERDICTS) + " | total |"
+    lines = [header, "|---|" + "---:|" * (len(VERDICTS) + 1)]
     for row in frame.iter_rows():
         lines.append("| " + " | ".join(str(v) for v in row) + " |")
     return "\n".join(lines)
@@ -180,7 +271,8 @@ def by_paper_markdown(table: pl.DataFrame) -> str:
 
 def failed_markdown(failed: Mapping[str, str]) -> str:
     """A warning admonition naming the chapters that failed in this build and their one-line errors."""
-    lines = [f"- `{stem}`: {error or 'no message'}" for stem, error in sorted(failed.items())]
+    lines = [f"- {markdown_code(stem)}: {markdown_text(error) if error else 'no message'}"
+             for stem, error in sorted(failed.items())]
     return (":::{admonition} Chapters that failed in this build\n:class: error\n"
             "Their analyses read `failed` below; their partial numbers are not shown.\n\n" + "\n".join(lines) + "\n:::")
 
@@ -190,19 +282,19 @@ def build_banner(
 ) -> str:
     """MyST Markdown for the top of the status page: what this build ran on, and a warning on simulated data."""
     source = str(data_source)
-    shown = source if sources.is_named(source) else Path(source).name
+    shown = markdown_code(source if sources.is_named(source) else Path(source).name)
     notebooks = sorted({n for ns in where.values() for n in ns})
-    per_status = {s: sum(r.status == s for r in results) for s in STATUSES}
-    tally = ", ".join(f"{n} {s}" for s, n in per_status.items() if n)
+    per_status = {s: sum(r.status == s for r in results) for s in NUMBER_STATUSES}
+    tally = ", ".join(f"{n} {STATUS_LABEL[s]}" for s, n in per_status.items() if n)
     line = (
-        f"This build: data source `{shown}`, seed {seed}, {n_bootstrap} bootstrap rounds; "
+        f"This build: data source {shown}, seed {int(seed)}, {int(n_bootstrap)} bootstrap rounds; "
         f"{len(results)} numbers recorded by {len(notebooks)} chapter(s)" + (f" ({tally})." if tally else ".")
     )
     if sources.is_sample(source):
         return (
             ":::{admonition} Simulated data\n"
             ":class: warning\n"
-            "This build ran on the project's Search Arena **simulator** (`" + shown + "`), not on the real release: "
+            "This build ran on the project's Search Arena **simulator** (" + shown + "), not on the real release: "
             "analyses that need per-conversation data (class BATTLE) show `simulated`, which means the analysis "
             "runs, not that it reproduces the paper. Real public data and published aggregates (REAL, PUB) are used "
             "as usual. Run `make book DATA=path/to/search-arena-chat-24k.parquet` to reproduce on the release.\n"

@@ -1,8 +1,11 @@
-"""The book's HTML tables: every row and column of a frame, numbers rounded, never truncated.
+"""The book's HTML tables: every row and column of a frame, numbers rounded, never truncated, never wider than
+the page.
 
 :func:`html_table` renders a polars frame for a chapter page (Jupyter shows :class:`HTMLTable` as HTML);
 :func:`folded` puts one in a closed ``<details>`` block; :func:`format_value` is the rounding every table and the
-status page use.
+status page use; :func:`readable` turns a column name into words. A table takes at most the width of the content
+column: its cells wrap (long words and identifiers break where they must), and a table with too many columns to
+wrap scrolls sideways inside a box, with space after the box.
 """
 
 from __future__ import annotations
@@ -13,11 +16,34 @@ from dataclasses import dataclass
 
 import polars as pl
 
-_TABLE_STYLE = ("border-collapse:collapse;font-size:0.85em;margin:0.4em 0 1em 0;width:auto;")
+_TABLE_STYLE = "border-collapse:collapse;font-size:0.85em;margin:0.4em 0 0.4em 0;width:auto;max-width:100%;"
 _CELL = "padding:3px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top;"
+#: How a column's cells may wrap: ``nowrap`` (numbers), ``words`` (at spaces only: short labels, badges) or
+#: ``anywhere`` (text: long identifiers and URLs break where they must, so the table fits the column).
+WRAP_STYLE = {
+    "nowrap": "white-space:nowrap;",
+    "words": "overflow-wrap:normal;word-break:normal;",
+    "anywhere": "overflow-wrap:anywhere;",
+}
+_HEAD = "overflow-wrap:normal;word-break:normal;"
+_NOTES_STYLE = "font-size:0.8em;color:#555;margin:0 0 0.4em 0;overflow-wrap:anywhere;"
+#: The space after a table's box, so the next paragraph does not touch a scroll bar.
+_BOX_STYLE = "max-width:100%;overflow-x:auto;margin-bottom:1.2em;"
+
+#: Words a column name is spelled out with (``ci_lower`` -> ``CI lower``).
+_ACRONYMS = {"ci": "CI", "bt": "BT", "se": "SE", "sd": "SD", "id": "ID", "url": "URL", "urls": "URLs", "n": "n",
+             "llm": "LLM", "elo": "Elo", "p": "p"}
 
 SCROLL_HINT_ROWS = 12
 """Tables longer than this get a "scroll inside the table" line (a 480 px box shows about 14 short rows)."""
+
+
+def readable(name: str) -> str:
+    """A column name as words: underscores become spaces, known acronyms take their capitals (``ci_lower`` ->
+    ``CI lower``, ``p_two_sided`` -> ``p two sided``); a name with a space is left as it is."""
+    if " " in name or "_" not in name:
+        return name
+    return " ".join(_ACRONYMS.get(w.lower(), w) for w in name.split("_") if w)
 
 
 def format_value(v: float | str | None, digits: int = 3) -> str:
@@ -59,12 +85,21 @@ def html_table(
     raw_html_columns: tuple[str, ...] = (),
     max_height_px: int | None = 480,
     digits: int = 3,
+    notes: tuple[str, ...] | list[str] = (),
+    headers: dict[str, str] | None = None,
+    wrap: dict[str, str] | None = None,
 ) -> HTMLTable:
     """Every row and column of ``frame`` as an HTML table (never truncated), scrolling inside a box taller
     than ``max_height_px`` with its header row kept in view; missing values and NaN show as "—", booleans as
     yes / no. A table of more than :data:`SCROLL_HINT_ROWS` rows (which may not fit the box) is announced with
     its row count, so no reader takes it for truncated. Numbers are rounded to ``digits`` decimals; cells of
-    ``raw_html_columns`` are inserted as HTML, every other cell is escaped."""
+    ``raw_html_columns`` are inserted as HTML, every other cell is escaped.
+
+    Column headers are ``headers[name]`` where given, else :func:`readable` (``p_two_sided`` -> ``p two sided``).
+    ``notes`` are sentences said once under the table (what would repeat on every row). The caption, headers and
+    notes are escaped. The table is never wider than the content column (see the module docstring): headers wrap
+    at spaces, numeric columns do not wrap, text columns break where they must; ``wrap`` (column ->
+    :data:`WRAP_STYLE` key) overrides a column's rule."""
 
     def cell(col: str, v: object) -> str:
         if col in raw_html_columns:
@@ -78,10 +113,17 @@ def html_table(
         return html.escape(str(v))
 
     sticky = "position:sticky;top:0;background:#fff;" if max_height_px else ""
-    head = "".join(f'<th style="{_CELL}{sticky}border-bottom:2px solid #999">{html.escape(c)}</th>'
-                   for c in frame.columns)
+    names = headers or {}
+    modes = {c: "nowrap" if frame[c].dtype.is_numeric() else "anywhere" for c in frame.columns} | (wrap or {})
+    unknown = sorted(set(modes.values()) - set(WRAP_STYLE))
+    if unknown:
+        raise ValueError(f"html_table: unknown wrap mode(s) {unknown}; expected one of {list(WRAP_STYLE)}")
+    styles = [f"{_CELL}{WRAP_STYLE[modes[c]]}" for c in frame.columns]
+    head = "".join(f'<th style="{_CELL}{_HEAD}{sticky}border-bottom:2px solid #999">'
+                   f"{html.escape(names.get(c, readable(c)))}</th>" for c in frame.columns)
     body = "".join(
-        "<tr>" + "".join(f'<td style="{_CELL}">{cell(c, v)}</td>' for c, v in zip(frame.columns, row)) + "</tr>"
+        "<tr>" + "".join(f'<td style="{st}">{cell(c, v)}</td>' for c, v, st in zip(frame.columns, row, styles))
+        + "</tr>"
         for row in frame.iter_rows()
     )
     cap = f'<caption style="caption-side:top;text-align:left;font-weight:600">{html.escape(caption)}</caption>' \
@@ -92,6 +134,8 @@ def html_table(
     if max_height_px and frame.height > SCROLL_HINT_ROWS:
         hint = (f'<div style="font-size:0.85em;color:#666">{frame.height} rows: scroll inside the table to see them '
                 "all</div>")
-    wrapped = f'{hint}<div style="{box}max-width:100%;overflow-x:auto">{table}</div>'
+    below = "".join(f"<div>{html.escape(n)}</div>" for n in notes)
+    below = f'<div class="table-notes" style="{_NOTES_STYLE}">{below}</div>' if below else ""
+    wrapped = f'{hint}<div class="table-box" style="{box}{_BOX_STYLE}">{table}{below}</div>'
     return HTMLTable(wrapped,
                      f"<table: {frame.height} rows × {frame.width} columns{': ' + caption if caption else ''}>")

@@ -3,6 +3,9 @@ categories, Figure 5 as distributions."""
 
 from __future__ import annotations
 
+import base64
+import io
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -10,9 +13,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
 import pytest
+from matplotlib.text import Text
+from PIL import Image
 from sklearn.isotonic import IsotonicRegression
 
 from analysis_lib import plotting
+from analysis_lib.plotting import display
 from analysis_lib.plotting.labels import labels_overlap, place_labels, spread_1d
 from analysis_lib.search_arena import plots
 
@@ -126,3 +132,153 @@ def test_heatmap_text_contrasts_with_cell():
     assert plotting.contrast_text_color((0.03, 0.19, 0.42, 1.0)) == "white"  # darkest Blues cell
     assert plotting.contrast_text_color((0.97, 0.98, 1.0, 1.0)) == "black"   # lightest Blues cell
     assert plotting.contrast_text_color((0.5, 0.5, 0.5, 1.0)) == "black"     # mid grey: luminance 0.214 > 0.179
+
+
+# --- how a figure reaches the page (analysis_lib.plotting.display) ---------------------------------------------
+
+
+def _png_width_in(fig) -> float:
+    """Drawn width of a figure measured independently: the width of its tight PNG over the dpi."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight", pad_inches=0)
+    buffer.seek(0)
+    with Image.open(buffer) as image:
+        return image.size[0] / 100
+
+
+@pytest.mark.parametrize("width", [4.0, 14.0])
+def test_smallest_font_at_display_size(width):
+    """A 6-pt label in a figure narrower than the column is 6 pt on the page; in a figure drawn wider than the
+    column the page shrinks it by column / drawn width (one figure inch per CSS inch, 96 px)."""
+    fig, ax = plt.subplots(figsize=(width, 3))
+    ax.set_xlabel("x", fontsize=14)
+    ax.set_ylabel("y", fontsize=14)
+    ax.tick_params(labelsize=12)
+    ax.set_title("a title", fontsize=20)
+    ax.text(0.5, 0.5, "small", fontsize=6)
+    scale = min(1.0, display.COLUMN_PX / (_png_width_in(fig) * 96))
+    assert display.smallest_font_pt(fig) == pytest.approx(6 * scale, rel=0.02)
+    assert ("small", 6.0) in display.drawn_fonts(fig)
+
+
+def _figure_kinds():
+    rng = np.random.default_rng(0)
+    names = [f"search-model-{i}" for i in range(13)]
+    frame = pl.DataFrame({"m": ["a", "b"], "x": [50.0, 60.0], "y": [70.0, 20.0], "z": [30.0, 40.0]})
+    return {
+        "barh": plotting.barh(names, rng.uniform(0, 10, 13), xlabel="battles", title="Fig D.1 · Battles"),
+        "heatmap": plotting.heatmap(rng.uniform(0, 1, (13, 13)), names, names, cbar_label="win rate",
+                                    title="Fig D.4 · Pairwise win rates"),
+        "forest": plotting.forest(names, np.arange(13.0), np.arange(13.0) - 1, np.arange(13.0) + 1, xlabel="Elo"),
+        "radar": plotting.radar(frame, "m", ["x", "y", "z"], title="Fig F.1"),
+        "slope": plotting.slope_chart(names, rng.uniform(900, 1100, 13), rng.uniform(900, 1100, 13), ylabel="Elo"),
+        "wide": plt.subplots(figsize=(12, 3))[0],
+    }
+
+
+@pytest.mark.parametrize("kind", ["barh", "heatmap", "forest", "radar", "slope", "wide"])
+def test_every_figure_is_legible_at_display_size_and_stamped_clear_of_its_titles(kind):
+    fig = _figure_kinds()[kind]
+    if kind == "wide":
+        fig.axes[0].set_title("a wide figure with small ticks", fontsize=8)
+        fig.axes[0].tick_params(labelsize=6)
+    display.prepare(fig, "simulated")
+    assert display.smallest_font_pt(fig) >= display.MIN_FONT_PT - 0.05
+    assert _png_width_in(fig) * 96 <= display.COLUMN_PX + 2
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    stamp = next(t for t in fig.texts if t.get_text() == display.SIMULATED_MARK)
+    box = stamp.get_window_extent(renderer)
+    others = [t for t in fig.findobj(Text) if t is not stamp and t.get_visible() and t.get_text().strip()]
+    assert others and not any(box.overlaps(t.get_window_extent(renderer)) for t in others)
+    stamp.set_visible(False)
+    drawn = fig.get_tightbbox(renderer)  # inches: everything else the figure draws
+    stamp.set_visible(True)
+    assert box.y0 / fig.dpi >= drawn.y1 - 0.01  # the stamp sits above all of it
+
+
+def test_alt_text_from_the_figure_or_given_and_escaped():
+    fig = plotting.heatmap(np.eye(2), ["a", "b"], ["a", "b"], cbar_label="win rate", title="Fig D.4 · Win rates")
+    fig.axes[0].set_xlabel("opponent")
+    assert display.default_alt(fig) == "Figure: Fig D.4 · Win rates. x axis: opponent; colour scale: win rate."
+    display.mark_simulated(fig)
+    assert display.default_alt(fig).endswith("Drawn from simulated data.")
+    out = display.figure_html(fig)
+    assert 'alt="Figure: Fig D.4 · Win rates.' in out
+    other = plotting.barh(["a"], [1.0], xlabel="x")
+    display.prepare(other, "real", alt='a "quoted" <b>label</b> & more')
+    out = display.figure_html(other)
+    assert 'alt="a &quot;quoted&quot; &lt;b&gt;label&lt;/b&gt; &amp; more"' in out
+    assert display.SIMULATED_MARK not in [t.get_text() for t in other.texts]
+
+
+def test_the_png_is_sharp_and_shown_at_its_natural_size():
+    fig, ax = plt.subplots(figsize=(5, 3))
+    ax.plot([0, 1], [0, 1])
+    data, width_px = display.png_bytes(fig)
+    drawn = _png_width_in(fig)
+    assert width_px / drawn == pytest.approx(display.DPI, rel=0.03) and display.DPI >= 150
+    with Image.open(io.BytesIO(data)) as image:
+        assert image.size[0] == width_px
+    out = display.figure_html(fig)
+    shown = int(out.split('width="')[1].split('"')[0])
+    assert shown == round(width_px / display.DPI * 96) and shown <= display.COLUMN_PX
+    src = out.split('src="data:image/png;base64,')[1].split('"')[0]
+    assert base64.b64decode(src) == display.png_bytes(fig)[0]
+
+
+def test_paper_reference_points_lines_and_marks_with_a_legend_entry():
+    fig = plotting.scatter_fit(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 2.5]), xlabel="x", ylabel="y",
+                               legend={"Perplexity": "#1f77b4"})
+    display.draw_reference(fig, display.Reference.at_points([1.0, 2.0], [1.2, 1.8]))
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Perplexity", "paper"]
+    offsets = ax.collections[-1].get_offsets()
+    assert np.allclose(offsets, [[1.0, 1.2], [2.0, 1.8]])
+
+    fig = plotting.barh(["a", "b", "c"], [1.0, 2.0, 3.0], xlabel="share (%)")
+    display.draw_reference(fig, [display.Reference.at_marks({"b": 2.5, "c": 2.0}),
+                                 display.Reference.at_lines(x=[1.5], label="paper mean")])
+    ax = fig.axes[0]
+    marks = ax.collections[-1].get_offsets()
+    ticks = {t.get_text(): y for t, y in zip(ax.get_yticklabels(), ax.get_yticks())}
+    assert np.allclose(marks, [[2.5, ticks["b"]], [2.0, ticks["c"]]])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["paper", "paper mean"]
+    assert any(np.allclose(line.get_xdata(), [1.5, 1.5]) for line in ax.lines)
+    with pytest.raises(ValueError, match=r"no tick labelled \['z'\]"):
+        display.draw_reference(fig, display.Reference.at_marks({"z": 1.0}))
+    with pytest.raises(ValueError, match="2 x values but 1 y values"):
+        display.Reference.at_points([1, 2], [1])
+
+
+def test_show_and_plain_display_take_the_same_path():
+    """In a notebook every figure (``plt.show()``, ``display(fig)``, a cell's value) renders through figure_html:
+    an <img> with alt text, stamped when marked, and no second PNG rendering."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        assert display.install()
+        fig = plotting.barh(["a", "b"], [1.0, 2.0], xlabel="votes", title="Fig 8 · Votes")
+        plotting.mark_simulated(fig)
+        bundle, _ = shell.display_formatter.format(fig)
+        assert "image/png" not in bundle and '<img src="data:image/png;base64,' in bundle["text/html"]
+        assert 'alt="Figure: Fig 8 · Votes. x axis: votes. Drawn from simulated data."' in bundle["text/html"]
+        assert display.SIMULATED_MARK in [t.get_text() for t in fig.texts]
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_long_category_labels_and_titles_wrap_instead_of_shrinking():
+    """Fig B.4's topic labels: too long for the column at 10 pt, so they go on more lines (every word kept) and the
+    figure grows taller, rather than the page shrinking the figure below 10 pt."""
+    labels = [f"{i}: technology comparisons and product reviews of category {i}" for i in range(20)]
+    title = "Fig B.4 · Top 20 of 55 topics (43% of prompts unclustered), a title longer than the column at 12 pt"
+    fig = plotting.barh(labels, np.linspace(1, 22, 20), xlabel="% of clustered prompts", title=title)
+    height = fig.get_size_inches()[1]
+    assert display.smallest_font_pt(fig) < 9  # as drawn: wider than the column
+    display.prepare(fig, "simulated")
+    assert display.smallest_font_pt(fig) >= display.MIN_FONT_PT - 0.05
+    shown = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert [" ".join(s.split()) for s in shown] == labels and all("\n" in s for s in shown)
+    assert " ".join(fig.axes[0].get_title().split()) == title and fig.get_size_inches()[1] > height

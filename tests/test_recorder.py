@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import numpy as np
 import polars as pl
 import pytest
 
 from analysis_lib import paper_values
-from bookbuild.recorder import Recorder, compare
+from bookbuild.recorder import Recorder, Result, compare
 from bookbuild.status import describe_result
-from bookbuild.tables import folded, html_table
+from bookbuild.tables import folded, html_table, readable
 
 
 @pytest.mark.parametrize(
@@ -124,3 +125,63 @@ def test_folded_wraps_a_table_in_closed_details():
     out = folded(html_table(pl.DataFrame({"a": [1]})), "All <1> numbers")._repr_html_()
     assert out.startswith("<details><summary>All &lt;1&gt; numbers</summary><div") and out.endswith("</details>")
     assert "open" not in out.split(">")[0]
+
+
+def _rows(table_html: str) -> list[list[str]]:
+    """The body rows of a rendered table as lists of cell HTML."""
+    body = table_html.split("<tbody>")[1].split("</tbody>")[0]
+    return [row.split("</td>")[:-1] for row in body.split("</tr>")[:-1]]
+
+
+def test_section_table_says_shared_notes_and_sources_once(tmp_path):
+    """SA-E2's note on nine rows, AE-F8's on 24: a note part every row has goes under the table once; one that
+    several rows share becomes a numbered footnote; a source common to every paper value is said once."""
+    rows = [f"XX-1,share {i},{i},0.5,,Paper Fig 2," + ("calibration target" if i < 3 else "") for i in range(4)]
+    _write_values(tmp_path / "xx.csv", rows)
+    values = paper_values.read_table(tmp_path / "xx.csv")
+    rec = Recorder(tmp_path / "out", "01_x", data="published", values=values)
+    for i in range(4):
+        rec.number("XX-1", f"share {i}", float(i), note=f"macro average; CI {i}" if i else "macro average")
+    out = rec.section("XX-1")._repr_html_()
+    assert out.count("macro average") == 1 and out.count("calibration target") == 1
+    assert out.count("Paper Fig 2") == 1 and "Paper&#x27;s values: Paper Fig 2." in out
+    assert "Every row: macro average." in out and "[1] calibration target." in out
+    notes = [cells[-1] for cells in _rows(out)]
+    assert [n.split(">")[-1] if "<sup>" not in n else n.split('">', 1)[1] for n in notes] == [
+        " <sup>[1]</sup>", "CI 1 <sup>[1]</sup>", "CI 2 <sup>[1]</sup>", "CI 3"]
+
+
+def test_section_table_collapses_the_numbers_that_did_not_run(tmp_path, values):
+    """SA-C1, SA-C2, NG-Q: their not-run rows become one line with the count, the list folded, the reason once."""
+    rec = Recorder(tmp_path / "out", "01_x", data="real", values=values)
+    rec.number("XX-1", "count", 4326)
+    rec.not_run("XX-1", "share", reason="no LLM endpoint")
+    only_one = rec.section("XX-1")._repr_html_()
+    assert len(_rows(only_one)) == 2  # a single not-run number keeps its own row
+    rec.not_run("XX-2", "users", reason="no LLM endpoint")
+    rec.results.append(Result(**{**asdict(rec.results[-1]), "analysis_id": "XX-1", "quantity": "extra"}))
+    out = rec.section("XX-1")._repr_html_()
+    body = _rows(out)
+    assert len(body) == 2 and "2 numbers not run" in body[1][0] and out.count("no LLM endpoint") == 1
+    assert "<li>share</li>" in out and "<li>extra" in out
+
+
+def test_section_table_shows_the_papers_inconsistency_with_its_reason(tmp_path):
+    path = tmp_path / "xx.csv"
+    path.write_text(",".join(paper_values.COLUMNS) + "\nXX-1,battles,5098,0,,Paper §4,,inconsistent: text vs figure\n"
+                    "XX-1,kappa,0.3,0.005,,Paper §4,\n")
+    rec = Recorder(tmp_path / "out", "01_x", data="published", values=paper_values.read_table(path))
+    rec.number("XX-1", "battles", 5097, note="<b>the figure</b>")
+    rec.number("XX-1", "kappa", 0.301)
+    out = rec.section("XX-1")._repr_html_()
+    assert "paper inconsistent (text vs figure)" in out and ">match<" in out
+    assert "<b>the figure</b>" not in out and "&lt;b&gt;the figure&lt;/b&gt;" in out
+
+
+def test_tables_fit_the_column_and_name_their_columns_in_words():
+    frame = pl.DataFrame({"p_two_sided_holm": [0.5], "ci_lower": [1.0], "model name": ["x"]})
+    out = html_table(frame, notes=["Note <i>once</i>."], headers={"ci_lower": "95% CI, lower"})._repr_html_()
+    assert ">p two sided holm<" in out and ">95% CI, lower<" in out and ">model name<" in out
+    assert "max-width:100%" in out and "overflow-wrap:anywhere" in out and "margin-bottom" in out
+    assert "Note &lt;i&gt;once&lt;/i&gt;." in out
+    assert readable("ci_upper") == "CI upper" and readable("n_bootstrap") == "n bootstrap"

@@ -12,9 +12,10 @@ import nbformat
 import polars as pl
 import pytest
 
+from analysis_lib import paper_values
 from analysis_lib.paper_values import PaperValue
-from bookbuild import catalogue, status, status_page
-from bookbuild.recorder import Recorder, Result
+from bookbuild import catalogue, navigation, status, status_page
+from bookbuild.recorder import Recorder, Result, compare
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,39 +30,114 @@ VALUES = {(v.analysis_id, v.quantity): v for v in (
     _pv("SA-B", "tau", 0.422, 0.001), _pv("NG-D", "kappa_judge", 0.31, 0.01))}
 
 
-def r(aid: str, status_: str, quantity: str = "q", data: str = "real", ours=1.0, paper=1.0, note="") -> Result:
-    return Result(analysis_id=aid, quantity=quantity, ours=ours, paper=paper, data=data, status=status_, note=note)
+def r(aid: str, status_: str, quantity: str = "q", data: str = "real", ours=1.0, paper=1.0, note="",
+      reason="") -> Result:
+    return Result(analysis_id=aid, quantity=quantity, ours=ours, paper=paper, data=data, status=status_, note=note,
+                  reason=reason)
 
 
-# --- aggregation ----------------------------------------------------------------------------------------------
+# --- the verdict of one ID from hand-made results -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("statuses", "expected"),
-    [
-        ([], "not yet"),
-        (["match"], "match"),
-        (["match", "match", "match"], "match"),
-        (["match", "computed"], "match"),
-        (["computed", "computed"], "computed"),
-        (["match", "differs"], "differs"),
-        (["simulated", "differs", "match"], "differs"),
-        (["not run", "differs"], "differs"),
-        (["match", "simulated"], "simulated"),
-        (["simulated", "not run"], "simulated"),
-        (["simulated", "simulated"], "simulated"),
-        (["match", "not run"], "not run"),
-        (["computed", "not run"], "not run"),
-        (["not run", "not run"], "not run"),
-    ],
-)
-def test_aggregate_status(statuses, expected):
-    assert status.aggregate_status(statuses) == expected
+def many(aid: str, n: int, status_: str, data: str, **kw) -> list[Result]:
+    return [r(aid, status_, f"{status_} {data} {i}", data=data, **kw) for i in range(n)]
 
 
-def test_aggregate_rejects_unknown_status():
+def _verdict(rs: list[Result]) -> tuple[str, str, str, str]:
+    v = status.verdict(rs)
+    return v.status, v.basis, v.reason, v.inconsistent
+
+
+def test_published_matches_read_reproduced_beside_simulated_numbers():
+    """NG-T1: 30 numbers match on the published table, one is ours only, two ran on the simulator."""
+    rs = (many("NG-T1", 30, "match", "published") + many("NG-T1", 1, "computed", "published")
+          + many("NG-T1", 2, "simulated", "simulated"))
+    assert _verdict(rs) == ("reproduced", "published", "", "")
+    assert status.evidence_counts(rs) == "published: 30 match · 1 computed; simulated: 2"
+
+
+def test_real_and_published_bases_and_llm_cache_counts_as_real():
+    rs = [r("SA-T1", "match", "a", data="real"), r("SA-T1", "match", "b", data="published"),
+          r("SA-T1", "computed", "c", data="llm-cache", paper=None)]
+    assert _verdict(rs) == ("reproduced", "real + published", "", "")
+    assert status.evidence_counts(rs) == "real: 1 match · 1 computed; published: 1 match"
+
+
+@pytest.mark.parametrize("reason", ["text vs figure", "mistyped list", "text vs example"])
+def test_the_papers_inconsistency_is_not_ours(reason):
+    """NG-F4 (5,097 in the figure vs 5,098 in the text), SA-F1T (the authors' mistyped list), AE-M (a set cover
+    called a vertex cover): everything else matches, so the ID is reproduced and says where the paper is not."""
+    rs = many("NG-F4", 7, "match", "published") + [r("NG-F4", "inconsistent", "n", data="published", ours=5097.0,
+                                                     paper=5098.0, reason=reason)]
+    v = status.verdict(rs)
+    assert (v.status, v.basis, v.inconsistent) == ("reproduced", "published", reason)
+    assert v.label == f"reproduced · paper inconsistent ({reason})"
+    assert status.evidence_counts(rs) == "published: 7 match · 1 paper inconsistent"
+
+
+def test_an_unpublished_assumption_is_its_own_verdict():
+    """AE-T34: Table 4's t at the participant counts of §3.1, which the paper does not say it used."""
+    rs = (many("AE-T34", 8, "assumption", "published", reason="unpublished n")
+          + many("AE-T34", 8, "computed", "published", paper=None))
+    v = status.verdict(rs)
+    assert (v.status, v.basis, v.reason) == ("assumption", "published", "unpublished n")
+    assert v.label == "assumption (unpublished n)"
+
+
+def test_ours_against_the_paper_is_worst():
+    rs = (many("SA-A", 3, "match", "real") + [r("SA-A", "differs", "x", ours=2.0)]
+          + many("SA-A", 2, "assumption", "published", reason="unpublished n")
+          + [r("SA-A", "inconsistent", "y", data="published", reason="text vs figure")])
+    v = status.verdict(rs)
+    assert (v.status, v.basis, v.inconsistent) == ("differs", "real + published", "text vs figure")
+    assert status.summary_line(rs).endswith("; differs: x = 2 (paper 1)")
+
+
+def test_an_id_none_of_whose_numbers_ran_reads_not_run_with_the_reason():
+    """NG-F6: the judge never ran; its one number on published data is a check of the paper's text against its
+    own Figure 4, which does not make the ID "run"."""
+    judge = "the simulated response texts are pseudo-words, not for an LLM"
+    rs = ([r("NG-F6", "inconsistent", "inversions", data="published", ours=838.0, paper=817.0,
+             reason="text vs figure")]
+          + many("NG-F6", 4, "not run", "none", ours=None, note=f"paper row note; {judge}"))
+    v = status.verdict(rs)
+    assert (v.status, v.reason, v.inconsistent) == ("not run", judge, "text vs figure")
+    assert status.evidence_counts(rs) == "published: 1 paper inconsistent; not run: 4"
+    # the recorder keeps a not-run reason apart from the row's note
+    assert status.verdict(many("NG-Q", 3, "not run", "none", ours=None, reason="no LLM endpoint")).reason == (
+        "no LLM endpoint")
+
+
+def test_a_release_without_the_non_search_model():
+    """SA-33S on a release without the non-search Gemini: the published totals still match; the battle numbers
+    did not run (0 battles), they do not differ from the paper's 315."""
+    zero = "0 battles: no battle of the non-search model"
+    rs = ([r("SA-33S", "match", "p published", data="published"),
+           r("SA-33S", "computed", "p split", data="published", paper=None)]
+          + many("SA-33S", 9, "not run", "none", ours=None, reason=zero))
+    assert _verdict(rs) == ("reproduced", "published", "", "")
+    assert status.evidence_counts(rs) == "published: 1 match · 1 computed; not run: 9"
+    battles_only = many("SA-33S", 9, "not run", "none", ours=None, reason=zero)
+    assert _verdict(battles_only) == ("not run", "", zero, "")
+
+
+def test_simulated_computed_worked_examples_and_empty():
+    assert _verdict(many("SA-D5", 3, "simulated", "simulated") + many("SA-D5", 1, "not run", "none", ours=None)) \
+        == ("simulated", "simulated", "", "")
+    assert _verdict(many("SA-B4", 4, "computed", "real", paper=None) + many("SA-B4", 2, "simulated", "simulated")) \
+        == ("computed", "real", "", "")
+    # a worked example that needs no data: counted apart, never "on real or published data"
+    worked = [r("NG-N", "match", "cap", data="none"), r("NG-N", "computed", "ex", data="none", paper=None)]
+    assert _verdict(worked) == ("reproduced", "no data", "", "")
+    assert _verdict(worked + many("NG-N", 2, "simulated", "simulated"))[0] == "simulated"
+    assert status.evidence_counts(worked) == "no data: 1 match · 1 computed"
+    assert status.verdict([]).status == "not yet"
+    assert status.verdict([], failed=["07_nuggets"]).status == "failed"
+
+
+def test_verdict_rejects_unknown_status():
     with pytest.raises(ValueError, match="unknown result status"):
-        status.aggregate_status(["match", "great"])
+        status.verdict([r("SA-A", "great")])
 
 
 def test_data_used_labels():
@@ -70,6 +146,55 @@ def test_data_used_labels():
     assert status.data_used(["none", "simulated"]) == "simulated"
     assert status.data_used(["none"]) == "none"
     assert status.data_used(["llm-cache"]) == "LLM cache"
+
+
+@pytest.mark.parametrize(
+    ("ours", "paper", "data", "discrepancy", "expected"),
+    [
+        (5097.0, 5098.0, "published", "inconsistent: text vs figure", "inconsistent"),
+        (5098.0, 5098.0, "published", "inconsistent: text vs figure", "match"),  # within tolerance: a match
+        (11.7, 22.9, "published", "assumption: unpublished n", "assumption"),
+        (11.7, 22.9, "simulated", "assumption: unpublished n", "simulated"),
+        (None, 22.9, "published", "assumption: unpublished n", "not run"),
+        (11.7, 22.9, "published", "", "differs"),
+    ],
+)
+def test_compare_takes_the_kind_from_the_papers_known_discrepancy(ours, paper, data, discrepancy, expected):
+    assert compare(ours, paper, data, 0.0, None, paper_values.parse_discrepancy(discrepancy)) == expected
+
+
+def test_recorder_takes_the_discrepancy_from_the_paper_values(tmp_path):
+    path = tmp_path / "xx.csv"
+    path.write_text(",".join(paper_values.COLUMNS) + "\n"
+                    "XX-1,battles,5098,0,,XX §4,,inconsistent: text vs figure\n"
+                    "XX-1,t,22.94,0.005,,XX Table 4,,assumption: unpublished n\n"
+                    "XX-1,kappa,0.3,0.005,,XX §4,\n")  # a row may leave the last column out
+    values = paper_values.read_table(path)
+    assert str(values[("XX-1", "battles")].discrepancy) == "inconsistent: text vs figure"
+    assert values[("XX-1", "kappa")].discrepancy is None
+    rec = Recorder(tmp_path / "out", "01_x", data="published", values=values)
+    rec.number("XX-1", "battles", 5097)
+    rec.number("XX-1", "t", 11.68)
+    rec.number("XX-1", "kappa", 0.31)
+    rec.not_run("XX-1", "kappa", reason="not run: no endpoint")
+    got = {x.quantity: (x.status, x.reason) for x in status.load_results_by_notebook(tmp_path / "out")[0]}
+    assert got == {"battles": ("inconsistent", "text vs figure"), "t": ("assumption", "unpublished n"),
+                   "kappa": ("not run", "no endpoint")}
+
+
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [("mistake: text", "kind one of"), ("inconsistent", "kind one of"), ("assumption:  ", "a word or two"),
+     ("assumption: " + "x" * 40, "a word or two")],
+)
+def test_paper_values_reject_a_malformed_discrepancy(tmp_path, cell, message):
+    path = tmp_path / "xx.csv"
+    path.write_text(",".join(paper_values.COLUMNS) + f"\nXX-1,q,1,0,,XX,,{cell}\n")
+    with pytest.raises(ValueError, match=f"line 2, column discrepancy: .*{message}"):
+        paper_values.read_table(path)
+    path.write_text(",".join(paper_values.COLUMNS) + "\nXX-1,q,1,0,,XX,,,surplus\n")
+    with pytest.raises(ValueError, match="line 2: more fields than the header"):
+        paper_values.read_table(path)
 
 
 def _catalogue() -> pl.DataFrame:
@@ -103,7 +228,7 @@ def test_status_table_one_row_per_id_with_hand_made_results():
     got = dict(zip(table["id"], table["status"]))
     assert got == {
         "SA-A": "simulated",
-        "SA-B": "match",
+        "SA-B": "reproduced",
         "NG-C": "differs",
         "NG-D": "not run",
         "DR-E": "not yet",
@@ -124,10 +249,14 @@ def test_status_table_one_row_per_id_with_hand_made_results():
     assert de["this_build"] is None and de["data_used"] is None
     assert table.row(5, named=True)["paper"] == "?"  # unknown IDs are shown, not dropped
 
-    counts = dict(status.status_counts(table).iter_rows())
-    assert counts == {
-        "match": 1, "differs": 1, "simulated": 1, "computed": 1, "not run": 1, "not yet": 1, "failed": 0,
+    counts = status.status_counts(table)
+    assert dict(zip(counts["status"], counts["ids"])) == {
+        "reproduced": 1, "assumption": 0, "differs": 1, "computed": 1, "paper inconsistent": 0, "simulated": 1,
+        "not run": 1, "not yet": 1, "failed": 0,
     }
+    on_published = dict(zip(counts["status"], counts["published"]))
+    assert on_published["reproduced"] == 1 and on_published["differs"] == 1 and on_published["simulated"] == 0
+    assert status.reproduced_on_data(table) == 1
     by_paper = status.status_by_paper(table)
     assert by_paper["paper"].to_list() == ["SA", "NG", "DR", "?"]
     assert by_paper["total"].sum() == table.height
@@ -143,14 +272,16 @@ def test_status_from_recorder_files(tmp_path):
     results, where = status.load_results_by_notebook(tmp_path)
     table = status.status_table(results, _catalogue(), where)
     got = dict(zip(table["id"], table["status"]))
-    assert got == {"SA-A": "simulated", "SA-B": "match", "NG-C": "not yet", "NG-D": "not run", "DR-E": "not yet"}
+    assert got == {"SA-A": "simulated", "SA-B": "reproduced", "NG-C": "not yet", "NG-D": "not run", "DR-E": "not yet"}
     assert where == {"SA-A": ["03_preferences"], "SA-B": ["04_citations"], "NG-D": ["04_citations"]}
 
     page = status_page.status_html(table)
     assert page.count("<tr id=") == table.height
     assert "<a href" not in page  # no built chapters given: nothing is linked
     assert "<script" not in page
-    assert "| **match** |" in status_page.counts_markdown(table)
+    assert "| **reproduced** |" in status_page.counts_markdown(table)
+    assert status_page.summary_sentence(table).startswith(
+        "Of 5 analysis IDs, **1 are reproduced from real or published data**")
 
 
 def _chapter_nb(path: Path, title: str, sections: list[str]) -> None:
@@ -185,17 +316,17 @@ def test_build_with_chapters_and_a_failure(tmp_path):
     got = dict(zip(table["id"], table["status"]))
     assert got["SA-A"] == "simulated" and got["SA-B"] == "failed" and got["NG-C"] == "not yet"
     summary = dict(zip(table["id"], table["summary"]))
-    assert summary["SA-A"] == "2 numbers: 2 simulated"
+    assert summary["SA-A"] == "simulated: 2"
     assert summary["SA-B"] == "chapter 04_citations failed in this build"
 
     page = status_page.status_html(table, build.chapters)
     assert page.count('<tr id="status-') == table.height == _catalogue().height
     assert '<a href="03_preferences.html#sa-a" title="SA-A · Length (Fig 4)">User preferences</a>' in page
     assert "04_citations.html" not in page and "0.4221" not in page
-    assert "<details><summary>2 numbers: 2 simulated</summary>" in page
+    assert "<details><summary>simulated: 2</summary>" in page
     assert "beta_length = 0.331 (paper 0.334)" in page
     assert status_page.counts_markdown(table).count("| **failed** | ") == 1
-    assert "`04_citations`: ValueError: boom" in status_page.failed_markdown(build.failed)
+    assert "`04_citations`: ValueError\\: boom" in status_page.failed_markdown(build.failed)
 
 
 def test_a_number_carries_its_planted_value_and_note():
@@ -208,14 +339,44 @@ def test_a_number_carries_its_planted_value_and_note():
 
 def test_summary_names_the_first_difference():
     rs = [r("SA-A", "match", "q1"), r("SA-A", "differs", "q2", ours=2.0, paper=1.0, note="why"), r("SA-A", "match")]
-    assert status.summary_line(rs) == "3 numbers: 2 match, 1 differs; differs: q2 = 2 (paper 1)"
-    assert status.summary_line([r("SA-A", "match", "q1")]) == "q1 = 1 (paper 1)"
+    assert status.summary_line(rs) == "real: 2 match · 1 differs; differs: q2 = 2 (paper 1)"
+    assert status.summary_line([r("SA-A", "match", "q1")]) == "real: 1 match"
 
 
 def test_html_escapes_text():
     results = [r("SA-A", "differs", "<b>q</b>", note="a & b")]
     page = status_page.status_html(status.status_table(results, _catalogue()))
     assert "<b>q</b>" not in page and "<br>" not in page and "&lt;b&gt;q&lt;/b&gt;" in page and "a &amp; b" in page
+    # a reason, a verdict's reason and a not-run reason can carry a user's text (a model or file name): escaped
+    hostile = '<img src=x onerror="alert(1)">'
+    results = [r("SA-A", "inconsistent", "q", data="published", reason=hostile), r("SA-A", "match", "m"),
+               r("NG-D", "not run", "q", data="none", ours=None, reason=hostile),
+               r("SA-B", "assumption", "t", data="published", reason=hostile)]
+    page = status_page.status_html(status.status_table(results, _catalogue()))
+    assert "<img" not in page and page.count("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;") == 3
+
+
+HOSTILE = "x`y` <script>alert(1)</script> {eval-rst}`z` [a](javascript:b) **c**\n:::{warning}\nd"
+
+
+def _markdown_html(text: str) -> str:
+    """Markdown as the book renders it (CommonMark through markdown-it, MyST's parser)."""
+    markdown_it = pytest.importorskip("markdown_it")
+    return markdown_it.MarkdownIt("commonmark").render(text)
+
+
+def test_user_text_reaches_markdown_escaped():
+    """A data path or an error message (user input) is shown as text: no tag, link, role or directive survives."""
+    name = HOSTILE.replace("\n", " ").replace("</script>", "<b>")  # a file name has no slash
+    banner = status_page.build_banner(f"/data/{name}.parquet", 0, 10, [], {})
+    failed = status_page.failed_markdown({"07_nuggets": f"ValueError: {HOSTILE}"})
+    for text in (banner, failed):
+        rendered = _markdown_html(text)
+        assert "<script>" not in rendered and "<a " not in rendered and "<strong>c</strong>" not in rendered
+        assert "<b>" not in rendered
+        assert "&lt;script&gt;" in rendered
+    assert failed.count("\n:::") == 1  # the admonition closes once: the message opened none
+    assert status_page.markdown_code("a``b") == "```a``b```" and status_page.markdown_code("`a") == "`` `a ``"
 
 
 def test_build_banner_warns_on_simulated_data():
@@ -311,3 +472,130 @@ def test_a_chapter_that_recorded_nothing(tmp_path):
     table = status.status_table(results, catalogue.read(), where)
     assert set(table["status"]) == {"not yet"}
     assert table.height == catalogue.read().height
+
+
+# --- what reaches the reader --------------------------------------------------------------------------------
+
+#: The project's own jargon and its catalogue's instructions, which no reader should meet.
+JARGON = re.compile(r"seed 00\d|extracted text|text we have|published/|\.csv\b|\.ipynb|state it|say the rest|"
+                    r"with a note|show both|`", re.IGNORECASE)
+
+
+def test_paper_values_speak_the_papers_short_names():
+    """Sources and notes (shown in every section table) name the papers as SA, NG later/earlier version, DR, AE,
+    never the project's files or seeds."""
+    bad = [f"{v.file.rsplit('/', 1)[-1]}, line {v.line}: {text!r}"
+           for v in paper_values.table().values() for text in (v.source, v.note) if JARGON.search(text)]
+    assert bad == []
+    sources = {v.source.split(",")[0].split(" ")[0] for v in paper_values.table().values() if v.paper is not None}
+    assert sources <= {"SA", "NG", "DR", "AE", "the"}, sources
+
+
+def test_the_catalogue_reaches_the_reader_without_instructions():
+    raw = catalogue.read()
+    shown = catalogue.for_reader(raw)
+    assert shown.shape == raw.shape and shown["analysis_id"].to_list() == raw["analysis_id"].to_list()
+    bad = [f"{row['analysis_id']} {col}: {row[col]!r}" for row in shown.iter_rows(named=True)
+           for col in catalogue.SHOWN if JARGON.search(row[col])]
+    assert bad == []
+    # the rewording touched only the cells it names
+    wording = catalogue.reader_wording()
+    changed = {(a, c) for a, r0, r1 in zip(raw["analysis_id"], raw.iter_rows(named=True), shown.iter_rows(named=True))
+               for c in catalogue.SHOWN if r0[c] != r1[c]}
+    assert changed == set(wording)
+
+
+def test_reader_wording_rejects_bad_rows(tmp_path):
+    path = tmp_path / "w.csv"
+    path.write_text("analysis_id,column,text\nSA-T1,section,x\n")
+    with pytest.raises(ValueError, match="line 2: column 'section' is not one a reader sees"):
+        catalogue.reader_wording(path)
+    path.write_text("analysis_id,column,text\nSA-T1,what,x\nSA-T1,what,y\n")
+    with pytest.raises(ValueError, match="line 3: SA-T1 / what is reworded twice"):
+        catalogue.reader_wording(path)
+    with pytest.raises(ValueError, match=r"IDs the catalogue does not have: \['XX-1'\]"):
+        catalogue.for_reader(catalogue.read(), {("XX-1", "what"): "x"})
+
+
+# --- the index of every figure and table of the papers -------------------------------------------------------
+
+SEEDS = REPO.parent / "shared" / "seeds"
+#: Seed text of each paper (NG: its later version, whose numbers the index uses) and how its captions start.
+CAPTIONS = {"SA": ("000_", r"(Figure|Table) ([A-Z]\.)?(\d+):"), "NG": ("002_", r"(Figure|Table) ([A-Z]\.)?(\d+):"),
+            "DR": ("003_", r"(Figure|Table) ([A-Z]\.)?(\d+):"), "AE": ("004_", r"(Figure|Table) ([A-Z]\.)?(\d+)\. ")}
+
+
+def test_the_figure_catalogue_lists_88_items_with_an_id_or_a_reason():
+    figures = catalogue.read_figures()
+    assert figures.height == 88
+    assert dict(figures.group_by("paper").len().iter_rows()) == {"SA": 35, "NG": 19, "DR": 17, "AE": 17}
+    assert dict(figures.group_by("reproducible").len().iter_rows()) == {"yes": 71, "no": 17}
+    ids = {a for row in catalogue.figure_ids(figures) for a in row}
+    assert ids <= set(catalogue.read()["analysis_id"]), sorted(ids - set(catalogue.read()["analysis_id"]))
+    ae8 = figures.filter((pl.col("paper") == "AE") & (pl.col("kind") == "Figure")
+                         & pl.col("number").str.starts_with("8"))
+    assert ae8.select("number", "analysis_ids").rows() == [("8a", "AE-F8"), ("8b", "AE-F8b")]
+    # NG's earlier version: its 11 figures and 2 tables, each once
+    earlier = figures.filter(pl.col("number_earlier_version").is_not_null())
+    got = sorted(zip(earlier["kind"], earlier["number_earlier_version"].cast(pl.Int64)))
+    assert got == sorted([("Figure", n) for n in range(1, 12)] + [("Table", 1), ("Table", 2)])
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the papers' texts (../shared/seeds) are not here")
+def test_the_figure_catalogue_has_every_caption_of_the_papers():
+    """Independently of the audit: the numbers of the captions in each paper's text (``Figure D.4:``, AE's
+    ``Figure 8.``) are exactly the catalogue's, AE's 8a and 8b being one caption."""
+    figures = catalogue.read_figures()
+    for paper, (prefix, pattern) in CAPTIONS.items():
+        text = next(SEEDS.glob(f"{prefix}*.txt")).read_text(encoding="utf-8")
+        in_text = {(m[0], (m[1] or "") + m[2]) for m in re.findall(pattern, text)}
+        rows = figures.filter(pl.col("paper") == paper)
+        listed = {(k, n.rstrip("ab")) for k, n in zip(rows["kind"], rows["number"])}
+        assert listed == in_text, (paper, sorted(listed ^ in_text))
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ("XX,Figure,1,,c,,no,diagram", "paper 'XX'"),
+        ("SA,Plate,1,,c,,no,diagram", "kind 'Plate'"),
+        ("SA,Figure,1,,c,,maybe,", "'yes' or 'no'"),
+        ("SA,Figure,1,,c,,yes,", "names the analysis IDs"),
+        ("SA,Figure,1,,c,SA-T1,no,diagram", "gives the reason, and no analysis ID"),
+        ("SA,Figure,1,2,c,SA-T1,yes,", "only NG has an earlier version"),
+    ],
+)
+def test_the_figure_catalogue_rejects_bad_rows(tmp_path, row, message):
+    path = tmp_path / "figures.csv"
+    path.write_text(",".join(catalogue.FIGURE_COLUMNS) + f"\n{row}\n")
+    with pytest.raises(ValueError, match=f"line 2: .*{re.escape(message)}"):
+        catalogue.read_figures(path)
+    path.write_text(",".join(catalogue.FIGURE_COLUMNS) + "\nSA,Table,1,,c,SA-T1,yes,\nSA,Table,1,,d,SA-T1,yes,\n")
+    with pytest.raises(ValueError, match="line 3: SA Table 1 is listed twice"):
+        catalogue.read_figures(path)
+
+
+def test_the_index_links_reproduced_figures_and_gives_the_others_a_reason(tmp_path):
+    chapters_dir = tmp_path / "chapters"
+    chapters_dir.mkdir()
+    _chapter_nb(chapters_dir / "07_nuggets.ipynb", "Nuggets <&>", ["(ng-f2)=\n## NG-F2 · K-S tests (Figure 2)"])
+    figures = pl.DataFrame(
+        [("NG", "Figure", "2", "3", "ECDFs", "NG-F2", "yes", None),
+         ("NG", "Figure", "1", "1", "Example <battle>", None, "no", "example"),
+         ("NG", "Table", "1", "1", "Inversions", "NG-T1;NG-Q", "yes", None)],
+        schema={c: pl.String for c in catalogue.FIGURE_COLUMNS}, orient="row")
+    entries = navigation.paper_figure_index(figures, navigation.built_chapters(chapters_dir),
+                                            catalogue.figure_ids(figures), {"NG-F2": "reproduced"})
+    assert [(e.label, e.earlier, e.anchor) for e in entries] == [
+        ("Fig 2", "Fig 3", "fig-ng-fig-2"), ("Fig 1", "Fig 1", "fig-ng-fig-1"),
+        ("Table 1", "Table 1", "fig-ng-table-1")]
+    assert entries[0].links == (("NG-F2", "07_nuggets.html#ng-f2", "NG-F2 · K-S tests (Figure 2) (reproduced)"),)
+    assert entries[1].links == () and entries[1].reason == "example"
+    assert [href for _, href, _ in entries[2].links] == [None, None]  # no section in this build: named only
+    page = status_page.index_html(entries)
+    assert page.count('<tr id="fig-') == 3 and '<a href="07_nuggets.html#ng-f2">' in page
+    assert "earlier version: Fig 3" in page and "not reproducible: example" in page
+    assert "Example &lt;battle&gt;" in page and "<battle>" not in page
+    assert status_page.index_summary(entries).startswith("The five papers have **3 numbered figures and tables**")
+    assert "2 are reproduced by an analysis of this book, 1 of them with a section in this build; 1 cannot" in (
+        status_page.index_summary(entries))

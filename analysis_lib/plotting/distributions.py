@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 from scipy.stats import gaussian_kde
 
-from analysis_lib.plotting.style import ACCENT, VOTE_COLORS
+from analysis_lib.plotting.style import ACCENT, SMALL_PT, VOTE_COLORS
 
 
 def kde(
@@ -76,12 +76,12 @@ def vote_distribution(
         ax.bar(pos, counts, width, label=vote, color=VOTE_COLORS[vote], edgecolor="black", linewidth=0.5)
         for xi, c, s in zip(pos, counts, shares, strict=True):
             if np.isfinite(s):
-                ax.text(xi, c, f"{s:.0%}", ha="center", va="bottom", fontsize=6.5)
+                ax.text(xi, c, f"{s:.0%}", ha="center", va="bottom", fontsize=SMALL_PT)
     ax.set_xticks(x, cats, rotation=30, ha="right")
     ax.set_ylabel(ylabel)
     # headroom for the legend; polars types Series.max() as any Python literal, an integer column gives an int
     ax.set_ylim(0, max(1.0, float(long["count"].max() or 0)) * 1.22)  # type: ignore[arg-type]
-    ax.legend(loc="upper right", fontsize=8, ncols=len(votes))
+    ax.legend(loc="upper right", fontsize=SMALL_PT, ncols=len(votes))
     ax.grid(axis="x", visible=False)
     if title:
         ax.set_title(title)
@@ -112,7 +112,7 @@ def count_histograms(
         xs = np.nonzero(counts)[0]
         ax.bar(xs, counts[xs], color=ACCENT, width=0.8)
         for x, c in zip(xs, counts[xs], strict=True):
-            ax.annotate(str(c), (x, c), ha="center", va="bottom", fontsize=7)
+            ax.annotate(str(c), (x, c), ha="center", va="bottom", fontsize=SMALL_PT)
         log = counts[xs].max() >= LOG_COUNT_RATIO * counts[xs].min() if log_y is None else log_y
         if log:
             ax.set_yscale("log")

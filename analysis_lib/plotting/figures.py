@@ -20,7 +20,7 @@ from matplotlib.patches import Patch
 from matplotlib.projections.polar import PolarAxes
 
 from analysis_lib.plotting.labels import place_labels, spread_1d
-from analysis_lib.plotting.style import ACCENT, add_legend, contrast_text_color
+from analysis_lib.plotting.style import ACCENT, SMALL_PT, add_legend, contrast_text_color
 
 
 def barh(
@@ -50,7 +50,7 @@ def barh(
         ends = values + np.where(np.isfinite(upper), upper, 0.0)
         span = float(np.nanmax(np.abs(ends))) if values.size else 1.0
         for yi, v, end in zip(y, values, ends, strict=True):
-            ax.text(end + 0.01 * span, yi, annotate.format(v), va="center", fontsize=8)
+            ax.text(end + 0.01 * span, yi, annotate.format(v), va="center", fontsize=SMALL_PT)
         ax.set_xlim(right=max(ax.get_xlim()[1], 1.14 * float(np.nanmax(ends))))
     if legend:
         add_legend(ax, legend, loc="lower right")
@@ -95,7 +95,7 @@ def heatmap(
     ax.grid(False)
     for (i, j), v in np.ndenumerate(matrix):
         if np.isfinite(v):
-            ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=7,
+            ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=SMALL_PT,
                     color=contrast_text_color(im.cmap(im.norm(v))))
     if categories:
         colors = {name: to_hex(im.cmap(im.norm(np.array(code)))) for code, name in sorted(categories.items())}  # type: ignore[arg-type]
@@ -166,7 +166,7 @@ def scatter_fit(
     if legend:
         handles += [Patch(facecolor=c, label=lab) for lab, c in legend.items()]
     if handles:
-        ax.legend(handles=handles, loc="upper left", fontsize=8)
+        ax.legend(handles=handles, loc="upper left", fontsize=SMALL_PT)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
@@ -191,11 +191,11 @@ def radar(
     for i, row in enumerate(frame.iter_rows(named=True)):
         vals = np.array([row[a] for a in axes], dtype=float)
         ax.plot(closed, np.append(vals, vals[0]), color=cmap(i % 10), linewidth=1.5, label=str(row[label]))
-    ax.set_xticks(angles, names, fontsize=8)
+    ax.set_xticks(angles, names, fontsize=SMALL_PT)
     ax.set_ylim(0, rmax)
-    ax.set_yticks(np.linspace(0, rmax, 6)[1:], [f"{v:g}{unit}" for v in np.linspace(0, rmax, 6)[1:]], fontsize=7)
+    ax.set_yticks(np.linspace(0, rmax, 6)[1:], [f"{v:g}{unit}" for v in np.linspace(0, rmax, 6)[1:]], fontsize=SMALL_PT)
     ax.set_rlabel_position(360 / len(axes) / 2)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.2, 1.0), fontsize=7)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.2, 1.0), fontsize=SMALL_PT)
     if title:
         ax.set_title(title, pad=18)
     return fig
@@ -238,7 +238,7 @@ def error_scatter(
         lo, hi = min(x.min(), y.min()), max(x.max(), y.max())
         ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls=":", label="y = x")
     if fit or identity or groups is not None:
-        ax.legend(loc="best", fontsize=8)
+        ax.legend(loc="best", fontsize=SMALL_PT)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
@@ -263,7 +263,7 @@ def slope_chart(
     The labels at the right end are spread apart so none overlaps (a thin line joins a moved label to its
     point); ``legend`` (label -> colour) explains the line colours."""
     before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
-    fig, ax = plt.subplots(figsize=(7.0, max(4.5, 0.32 * len(labels) + 2.0)))
+    fig, ax = plt.subplots(figsize=(7.0, max(4.5, 0.42 * len(labels) + 2.0)))
     for i in range(len(labels)):
         c = colors[i] if colors is not None else None
         ax.plot([0, 1], [before[i], after[i]], marker="o", color=c)
@@ -279,11 +279,11 @@ def slope_chart(
     height_px = max(ax.get_window_extent().height, 1.0)
     ys = np.asarray(after, dtype=float)
     for _ in range(4):  # spreading can widen the axis, which shrinks a text line in data units: iterate
-        gap = 1.4 * 7 * fig.dpi / 72 / height_px * (hi - lo)  # one 7-pt text line, in data units
+        gap = 1.4 * SMALL_PT * fig.dpi / 72 / height_px * (hi - lo)  # one text line of the labels, in data units
         ys = spread_1d(after, gap)
         lo, hi = min(lo, float(ys.min()) - gap), max(hi, float(ys.max()) + gap)
     ax.set_ylim(lo, hi)
     for lab, ya, yl in zip(labels, after, ys, strict=True):
-        ax.annotate(lab, (1, ya), xytext=(1.12, yl), textcoords="data", va="center", fontsize=7,
+        ax.annotate(lab, (1, ya), xytext=(1.12, yl), textcoords="data", va="center", fontsize=SMALL_PT,
                     arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5, "shrinkA": 0, "shrinkB": 2})
     return fig

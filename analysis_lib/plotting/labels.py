@@ -60,7 +60,7 @@ def place_labels(
     y: Sequence[float] | np.ndarray,
     labels: Sequence[str],
     *,
-    fontsize: float = 7.0,
+    fontsize: float = 10.0,
     point_radius_px: float = 5.0,
     max_rings: int = 6,
 ) -> list:

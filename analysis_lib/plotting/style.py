@@ -1,7 +1,8 @@
-"""The one plotting style of the compendium: rcParams, the fixed colours, the legend of colour patches, and the
-stamp on figures drawn from simulated data.
+"""The one plotting style of the compendium: rcParams, the fixed colours and the legend of colour patches.
 
-Colours are fixed per provider and per vote outcome so the same thing looks the same on every page.
+Colours are fixed per provider and per vote outcome so the same thing looks the same on every page. Text sizes
+are at least :data:`analysis_lib.plotting.display.MIN_FONT_PT` (10 pt): figures are shown at their natural size
+(:mod:`analysis_lib.plotting.display`), so a figure's points are the page's.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from analysis_lib.extras import require
+from analysis_lib.plotting import display
+from analysis_lib.plotting.display import MIN_FONT_PT
 
 PROVIDER_COLORS = {"Perplexity": "#1f77b4", "Google": "#2ca02c", "OpenAI": "#d62728", "other": "#7f7f7f"}
 OUTCOME_COLORS = {
@@ -27,7 +28,8 @@ OUTCOME_COLORS = {
 #: Vote colours of the cross-arena figures (Search Arena Figure 8).
 VOTE_COLORS = {"search": "#1f77b4", "non-search": "#d62728", "tie": "#8c8c8c"}
 ACCENT = "#1f77b4"
-SIMULATED_MARK = "SIMULATED DATA"
+#: Size of the smallest texts the figure kinds draw (value labels, legends): the book's minimum at display size.
+SMALL_PT = MIN_FONT_PT
 
 
 def contrast_text_color(rgba: Sequence[float] | np.ndarray) -> str:
@@ -40,50 +42,35 @@ def contrast_text_color(rgba: Sequence[float] | np.ndarray) -> str:
     return "white" if luminance < 0.179 else "black"
 
 
-def mark_simulated(fig: Figure, label: str = SIMULATED_MARK) -> Figure:
-    """Stamp a figure drawn from simulated data, so the figure says so wherever it is shown or copied to:
-    a red label in the top-right corner of the figure (outside the axes)."""
-    fig.text(0.995, 0.995, label, ha="right", va="top", fontsize=8, fontweight="bold", color="#b2182b",
-             bbox={"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": "#b2182b", "alpha": 0.9})
-    return fig
-
-
-def stamp(fig: Figure, kind: str) -> Figure:
-    """:func:`mark_simulated` when ``kind`` (a data kind: ``"simulated"``, ``"real"``, ...) is simulated."""
-    return mark_simulated(fig) if kind == "simulated" else fig
-
-
-def show(fig: Figure, kind: str = "real") -> None:
-    """Show ``fig`` in the notebook where the call stands (not after the cell's tables), stamped with
-    :func:`mark_simulated` when ``kind`` is ``"simulated"``; then close it."""
-    display = require("IPython.display", "book", purpose="showing a figure in a notebook").display
-    display(stamp(fig, kind))
-    plt.close(fig)
-
-
 def add_legend(ax, colors: dict[str, str], *, title: str = "", loc: str = "best", **kwargs) -> None:
     """A legend of coloured patches, one per ``label -> colour`` (e.g. providers, categories)."""
     handles = [Patch(facecolor=c, edgecolor="none", label=lab) for lab, c in colors.items()]
-    ax.legend(handles=handles, title=title or None, loc=loc, fontsize=8, title_fontsize=8, **kwargs)
+    ax.legend(handles=handles, title=title or None, loc=loc, fontsize=SMALL_PT, title_fontsize=SMALL_PT, **kwargs)
 
 
 def apply_style() -> None:
-    """Set the shared rcParams (call once per notebook)."""
+    """Set the shared rcParams and, in a notebook, render every figure through the book's one display path
+    (:func:`analysis_lib.plotting.display.install`). Call once per notebook."""
     plt.rcParams.update(
         {
-            "figure.figsize": (7.0, 4.2),
+            "figure.figsize": (7.0, 4.2),  # 672 CSS px at natural size: inside the content column
             "figure.dpi": 110,
-            "savefig.dpi": 150,
+            "savefig.dpi": display.DPI,
             "savefig.bbox": "tight",
             "axes.spines.top": False,
             "axes.spines.right": False,
             "axes.grid": True,
             "grid.alpha": 0.3,
-            "axes.titlesize": 11,
-            "axes.labelsize": 10,
-            "xtick.labelsize": 9,
-            "ytick.labelsize": 9,
+            "font.size": MIN_FONT_PT,
+            "axes.titlesize": 12,
+            "figure.titlesize": 12,
+            "axes.labelsize": 11,
+            "xtick.labelsize": MIN_FONT_PT,
+            "ytick.labelsize": MIN_FONT_PT,
+            "legend.fontsize": MIN_FONT_PT,
+            "legend.title_fontsize": MIN_FONT_PT,
             "legend.frameon": False,
             "font.family": "DejaVu Sans",
         }
     )
+    display.install()
