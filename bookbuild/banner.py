@@ -34,7 +34,6 @@ INPUTS_ENV = "BOOKBUILD_INPUTS"
 
 SEARCH_ARENA_RERUN = "make book DATA=path/to/search-arena-chat-24k.parquet"
 
-_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.S)
 _BACKTICKS = re.compile(r"`+")
 
 
@@ -51,15 +50,41 @@ def _escape_text(text: str) -> str:
     return out.replace("[", "\\[").replace("]", "\\]")
 
 
+def _closing_run(text: str, start: int, n: int) -> int:
+    """Where the next backtick run of exactly ``n`` backticks at or after ``start`` begins (-1: none)."""
+    for m in _BACKTICKS.finditer(text, start):
+        if len(m.group(0)) == n:
+            return m.start()
+    return -1
+
+
 def sanitize(markdown: str) -> str:
     """Authored Markdown made inert: outside code spans no raw HTML (``<``, ``>``, ``&`` as entities) and no
-    link or image brackets; code spans (rendered as text by Markdown) are kept."""
-    out, pos = [], 0
-    for m in _CODE_SPAN.finditer(markdown):
-        out.append(_escape_text(markdown[pos:m.start()]))
-        out.append(m.group(0))
-        pos = m.end()
-    out.append(_escape_text(markdown[pos:]))
+    link or image brackets; code spans (rendered as text by Markdown) are kept.
+
+    Code spans are found by CommonMark's rule: a run of n backticks (not backslash-escaped) opens a span that the
+    next run of exactly n backticks closes; a run with no closer is literal text. Since every ``<`` outside the
+    spans is escaped, no HTML can start before a span, and none starts inside one."""
+    out, i, n = [], 0, len(markdown)
+    while i < n:
+        ch = markdown[i]
+        if ch == "\\" and i + 1 < n and markdown[i + 1] in "`\\":
+            out.append(markdown[i:i + 2])
+            i += 2
+        elif ch == "`":
+            run = _BACKTICKS.match(markdown, i)
+            assert run is not None
+            width = len(run.group(0))
+            close = _closing_run(markdown, run.end(), width)
+            if close < 0:
+                out.append(run.group(0))
+                i = run.end()
+            else:
+                out.append(markdown[i:close + width])
+                i = close + width
+        else:
+            out.append(_escape_text(ch))
+            i += 1
     return "".join(out)
 
 

@@ -44,7 +44,7 @@ FRONT_PAGE_FILE = "identity.md"
 _FIELDS = ("data_source", "seed", "n_bootstrap", "inputs", "llm", "environment")
 
 
-def _canonical(name: str) -> str:
+def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -53,8 +53,8 @@ def installed() -> dict[str, str]:
     out: dict[str, str] = {}
     for dist in importlib.metadata.distributions():
         name = dist.metadata["Name"]
-        if name and _canonical(name) not in OWN_DISTRIBUTIONS:
-            out[_canonical(name)] = dist.version
+        if name and canonical(name) not in OWN_DISTRIBUTIONS:
+            out[canonical(name)] = dist.version
     return dict(sorted(out.items()))
 
 
@@ -65,7 +65,7 @@ def environment(packages: Mapping[str, str] | None = None) -> dict[str, Any]:
     lines = "\n".join(f"{n}=={v}" for n, v in sorted(packages.items()))
     return {
         "python": platform.python_version(),
-        "packages": {k: packages.get(_canonical(k)) for k in KEY_PACKAGES},
+        "packages": {k: packages.get(canonical(k)) for k in KEY_PACKAGES},
         "n_installed": len(packages),
         "installed_sha256": hashlib.sha256(lines.encode()).hexdigest(),
     }
