@@ -106,3 +106,16 @@ def notebook_key(notebook: Path, parameters: dict, inputs: dict[str, str], lib_h
         "llm": llm_identity,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def book_state_digest(results_dir: Path, state_dir: Path, exclude: str = "") -> str:
+    """sha256 over what the status page reads: every results file (``_failed.json`` and ``_build.json`` included)
+    and every chapter's build state, ``exclude`` (the status page's own) left out."""
+    h = hashlib.sha256()
+    for folder in (results_dir, state_dir):
+        for p in sorted(folder.glob("*.json")):
+            if p.stem == exclude or p.name in ("data_hashes.json", "validated.json", "inputs.json", "book.json"):
+                continue
+            h.update(f"{folder.name}/{p.name}".encode() + b"\0")
+            h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()

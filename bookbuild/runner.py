@@ -9,7 +9,7 @@
    the command line or in the environment, only into notebooks whose parameters cell declares that name; the kernels get
    ``$ANALYSIS_CACHE_DIR`` = the cache folder, so nothing is written into the package;
 2. skips a notebook whose rebuild key (:mod:`bookbuild.keys`) matches its last successful run; ``--force``
-   reruns everything; the reproduction-status notebook always reruns;
+   reruns everything; the reproduction-status notebook reruns whenever any chapter's results or state changed;
 3. writes each executed copy to a temporary file and renames it into ``<book-dir>/chapters/`` only when the
    notebook finished; the chapter's previous results (``<results_dir>/<stem>.json``) are set aside while it
    runs and restored if it fails, so a failed or interrupted run leaves the last good copy, its results and its
@@ -228,11 +228,13 @@ def _run_one(cfg: Config, pm: Any, nb: Path, prep: Prepared, given: dict[str, st
     ident = identity.chapter_identity(set(inspected), prep.reference, uses_llm=uses_llm)
     ids = {"data_source": prep.data.info.get("id", "")} if "data_source" in inspected else {}
     ids |= {k: v.info.get("id", "") for k, v in prep.given.items() if k in inspected}
+    if always:  # the status page reads every chapter's results and state: it reruns when any of them changed
+        ids["book_state"] = keys.book_state_digest(cfg.results_dir, cfg.state_dir, exclude=nb.stem)
     key = keys.notebook_key(nb, params, ids, prep.lib_hash, cfg.kernel, prep.llm_identity if uses_llm else None,
                             environment=prep.reference["environment"]["installed_sha256"])
     state = keys.read_json(ch.state)
     intact = ch.output.exists() and (not state or not state.get("results") or ch.results.exists())
-    if not (cfg.force or always) and state and state.get("key") == key and intact:
+    if not cfg.force and state and state.get("key") == key and intact:
         screen.line(f"skip  {nb.name} (unchanged since {state.get('finished', '?')})")
         summary.runs.append(NotebookRun(nb.stem, "skipped"))
         _record_failures(cfg, {nb.stem: None})
