@@ -124,10 +124,13 @@ def describe_input(value: Mapping[str, Any] | None) -> str:
     if value.get("kind") == "default":
         return "not given (the chapter's simulator)"
     if value.get("kind") == "simulator":
-        return f"simulator {md_code(value.get('name', ''))}" + (f", seed {value['seed']}" if "seed" in value else "")
+        rows = f"{int(value['rows']):,} {value.get('unit', 'rows')}, " if value.get("rows") else ""
+        return f"simulator {md_code(value.get('name', ''))} ({rows}seed {value.get('seed')})"
     facts = []
     if value.get("sha256"):
         facts.append(f"sha256 {str(value['sha256'])[:12]}…")
+    if value.get("tree_sha256"):
+        facts.append(f"sha256 of its files {str(value['tree_sha256'])[:12]}…")
     if value.get("revision"):
         facts.append(f"revision {str(value['revision'])[:12]}")
     if value.get("rows") is not None:
@@ -249,7 +252,7 @@ def front_page_line(reference: Mapping[str, Any], stale: Mapping[str, list[str]]
     to the status page, and a warning when the book is mixed."""
     data = reference.get("data_source") or {}
     if data.get("kind") == "simulator":
-        what = f"the project's **simulator** ({describe_input(data)})"
+        what = "the project's **" + describe_input(data) + "**, not on a release"
     else:
         what = describe_input(data)
     given = [f"{md_code(k)} = {describe_input(v)}" for k, v in (reference.get("inputs") or {}).items()

@@ -108,13 +108,17 @@ def notebook_key(notebook: Path, parameters: dict, inputs: dict[str, str], lib_h
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+#: Files of the state folder that are the runner's own caches, not what the status page reads.
+NOT_BOOK_STATE = frozenset({"data_hashes.json", "validated.json", "inputs.json", "book.json", "identity_cells.json"})
+
+
 def book_state_digest(results_dir: Path, state_dir: Path, exclude: str = "") -> str:
     """sha256 over what the status page reads: every results file (``_failed.json`` and ``_build.json`` included)
     and every chapter's build state, ``exclude`` (the status page's own) left out."""
     h = hashlib.sha256()
     for folder in (results_dir, state_dir):
         for p in sorted(folder.glob("*.json")):
-            if p.stem == exclude or p.name in ("data_hashes.json", "validated.json", "inputs.json", "book.json"):
+            if p.stem == exclude or p.name in NOT_BOOK_STATE:
                 continue
             h.update(f"{folder.name}/{p.name}".encode() + b"\0")
             h.update(hashlib.sha256(p.read_bytes()).digest())

@@ -2,33 +2,41 @@
 
 ``make book`` calls this module. It
 
-1. runs ``<notebooks-dir>/*.ipynb`` in book order (the committed ``_toc.yml``; others after, by name) with
-   papermill (cwd: the notebooks folder), injecting ``data_source``, ``seed``, ``n_bootstrap``, ``results_dir``
-   (``<book-dir>/_results``) and ``cache_dir`` (``<root>/.cache``), plus each user input
-   (``nugget_records``, ``match_logs``, ``answer_records``, ``answer_labels``, ``attribution_source``) given on
-   the command line or in the environment, only into notebooks whose parameters cell declares that name; the kernels get
-   ``$ANALYSIS_CACHE_DIR`` = the cache folder, so nothing is written into the package;
-2. skips a notebook whose rebuild key (:mod:`bookbuild.keys`) matches its last successful run; ``--force``
+1. validates the data source and every user input given with the library's own loaders before any notebook runs
+   (:mod:`bookbuild.inputs`: a bad input exits 2 with one line, the previous book untouched), and computes this
+   build's reference identity (:mod:`bookbuild.identity`: inputs, seed, bootstrap rounds, LLM endpoint,
+   environment), written to ``<results_dir>/_build.json``;
+2. runs ``<notebooks-dir>/*.ipynb`` in book order (the committed ``_toc.yml``; others after, by name; the status
+   page last) with papermill (cwd: the notebooks folder), injecting only the parameters a notebook's
+   ``parameters`` cell declares among ``data_source``, ``seed``, ``n_bootstrap``, ``results_dir``, ``cache_dir``
+   and the user inputs given (``nugget_records``, ``match_logs``, ``answer_records``, ``answer_labels``,
+   ``attribution_source``, ``text_arena_source``); the kernels get ``$ANALYSIS_CACHE_DIR`` = the cache folder and
+   ``$BOOKBUILD_INPUTS`` (the inputs' names, hashes and rows, for the banners);
+3. skips a notebook whose rebuild key (:mod:`bookbuild.keys`: notebook, declared parameters and their inputs'
+   content, library, environment, LLM identity for LLM chapters) matches its last successful run; ``--force``
    reruns everything; the reproduction-status notebook reruns whenever any chapter's results or state changed;
-3. writes each executed copy to a temporary file and renames it into ``<book-dir>/chapters/`` only when the
-   notebook finished; the chapter's previous results (``<results_dir>/<stem>.json``) are set aside while it
-   runs and restored if it fails, so a failed or interrupted run leaves the last good copy, its results and its
-   state in place, and never a failed chapter's partial results. It stops at the first failing notebook,
-   naming it and the failing cell (the failed executed copy is kept in ``<book-dir>/_build/runs/failed/``),
-   and records it in ``<results_dir>/_failed.json`` (``{"failed": [{"notebook": stem, "error": one line}]}``;
-   removed once every notebook has run);
-   Before the first notebook it prints the estimate of the LLM steps (:mod:`bookbuild.llm_plan`: requests,
-   prompt tokens and cost per step) when an LLM endpoint is configured, else one line saying there is none;
-4. writes the table of contents of this build (:mod:`bookbuild.toc`: the chapters that finished) and runs
-   ``jupyter-book build`` (:mod:`bookbuild.book`), then checks that no BrowseComp text reached the book
-   (:mod:`bookbuild.leaks`).
+4. replaces a chapter's files atomically (:mod:`bookbuild.chapter`): results are staged while it runs and moved
+   into ``<book-dir>/_results`` with the chapter's identity, and the executed copy into ``<book-dir>/chapters``,
+   only when the notebook finished; a failed or killed run leaves the last good copy, results and state. It
+   stops at the first failing notebook, naming it and the failing cell (the failed executed copy is kept in
+   ``<book-dir>/_build/runs/failed/``), and records it in ``<results_dir>/_failed.json``
+   (``{"failed": [{"notebook": stem, "error": one line}]}``; removed once every notebook has run). Before the first
+   notebook it prints the estimate of the LLM steps (:mod:`bookbuild.llm_plan`) when an endpoint is configured,
+   else one line saying there is none. The console shows the runner's lines and one bar per notebook; the
+   kernels' output goes to ``<book-dir>/_build/runs/build.log`` (:mod:`bookbuild.console`);
+5. marks every chapter page with its identity and flags those computed from other inputs than this build's
+   (``stale: ...`` on the console), writes the front page's identity line, then the table of contents of the
+   chapters that finished (:mod:`bookbuild.toc`) and runs ``jupyter-book build`` (:mod:`bookbuild.book`, skipped
+   when nothing it reads changed), and checks that no BrowseComp text reached the book (:mod:`bookbuild.leaks`).
 
-Exit codes: 0 success, 1 a notebook failed, 2 bad arguments or inputs, 3 the book build failed.
+Exit codes: 0 success, 1 a notebook failed, 2 bad arguments or inputs, 3 the book build failed; a failure ends with
+the line ``bookbuild: exit N (what): reason``.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import sys
 import time
@@ -285,10 +293,18 @@ def report_identity(cfg: Config, prep: Prepared, summary: Summary) -> dict[str, 
     return the stale chapters (stem -> differences)."""
     stale = identity.stale_chapters(cfg.results_dir, prep.reference)
     recorded = identity.read_identities(cfg.results_dir)
+    marks_path = cfg.state_dir / "identity_cells.json"
+    marks = keys.read_json(marks_path) or {}
     for stem in executed_chapters(cfg):
         if stem == STATUS_NOTEBOOK:
             continue
-        chapter.mark_identity(cfg.chapters_dir / f"{stem}.ipynb", recorded.get(stem), stale.get(stem, []))
+        path = cfg.chapters_dir / f"{stem}.ipynb"
+        source = identity.page_cell_source(recorded.get(stem), stale.get(stem, []))
+        mark = [hashlib.sha256(source.encode()).hexdigest(), path.stat().st_mtime_ns]
+        if marks.get(stem) != mark:  # an unchanged page is not read again (warm builds)
+            chapter.mark_identity(path, recorded.get(stem), stale.get(stem, []))
+            marks[stem] = [mark[0], path.stat().st_mtime_ns]
+    keys.write_json(marks_path, marks)
     front = cfg.book_dir / "_build" / identity.FRONT_PAGE_FILE
     front.parent.mkdir(parents=True, exist_ok=True)
     built = executed_chapters(cfg)
@@ -358,8 +374,10 @@ def main(argv: list[str] | None = None) -> int:
         cfg = parse_args(argv)
         summary = build(cfg)
     except BuildError as exc:
-        print(f"build failed: {exc}", file=sys.stderr, flush=True)
-        reason = str(exc).splitlines()[0] if str(exc) else ""
+        lines = str(exc).splitlines() or [""]
+        if len(lines) > 1:  # the details (failing cell, executed copy, log), then the one-line summary
+            print(f"build failed: {exc}", file=sys.stderr, flush=True)
+        reason = lines[0]
         print(f"bookbuild: exit {exc.exit_code} ({EXIT_MEANING[exc.exit_code]}): {reason}", file=sys.stderr,
               flush=True)
         return exc.exit_code
