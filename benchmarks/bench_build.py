@@ -51,7 +51,9 @@ def _tree_rss(proc: psutil.Process) -> int:
 def run_build(root: Path, args: list[str]) -> dict:
     """One build; returns seconds in all, per-chapter seconds and peak memory, and the overall peak."""
     cmd = [sys.executable, "-m", "bookbuild", "--root", str(root), *args]
-    env = dict(os.environ)  # as `make book` runs it: the machine's environment
+    env = dict(os.environ)  # as `make book` runs it: the machine's environment, the local mirror of the inputs
+    if "ANALYSIS_DATA_MIRROR" not in env and (REPO.parent / "shared" / "data").is_dir():
+        env["ANALYSIS_DATA_MIRROR"] = str(REPO.parent / "shared" / "data")
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=root)
     ps = psutil.Process(proc.pid)
