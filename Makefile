@@ -2,11 +2,18 @@
 #   make book   build the whole book on the embedded default (or `make book DATA=path/to/release.parquet`;
 #               also NUGGETS=, MATCH_LOGS=, ANSWERS=, ANSWER_LABELS=, ATTRIBUTION=, TEXT_ARENA=: see README)
 #   make test   install, lint (ruff), type-check (mypy) and run the test suite
-# Both create or reuse the virtual environment in .venv/.
+# Both create or reuse the virtual environment in .venv/, installed from the lock file (requirements.lock).
+#   make lock     resolve the full install afresh in a scratch environment and write requirements.lock
+#   make publish  push book/_build/html to the gh-pages branch of REMOTE (default origin) with ghp-import
 
 PYTHON  ?= python3
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
+# The folder of this Makefile (the repository), so `make -f path/to/Makefile` works from another folder.
+HERE    := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))
+# Every package of the full install (all extras, dev tools, the CPU torch) at the version CI tested.
+LOCK    := $(HERE)requirements.lock
+REMOTE  ?= origin
 DATA    ?= sample
 SEED    ?= 0
 BOOTSTRAP ?= 100
@@ -22,20 +29,23 @@ unexport DATA SEED BOOTSTRAP NUGGETS MATCH_LOGS ANSWERS ANSWER_LABELS ATTRIBUTIO
 ANALYSIS_DATA_MIRROR ?= $(wildcard $(CURDIR)/../shared/data)
 export ANALYSIS_DATA_MIRROR
 
-.PHONY: book test install clean-book
+.PHONY: book test install lock publish clean-book
 
-$(VENV)/.installed: pyproject.toml
+# Installs exactly the locked versions (-c: constraints; the project's own ranges in pyproject.toml stay open).
+$(VENV)/.installed: $(HERE)pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c $(LOCK) --upgrade pip
 	# torch first, pinned to the CPU build: anything that pulls it in later must not drag a CUDA build.
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e ".[all,dev]"
+	$(PY) -m pip install --quiet -c $(LOCK) torch==2.13.0
+	$(PY) -m pip install --quiet -c $(LOCK) -e "$(HERE)[all,dev]"
 	touch $@
 
 install: $(VENV)/.installed
 
 # The values reach the runner through the environment, unexpanded ($(value ...)) and never through a shell
-# command line, so quotes, backticks or $ in a path are just characters. The recipe's exit status is the runner's.
+# command line, so quotes, backticks or $ in a path are just characters. GNU make exits 2 whenever a recipe fails;
+# the runner's own code (1 a notebook failed, 2 bad arguments or inputs, 3 the book build) is on its last line,
+# `bookbuild: exit N (...)`, and in make's closing `Error N`.
 book: export BOOK_DATA = $(value DATA)
 book: export BOOK_SEED = $(value SEED)
 book: export BOOK_BOOTSTRAP = $(value BOOTSTRAP)
@@ -53,6 +63,15 @@ test: $(VENV)/.installed
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	$(PY) -m pytest -q
+
+# A fresh resolution of the full install (torch first) in a scratch environment, frozen into the lock; then run
+# `make test` (which reinstalls .venv from the new lock) and commit requirements.lock only if it passes.
+lock:
+	bash scripts/lock.sh "$(PYTHON)" "$(LOCK)"
+
+# The built book (make book first) to the gh-pages branch of REMOTE: ghp-import, as Jupyter Book 1 recommends.
+publish: $(VENV)/.installed
+	$(PY) -m bookbuild.publish --remote "$(REMOTE)"
 
 clean-book:
 	rm -rf book/_build book/chapters book/_results .build_state

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import shutil
 import subprocess
@@ -9,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from bookbuild import leaks, toc
+from bookbuild import keys, leaks, toc
 from bookbuild.config import EXIT_BOOK, EXIT_USAGE, BuildError, Config, Summary
 
 _WARNING = re.compile(r"\b(WARNING|ERROR|CRITICAL)\b")
@@ -35,9 +37,22 @@ def _jupyter_book_command() -> list[str]:
     return [sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())"]
 
 
+def book_key(cfg: Config, root: Path, chapters: list[str]) -> str:
+    """What the HTML depends on: the book's sources (config, TOC of this build, Markdown pages, the front page's
+    identity line), the executed chapters' bytes and the Jupyter Book command line. Unchanged: no rebuild."""
+    files = [root / "_config.yml", cfg.book_dir / "_build" / "_toc.yml", *sorted(cfg.book_dir.glob("*.md")),
+             cfg.book_dir / "_build" / "identity.md", *(cfg.chapters_dir / f"{c}.ipynb" for c in chapters)]
+    h = hashlib.sha256(json.dumps([cfg.strict, str(cfg.book_dir)]).encode())
+    for f in files:
+        h.update(str(f).encode() + b"\0")
+        h.update(hashlib.sha256(f.read_bytes()).digest() if f.exists() else b"missing")
+    return h.hexdigest()
+
+
 def build_book(cfg: Config, chapters: list[str], summary: Summary | None = None) -> Summary:
     """Write this build's TOC (``chapters`` only) and run ``jupyter-book build``; the HTML lands in
-    ``<book-dir>/_build/html``. Sphinx warnings are listed; they fail the build only with ``cfg.strict``."""
+    ``<book-dir>/_build/html``. Sphinx warnings are listed; they fail the build only with ``cfg.strict``. Nothing
+    is run when :func:`book_key` equals the last successful build's (``<state>/book.json``)."""
     summary = summary or Summary()
     root = book_root(cfg)
     try:
@@ -50,6 +65,14 @@ def build_book(cfg: Config, chapters: list[str], summary: Summary | None = None)
     build_dir.mkdir(parents=True, exist_ok=True)
     toc_path = build_dir / "_toc.yml"
     toc_path.write_text(toc.toc_text(root, cfg.book_dir, chapters, root / "_toc.yml"))
+    index = cfg.html_dir / "index.html"
+    key = book_key(cfg, root, chapters)
+    key_path = cfg.state_dir / "book.json"
+    if index.exists() and (keys.read_json(key_path) or {}).get("key") == key:
+        print(f"book  unchanged since the last build: {index}", flush=True)
+        summary.html = index
+        return summary
+    key_path.unlink(missing_ok=True)
 
     cmd = [*_jupyter_book_command(), "build", str(root), "--path-output", str(cfg.book_dir), "--toc", str(toc_path)]
     if cfg.strict:
@@ -72,12 +95,12 @@ def build_book(cfg: Config, chapters: list[str], summary: Summary | None = None)
         print(f"book  {len(summary.warnings)} Sphinx warning(s):", flush=True)
         for w in summary.warnings:
             print(f"  {w}", flush=True)
-    index = cfg.html_dir / "index.html"
     if rc != 0 or not index.exists():
         tail = "".join(log_path.read_text().splitlines(keepends=True)[-30:])
         raise BuildError(f"jupyter-book build failed (exit {rc}); last lines of {log_path}:\n{tail}", EXIT_BOOK)
     summary.html = index
     print(f"book  built in {seconds:.1f} s: {index}", flush=True)
+    keys.write_json(key_path, {"key": key})
     found = leaks.find_protected_text([cfg.html_dir, cfg.chapters_dir],
                                       leaks.protected_snippets(cache_dir=cfg.cache_dir / "data"))
     if found:

@@ -2,8 +2,9 @@
 
 ``make book DATA=... NUGGETS=...`` hands its values to the runner through the environment (``BOOK_DATA``,
 ``BOOK_SEED``, ``BOOK_BOOTSTRAP``, ``BOOK_NUGGETS``, ``BOOK_MATCH_LOGS``, ``BOOK_ANSWERS``,
-``BOOK_ANSWER_LABELS``, ``BOOK_ATTRIBUTION``), never through a shell command line, so no character in a value
-is interpreted. A command-line option wins over its variable.
+``BOOK_ANSWER_LABELS``, ``BOOK_ATTRIBUTION``, ``BOOK_TEXT_ARENA``), never through a shell command line, so
+no character in a value is interpreted. A command-line option wins over its variable. A bad ``--seed`` or
+``--bootstrap`` (``SEED=abc``) raises :class:`BuildError` with exit code 2 (argparse's own errors exit 2 too).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 EXIT_OK, EXIT_NOTEBOOK, EXIT_USAGE, EXIT_BOOK = 0, 1, 2, 3
+EXIT_MEANING = {EXIT_OK: "done", EXIT_NOTEBOOK: "a notebook failed", EXIT_USAGE: "bad arguments or inputs",
+                EXIT_BOOK: "the book build failed"}
 
 #: user inputs: command-line option -> (environment variable, notebook parameter)
 USER_INPUTS: dict[str, tuple[str, str]] = {
@@ -72,6 +75,11 @@ class Config:
         """Partial executed copies while a notebook runs, and the copies of failed runs (``failed/``)."""
         return self.book_dir / "_build" / "runs"
 
+    @property
+    def log_path(self) -> Path:
+        """Where the kernels' output, warnings and tracebacks go (the console keeps the runner's lines and bars)."""
+        return self.work_dir / "build.log"
+
 
 @dataclass
 class NotebookRun:
@@ -85,6 +93,7 @@ class Summary:
     runs: list[NotebookRun] = field(default_factory=list)
     html: Path | None = None
     warnings: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
 
     @property
     def ran(self) -> list[str]:
@@ -100,6 +109,17 @@ def _env(name: str, default: str) -> str:
     return default if value is None or value == "" else value
 
 
+def _count(name: str, text: str) -> int:
+    """A non-negative integer option (``SEED``, ``BOOTSTRAP``); anything else is a usage error (exit 2, one line)."""
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise BuildError(f"{name} must be a non-negative integer, got {text!r}", EXIT_USAGE)
+    return value
+
+
 def parse_args(argv: Sequence[str] | None = None) -> Config:
     p = argparse.ArgumentParser(
         prog="python -m bookbuild",
@@ -108,9 +128,10 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     )
     p.add_argument("--data", default=_env("BOOK_DATA", "sample"),
                    help="data_source: sample, sample:N, hf, hf:REF or a path (default: $BOOK_DATA or sample)")
-    p.add_argument("--seed", type=int, default=int(_env("BOOK_SEED", "0")), help="simulator and bootstrap seed")
-    p.add_argument("--bootstrap", type=int, default=int(_env("BOOK_BOOTSTRAP", "100")),
-                   help="bootstrap rounds, n_bootstrap (default: 100)")
+    p.add_argument("--seed", default=_env("BOOK_SEED", "0"),
+                   help="simulator and bootstrap seed (default: $BOOK_SEED or 0)")
+    p.add_argument("--bootstrap", default=_env("BOOK_BOOTSTRAP", "100"),
+                   help="bootstrap rounds, n_bootstrap (default: $BOOK_BOOTSTRAP or 100)")
     for option, (env, param) in USER_INPUTS.items():
         p.add_argument(f"--{option.replace('_', '-')}", dest=option, default=_env(env, ""),
                        help=f"path injected as `{param}` into notebooks that declare it (default: ${env})")
@@ -127,8 +148,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     p.add_argument("--no-book", action="store_true", help="run the notebooks only, do not build the book")
     p.add_argument("--strict", action="store_true", help="fail the book build on Sphinx warnings")
     a = p.parse_args(argv)
-    if a.seed < 0 or a.bootstrap < 0:
-        p.error("--seed and --bootstrap must be non-negative")
+    seed = _count("SEED", a.seed)
+    n_bootstrap = _count("BOOTSTRAP", a.bootstrap)
     root = Path(a.root).resolve()
 
     def path(value: str | None, default: str) -> Path:
@@ -141,8 +162,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
         state_dir=path(a.state_dir, ".build_state"),
         cache_dir=path(a.cache_dir, ".cache"),
         data=a.data,
-        seed=a.seed,
-        n_bootstrap=a.bootstrap,
+        seed=seed,
+        n_bootstrap=n_bootstrap,
         kernel=a.kernel,
         only=[s.strip() for s in a.only.split(",") if s.strip()] if a.only else None,
         force=a.force,

@@ -2,8 +2,9 @@
 
 The key (:func:`notebook_key`) covers the notebook's bytes, the injected parameters, the identity of every
 input they name (:func:`input_identity`: a file's or folder's sha256, the string itself for ``sample``,
-``sample:N``, ``hf`` and ``hf:REF``), the kernel name, the library's source (:func:`library_hash`) and, for a
-chapter that uses the LLM layer, the LLM endpoint's identity, model and offline mode
+``sample:N``, ``hf`` and ``hf:REF``), the kernel name, the library's source (:func:`library_hash`), the
+installed environment (:func:`bookbuild.identity.environment`: a hash of every installed package's version)
+and, for a chapter that uses the LLM layer, the LLM endpoint's identity, model and offline mode
 (:func:`analysis_lib.llm.identity`, never a secret).
 """
 
@@ -18,10 +19,6 @@ from analysis_lib import paths, sources
 
 #: The book package, whose modules the chapters import (part of the code a rebuild key covers).
 BOOK_DIR = Path(__file__).resolve().parent
-
-
-class InputError(ValueError):
-    """A data source or user input that does not exist or cannot be parsed."""
 
 
 def sha256_file(path: Path) -> str:
@@ -44,28 +41,6 @@ def read_json(path: Path) -> Any:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-
-
-def resolve_data_source(source: str, base: Path) -> str:
-    """``sample``, ``sample:N``, ``hf``, ``hf:REF`` as given; anything else must be an existing path, returned
-    absolute (the notebooks run in the notebooks folder, so a relative path would not resolve)."""
-    try:
-        parsed = sources.parse(source)
-    except ValueError as exc:
-        raise InputError(str(exc)) from exc
-    if parsed.named:
-        return source
-    return resolve_path(source, base, "data source", "is neither 'sample', 'sample:N', 'hf' nor an existing path")
-
-
-def resolve_path(value: str, base: Path, what: str, problem: str = "does not exist") -> str:
-    """An existing file or folder, absolute (relative to ``base``)."""
-    path = Path(value).expanduser()
-    if not path.is_absolute():
-        path = (base / path).resolve()
-    if not path.exists():
-        raise InputError(f"{what} {value!r} {problem} ({path})")
-    return str(path)
 
 
 def input_identity(value: str, state_dir: Path) -> str:
@@ -119,9 +94,10 @@ def uses_llm(notebook: Path) -> bool:
 
 
 def notebook_key(notebook: Path, parameters: dict, inputs: dict[str, str], lib_hash: str, kernel: str,
-                 llm_identity: dict | None = None) -> str:
+                 llm_identity: dict | None = None, environment: str = "") -> str:
     """The hash of everything a notebook's executed copy depends on (see the module docstring)."""
     payload = {
+        "environment": environment,
         "notebook": hashlib.sha256(notebook.read_bytes()).hexdigest(),
         "parameters": parameters,
         "inputs": inputs,
@@ -130,3 +106,20 @@ def notebook_key(notebook: Path, parameters: dict, inputs: dict[str, str], lib_h
         "llm": llm_identity,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+#: Files of the state folder that are the runner's own caches, not what the status page reads.
+NOT_BOOK_STATE = frozenset({"data_hashes.json", "validated.json", "inputs.json", "book.json", "identity_cells.json"})
+
+
+def book_state_digest(results_dir: Path, state_dir: Path, exclude: str = "") -> str:
+    """sha256 over what the status page reads: every results file (``_failed.json`` and ``_build.json`` included)
+    and every chapter's build state, ``exclude`` (the status page's own) left out."""
+    h = hashlib.sha256()
+    for folder in (results_dir, state_dir):
+        for p in sorted(folder.glob("*.json")):
+            if p.stem == exclude or p.name in NOT_BOOK_STATE:
+                continue
+            h.update(f"{folder.name}/{p.name}".encode() + b"\0")
+            h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()

@@ -296,36 +296,6 @@ def results_frame(results: list[Result]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
-SEARCH_ARENA_RERUN = "make book DATA=path/to/search-arena-chat-24k.parquet"
-
-
-def data_banner(
-    kind: DataKind,
-    detail: str = "",
-    *,
-    simulator: str = "Search Arena simulator",
-    rerun: str = SEARCH_ARENA_RERUN,
-) -> str:
-    """Markdown banner for the top of a page: says which data the numbers on it come from.
-
-    On simulated data it names the ``simulator`` and the command (``rerun``) that runs the page on real inputs.
-    Rendered by the book as an admonition (MyST syntax, enabled in ``_config.yml``).
-    """
-    if kind == "simulated":
-        return (
-            ":::{admonition} Simulated data\n:class: warning\n"
-            f"The numbers on this page come from the project's **{simulator}**, not from the real "
-            "data: they show that the analysis runs and what it recovers, not the paper's findings. "
-            f"Run `{rerun}` to reproduce the paper.\n"
-            + (f"\n{detail}\n" if detail else "")
-            + ":::"
-        )
-    label = {"real": "real public data", "published": "published aggregates", "llm-cache": "cached LLM outputs"}.get(
-        kind, kind
-    )
-    return f":::{{admonition}} Data: {label}\n:class: note\n{detail}\n:::"
-
-
 # ---------------------------------------------------------------------------------------- section tables
 
 STATUS_STYLE = {

@@ -2,48 +2,56 @@
 
 ``make book`` calls this module. It
 
-1. runs ``<notebooks-dir>/*.ipynb`` in book order (the committed ``_toc.yml``; others after, by name) with
-   papermill (cwd: the notebooks folder), injecting ``data_source``, ``seed``, ``n_bootstrap``, ``results_dir``
-   (``<book-dir>/_results``) and ``cache_dir`` (``<root>/.cache``), plus each user input
-   (``nugget_records``, ``match_logs``, ``answer_records``, ``answer_labels``, ``attribution_source``) given on
-   the command line or in the environment, only into notebooks whose parameters cell declares that name; the kernels get
-   ``$ANALYSIS_CACHE_DIR`` = the cache folder, so nothing is written into the package;
-2. skips a notebook whose rebuild key (:mod:`bookbuild.keys`) matches its last successful run; ``--force``
-   reruns everything; the reproduction-status notebook always reruns;
-3. writes each executed copy to a temporary file and renames it into ``<book-dir>/chapters/`` only when the
-   notebook finished; the chapter's previous results (``<results_dir>/<stem>.json``) are set aside while it
-   runs and restored if it fails, so a failed or interrupted run leaves the last good copy, its results and its
-   state in place, and never a failed chapter's partial results. It stops at the first failing notebook,
-   naming it and the failing cell (the failed executed copy is kept in ``<book-dir>/_build/runs/failed/``),
-   and records it in ``<results_dir>/_failed.json`` (``{"failed": [{"notebook": stem, "error": one line}]}``;
-   removed once every notebook has run);
-   Before the first notebook it prints the estimate of the LLM steps (:mod:`bookbuild.llm_plan`: requests,
-   prompt tokens and cost per step) when an LLM endpoint is configured, else one line saying there is none;
-4. writes the table of contents of this build (:mod:`bookbuild.toc`: the chapters that finished) and runs
-   ``jupyter-book build`` (:mod:`bookbuild.book`), then checks that no BrowseComp text reached the book
-   (:mod:`bookbuild.leaks`).
+1. validates the data source and every user input given with the library's own loaders before any notebook runs
+   (:mod:`bookbuild.inputs`: a bad input exits 2 with one line, the previous book untouched), and computes this
+   build's reference identity (:mod:`bookbuild.identity`: inputs, seed, bootstrap rounds, LLM endpoint,
+   environment), written to ``<results_dir>/_build.json``;
+2. runs ``<notebooks-dir>/*.ipynb`` in book order (the committed ``_toc.yml``; others after, by name; the status
+   page last) with papermill (cwd: the notebooks folder), injecting only the parameters a notebook's
+   ``parameters`` cell declares among ``data_source``, ``seed``, ``n_bootstrap``, ``results_dir``, ``cache_dir``
+   and the user inputs given (``nugget_records``, ``match_logs``, ``answer_records``, ``answer_labels``,
+   ``attribution_source``, ``text_arena_source``); the kernels get ``$ANALYSIS_CACHE_DIR`` = the cache folder and
+   ``$BOOKBUILD_INPUTS`` (the inputs' names, hashes and rows, for the banners);
+3. skips a notebook whose rebuild key (:mod:`bookbuild.keys`: notebook, declared parameters and their inputs'
+   content, library, environment, LLM identity for LLM chapters) matches its last successful run; ``--force``
+   reruns everything; the reproduction-status notebook reruns whenever any chapter's results or state changed;
+4. replaces a chapter's files atomically (:mod:`bookbuild.chapter`): results are staged while it runs and moved
+   into ``<book-dir>/_results`` with the chapter's identity, and the executed copy into ``<book-dir>/chapters``,
+   only when the notebook finished; a failed or killed run leaves the last good copy, results and state. It
+   stops at the first failing notebook, naming it and the failing cell (the failed executed copy is kept in
+   ``<book-dir>/_build/runs/failed/``), and records it in ``<results_dir>/_failed.json``
+   (``{"failed": [{"notebook": stem, "error": one line}]}``; removed once every notebook has run). Before the first
+   notebook it prints the estimate of the LLM steps (:mod:`bookbuild.llm_plan`) when an endpoint is configured,
+   else one line saying there is none. The console shows the runner's lines and one bar per notebook; the
+   kernels' output goes to ``<book-dir>/_build/runs/build.log`` (:mod:`bookbuild.console`);
+5. marks every chapter page with its identity and flags those computed from other inputs than this build's
+   (``stale: ...`` on the console), writes the front page's identity line, then the table of contents of the
+   chapters that finished (:mod:`bookbuild.toc`) and runs ``jupyter-book build`` (:mod:`bookbuild.book`, skipped
+   when nothing it reads changed), and checks that no BrowseComp text reached the book (:mod:`bookbuild.leaks`).
 
-Exit codes: 0 success, 1 a notebook failed, 2 bad arguments or inputs, 3 the book build failed.
+Exit codes: 0 success, 1 a notebook failed, 2 bad arguments or inputs, 3 the book build failed; a failure ends with
+the line ``bookbuild: exit N (what): reason``.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import sys
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from analysis_lib import llm, paths
 from analysis_lib.extras import require
-from bookbuild import keys, llm_plan, toc
+from bookbuild import banner, chapter, console, identity, inputs, keys, llm_plan, toc
 from bookbuild.book import build_book
 from bookbuild.config import (
     EXIT_BOOK,
+    EXIT_MEANING,
     EXIT_NOTEBOOK,
     EXIT_OK,
     EXIT_USAGE,
@@ -83,6 +91,7 @@ def discover(cfg: Config) -> list[Path]:
 
 
 def base_parameters(cfg: Config, data_source: str) -> dict:
+    """The parameters every chapter may declare (each is injected only where declared)."""
     return {
         "data_source": data_source,
         "seed": cfg.seed,
@@ -92,9 +101,10 @@ def base_parameters(cfg: Config, data_source: str) -> dict:
     }
 
 
-def declared_parameters(notebook: Path) -> set[str]:
-    """Names declared in a notebook's ``parameters`` cell (papermill's inspection)."""
-    return set(_papermill().inspect_notebook(str(notebook)))
+def declared_parameters(notebook: Path) -> dict[str, dict]:
+    """The parameters a notebook's ``parameters`` cell declares, in order, with their defaults (papermill's
+    inspection)."""
+    return dict(_papermill().inspect_notebook(str(notebook)))
 
 
 def _papermill() -> Any:
@@ -105,16 +115,17 @@ def _execution_error() -> Any:
     return require("papermill.exceptions", "book", purpose="running the chapter notebooks").PapermillExecutionError
 
 
-def _failure_message(nb: Path, output: Path, exc: Exception) -> str:
+def _failure_message(nb: Path, output: Path, exc: Exception, log: Path) -> str:
     if isinstance(exc, _execution_error()):
         first_line = next((ln for ln in (exc.source or "").splitlines() if ln.strip()), "")
         return (
             f"notebook {nb.name} failed at cell index {exc.cell_index} (execution count {exc.exec_count}, "
             f"counting papermill's injected-parameters cell): {exc.ename}: {exc.evalue}\n"
             f"  cell starts: {first_line[:120]}\n"
-            f"  executed copy with the traceback: {output}"
+            f"  executed copy with the traceback: {output}\n"
+            f"  kernel log: {log}"
         )
-    return f"notebook {nb.name} could not be executed: {type(exc).__name__}: {exc}\n  output: {output}"
+    return f"notebook {nb.name} could not be executed: {type(exc).__name__}: {exc}\n  output: {output}\n  log: {log}"
 
 
 def _one_line(exc: BaseException) -> str:
@@ -140,45 +151,42 @@ def _record_failures(cfg: Config, failed: dict[str, str | None]) -> None:
         path.unlink(missing_ok=True)
 
 
-class _Chapter:
-    """The files of one chapter: executed copy, results, state, and their temporary / last-good places."""
+@dataclass
+class Prepared:
+    """What the notebooks of one build get: the validated inputs, the reference identity, the parameters."""
 
-    def __init__(self, cfg: Config, nb: Path):
-        self.nb = nb
-        self.output = cfg.chapters_dir / nb.name
-        self.partial = cfg.work_dir / "partial" / nb.name
-        self.failed_copy = cfg.work_dir / "failed" / nb.name
-        self.results = cfg.results_dir / f"{nb.stem}.json"
-        self.last_good = cfg.state_dir / "last_good" / f"{nb.stem}.json"
-        self.state = cfg.state_dir / f"{nb.stem}.json"
-
-    def recover(self) -> None:
-        """Undo an interrupted run: its results were set aside, the partial ones are discarded."""
-        if self.last_good.exists():
-            self.last_good.replace(self.results)
-        self.partial.unlink(missing_ok=True)
-
-    def set_aside(self) -> None:
-        for d in (self.partial.parent, self.failed_copy.parent, self.last_good.parent):
-            d.mkdir(parents=True, exist_ok=True)
-        if self.results.exists():
-            self.results.replace(self.last_good)
-
-    def commit(self) -> None:
-        collapse_setup_cells(self.partial)
-        self.partial.replace(self.output)
-        self.last_good.unlink(missing_ok=True)
-        self.failed_copy.unlink(missing_ok=True)
-
-    def roll_back(self) -> None:
-        self.results.unlink(missing_ok=True)
-        if self.partial.exists():
-            self.partial.replace(self.failed_copy)
-        if self.last_good.exists():
-            self.last_good.replace(self.results)
+    data: inputs.Described
+    given: dict[str, inputs.Described]
+    reference: dict
+    base: dict
+    described: dict[str, dict]
+    lib_hash: str
+    llm_identity: dict
 
 
-def run_notebooks(cfg: Config, summary: Summary | None = None) -> Summary:
+def prepare(cfg: Config) -> Prepared:
+    """Validate every input before any notebook runs (:mod:`bookbuild.inputs`, exit 2 on a bad one) and compute
+    this build's reference identity (:mod:`bookbuild.identity`)."""
+    lib_hash = keys.library_hash()
+    try:
+        data, given = inputs.check_all(cfg.data, cfg.inputs, root=cfg.root, state_dir=cfg.state_dir, seed=cfg.seed,
+                                       cache_dir=cfg.cache_dir, lib_hash=lib_hash)
+    except inputs.InputError as exc:
+        raise BuildError(str(exc), EXIT_USAGE) from exc
+    llm_identity = llm.identity()
+    reference = {
+        "data_source": data.info,
+        "seed": cfg.seed,
+        "n_bootstrap": cfg.n_bootstrap,
+        "inputs": {name: (given[name].info if name in given else inputs.default_input()) for name in cfg.inputs},
+        "llm": llm_identity,
+        "environment": identity.environment(),
+    }
+    described = {d.value: d.info for d in (data, *given.values())}
+    return Prepared(data, given, reference, base_parameters(cfg, data.value), described, lib_hash, llm_identity)
+
+
+def run_notebooks(cfg: Config, summary: Summary | None = None, prepared: Prepared | None = None) -> Summary:
     """Execute the notebooks (skipping unchanged ones); raise :class:`BuildError` at the first failure."""
     pm = _papermill()
     summary = summary or Summary()
@@ -187,79 +195,24 @@ def run_notebooks(cfg: Config, summary: Summary | None = None) -> Summary:
     notebooks = discover(cfg)
     if not notebooks:
         raise BuildError(f"no notebooks to run in {cfg.notebooks_dir}", EXIT_USAGE)
-    try:
-        data_source = keys.resolve_data_source(cfg.data, cfg.root)
-        inputs = {name: keys.resolve_path(value, cfg.root, f"input {name}") if value else ""
-                  for name, value in cfg.inputs.items()}
-    except keys.InputError as exc:
-        raise BuildError(str(exc), EXIT_USAGE) from exc
+    prep = prepared or prepare(cfg)
     for d in (cfg.chapters_dir, cfg.results_dir, cfg.state_dir, cfg.cache_dir, cfg.work_dir):
         d.mkdir(parents=True, exist_ok=True)
-    base = base_parameters(cfg, data_source)
-    data_id = keys.input_identity(data_source, cfg.state_dir)
-    input_ids = {name: keys.input_identity(value, cfg.state_dir) for name, value in inputs.items()}
-    lib_hash = keys.library_hash()
-    llm_identity = llm.identity()
+    chapter.recover_legacy(cfg)
+    keys.write_json(cfg.results_dir / identity.BUILD_FILE, prep.reference)
+    inputs.write_for_kernels(cfg.state_dir / "inputs.json", [prep.data, *prep.given.values()])
     try:  # what the LLM steps will send, before anything is sent (one line when there is no endpoint)
-        llm_plan.print_estimate(cfg.cache_dir, llm_plan.Inputs(data_source, cfg.seed, cfg.cache_dir))
+        llm_plan.print_estimate(cfg.cache_dir, llm_plan.Inputs(prep.data.value, cfg.seed, cfg.cache_dir))
     except Exception as exc:  # noqa: BLE001 - an estimate never stops a build
         print(f"LLM estimate not available: {type(exc).__name__}: {llm.clip_text(exc, 200, collapse=True)}",
               flush=True)
-
-    bar = tqdm(notebooks, desc="notebooks", unit="nb", position=0, leave=True, dynamic_ncols=True)
-    for nb in bar:
-        bar.set_postfix_str(nb.stem)
-        chapter = _Chapter(cfg, nb)
-        chapter.recover()
-        declared = declared_parameters(nb)
-        # an input not given is not injected: the chapter's own default (its simulator) applies
-        params = {**base, **{k: v for k, v in inputs.items() if k in declared and v}}
-        ids = {"data_source": data_id, **{k: v for k, v in input_ids.items() if k in declared}}
-        key = keys.notebook_key(nb, params, ids, lib_hash, cfg.kernel,
-                                llm_identity if keys.uses_llm(nb) else None)
-        state = keys.read_json(chapter.state)
-        always = nb.stem == STATUS_NOTEBOOK
-        intact = chapter.output.exists() and (not state or not state.get("results") or chapter.results.exists())
-        if not (cfg.force or always) and state and state.get("key") == key and intact:
-            tqdm.write(f"skip  {nb.name} (unchanged since {state.get('finished', '?')})")
-            summary.runs.append(NotebookRun(nb.stem, "skipped"))
-            _record_failures(cfg, {nb.stem: None})
-            continue
-        tqdm.write(f"run   {nb.name}")
-        chapter.set_aside()
-        t0 = time.perf_counter()
-        try:
-            pm.execute_notebook(
-                str(nb),
-                str(chapter.partial),
-                parameters=params,
-                kernel_name=cfg.kernel,
-                cwd=str(cfg.notebooks_dir),
-                progress_bar={"desc": f"  {nb.stem}", "leave": False, "position": 1, "dynamic_ncols": True},
-            )
-        except BaseException as exc:  # a failing cell (PapermillExecutionError), a dead kernel, Ctrl-C
-            chapter.roll_back()
-            bar.close()
-            if not isinstance(exc, Exception):
-                raise
-            _record_failures(cfg, {nb.stem: _one_line(exc)})
-            raise BuildError(_failure_message(nb, chapter.failed_copy, exc), EXIT_NOTEBOOK) from exc
-        seconds = time.perf_counter() - t0
-        chapter.commit()
-        keys.write_json(chapter.state, {
-            "key": key,
-            "notebook": str(nb),
-            "output": str(chapter.output),
-            "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-            "seconds": round(seconds, 2),
-            "results": str(chapter.results) if chapter.results.exists() else None,
-        })
-        _record_failures(cfg, {nb.stem: None})
-        summary.runs.append(NotebookRun(nb.stem, "ran", seconds))
-        tqdm.write(f"done  {nb.name} in {seconds:.1f} s")
-    bar.close()
+    given = {name: d.value for name, d in prep.given.items()}
+    with console.quiet(cfg.log_path) as screen:
+        for nb in notebooks:
+            _run_one(cfg, pm, nb, prep, given, summary, screen)
     stems = {p.stem for p in cfg.notebooks_dir.glob("*.ipynb")}
-    orphans = sorted(p.name for p in cfg.results_dir.glob("*.json") if p.stem not in stems and p.name != FAILED_FILE)
+    orphans = sorted(p.name for p in cfg.results_dir.glob("*.json")
+                     if p.stem not in stems and not p.name.startswith("_"))
     if orphans:
         print(
             f"note: {cfg.results_dir} holds results of no current notebook ({', '.join(orphans)}); the status page "
@@ -269,23 +222,103 @@ def run_notebooks(cfg: Config, summary: Summary | None = None) -> Summary:
     return summary
 
 
+def _run_one(cfg: Config, pm: Any, nb: Path, prep: Prepared, given: dict[str, str], summary: Summary,
+             screen: Any) -> None:
+    ch = chapter.Chapter(cfg, nb)
+    inspected = declared_parameters(nb)
+    always = nb.stem == STATUS_NOTEBOOK
+    # only what the chapter declares is injected and keys its rebuild; an input not given is not injected (the
+    # chapter's own default, its simulator, applies) but its absence is part of the key
+    params = {k: v for k, v in {**prep.base, **given}.items() if k in inspected}
+    if "results_dir" in params and not always:
+        params["results_dir"] = str(ch.staging)  # results reach <book>/_results only when the chapter finished
+    uses_llm = keys.uses_llm(nb)
+    ident = identity.chapter_identity(set(inspected), prep.reference, uses_llm=uses_llm)
+    ids = {"data_source": prep.data.info.get("id", "")} if "data_source" in inspected else {}
+    ids |= {k: v.info.get("id", "") for k, v in prep.given.items() if k in inspected}
+    if always:  # the status page reads every chapter's results and state: it reruns when any of them changed
+        ids["book_state"] = keys.book_state_digest(cfg.results_dir, cfg.state_dir, exclude=nb.stem)
+    key = keys.notebook_key(nb, params, ids, prep.lib_hash, cfg.kernel, prep.llm_identity if uses_llm else None,
+                            environment=prep.reference["environment"]["installed_sha256"])
+    state = keys.read_json(ch.state)
+    intact = ch.output.exists() and (not state or not state.get("results") or ch.results.exists())
+    if not cfg.force and state and state.get("key") == key and intact:
+        screen.line(f"skip  {nb.name} (unchanged since {state.get('finished', '?')})")
+        summary.runs.append(NotebookRun(nb.stem, "skipped"))
+        _record_failures(cfg, {nb.stem: None})
+        return
+    screen.line(f"run   {nb.name}")
+    ch.prepare()
+    t0 = time.perf_counter()
+    try:
+        pm.execute_notebook(
+            str(nb),
+            str(ch.partial),
+            parameters=params,
+            kernel_name=cfg.kernel,
+            cwd=str(cfg.notebooks_dir),
+            progress_bar=screen.bar_options(nb.stem),
+        )
+    except BaseException as exc:  # a failing cell (PapermillExecutionError), a dead kernel, Ctrl-C
+        ch.roll_back()
+        if not isinstance(exc, Exception):
+            raise
+        _record_failures(cfg, {nb.stem: _one_line(exc)})
+        raise BuildError(_failure_message(nb, ch.failed_copy, exc, cfg.log_path), EXIT_NOTEBOOK) from exc
+    seconds = time.perf_counter() - t0
+    chapter.finish_page(ch.partial, inspected, params, prep.described)
+    ch.commit(ident)
+    keys.write_json(ch.state, {
+        "key": key,
+        "notebook": str(nb),
+        "output": str(ch.output),
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "seconds": round(seconds, 2),
+        "results": str(ch.results) if ch.results.exists() else None,
+        "identity": ident,
+    })
+    _record_failures(cfg, {nb.stem: None})
+    summary.runs.append(NotebookRun(nb.stem, "ran", seconds))
+    screen.line(f"done  {nb.name} in {seconds:.1f} s")
+
+
 def collapse_setup_cells(executed: Path) -> None:
-    """Fold the parameter cell of an executed chapter (tag ``hide-cell``) and remove papermill's
-    injected-parameters cell from the page (tag ``remove-cell``), so that each page opens with its title, its
-    paragraph and the data banner. The injected values hold the build machine's absolute paths; they stay in
-    the executed notebook's metadata (``papermill.parameters``) and the build state, and the page's banner
-    names the data. Readers can still unfold the parameter cell with its defaults."""
-    nbformat = require("nbformat", "book", purpose="the executed chapters")
-    nb = nbformat.read(executed, as_version=4)
-    changed = False
-    for cell in nb.cells:
-        tags = cell.get("metadata", {}).get("tags", [])
-        wanted = "remove-cell" if "injected-parameters" in tags else "hide-cell" if "parameters" in tags else None
-        if wanted and wanted not in tags:
-            cell.setdefault("metadata", {})["tags"] = [*tags, wanted]
-            changed = True
-    if changed:
-        nbformat.write(nb, executed)
+    """Fold the parameter cell (tag ``hide-cell``) and remove papermill's injected-parameters cell (tag
+    ``remove-cell``) of an executed chapter; :func:`bookbuild.chapter.finish_page` without rewriting the values."""
+    chapter.finish_page(executed, {}, {}, {})
+
+
+def report_identity(cfg: Config, prep: Prepared, summary: Summary) -> dict[str, list[str]]:
+    """Mark every executed chapter with its identity (a warning when stale), write the front page's line, and
+    return the stale chapters (stem -> differences)."""
+    stale = identity.stale_chapters(cfg.results_dir, prep.reference)
+    recorded = identity.read_identities(cfg.results_dir)
+    marks_path = cfg.state_dir / "identity_cells.json"
+    marks = keys.read_json(marks_path) or {}
+    for stem in executed_chapters(cfg):
+        if stem == STATUS_NOTEBOOK:
+            continue
+        path = cfg.chapters_dir / f"{stem}.ipynb"
+        source = identity.page_cell_source(recorded.get(stem), stale.get(stem, []))
+        mark = [hashlib.sha256(source.encode()).hexdigest(), path.stat().st_mtime_ns]
+        if marks.get(stem) != mark:  # an unchanged page is not read again (warm builds)
+            chapter.mark_identity(path, recorded.get(stem), stale.get(stem, []))
+            marks[stem] = [mark[0], path.stat().st_mtime_ns]
+    keys.write_json(marks_path, marks)
+    front = cfg.book_dir / "_build" / identity.FRONT_PAGE_FILE
+    front.parent.mkdir(parents=True, exist_ok=True)
+    built = executed_chapters(cfg)
+    text = identity.front_page_line(prep.reference, stale,
+                                    f"chapters/{STATUS_NOTEBOOK}" if STATUS_NOTEBOOK in built else None)
+    if not front.exists() or front.read_text() != text:
+        front.write_text(text)
+    if stale:
+        summary.stale = sorted(stale)
+        listed = "; ".join(f"{stem} ({', '.join(d.split(' (this build')[0] for d in diff)})"
+                           for stem, diff in sorted(stale.items()))
+        print(f"stale: {len(stale)} chapter(s) were computed from other inputs than this build's and are flagged "
+              f"on their pages and the status page: {listed}", flush=True)
+    return stale
 
 
 def executed_chapters(cfg: Config) -> list[str]:
@@ -300,7 +333,8 @@ def executed_chapters(cfg: Config) -> list[str]:
 
 
 def build(cfg: Config) -> Summary:
-    """Run the notebooks, then (unless ``cfg.book`` is false) build the book. Raises :class:`BuildError`.
+    """Validate the inputs, run the notebooks, then (unless ``cfg.book`` is false) build the book. Raises
+    :class:`BuildError`.
 
     One build at a time per state folder: a second one started meanwhile stops at once (exit code 2).
     """
@@ -310,28 +344,42 @@ def build(cfg: Config) -> Summary:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             raise BuildError(f"another build is running (lock: {cfg.state_dir / '.lock'})", EXIT_USAGE) from exc
-        # the kernels (started with this environment) write their caches there, never into the package
-        previous = os.environ.get(paths.CACHE_ENV)
+        # the kernels (started with this environment) write their caches there, never into the package, and read
+        # what the runner recorded about the inputs
+        saved = {k: os.environ.get(k) for k in (paths.CACHE_ENV, banner.INPUTS_ENV)}
         os.environ[paths.CACHE_ENV] = str(cfg.cache_dir)
+        os.environ[banner.INPUTS_ENV] = str(cfg.state_dir / "inputs.json")
+        summary = Summary()
         try:
-            summary = run_notebooks(cfg)
+            prep = prepare(cfg)  # before any notebook runs: a bad input leaves the previous book as it was
+            print(f"log   kernel output, warnings and tracebacks: {cfg.log_path}", flush=True)
+            run_notebooks(cfg, summary, prep)
         finally:
-            if previous is None:
-                os.environ.pop(paths.CACHE_ENV, None)
-            else:
-                os.environ[paths.CACHE_ENV] = previous
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        report_identity(cfg, prep, summary)
         if cfg.book:
             build_book(cfg, executed_chapters(cfg), summary)
         return summary
 
 
 def main(argv: list[str] | None = None) -> int:
-    cfg = parse_args(argv)
+    """The command: exit 0 done, 1 a notebook failed, 2 bad arguments or inputs, 3 the book build failed. A failure
+    ends with one line ``bookbuild: exit N (what): reason``."""
     t0 = time.perf_counter()
     try:
+        cfg = parse_args(argv)
         summary = build(cfg)
     except BuildError as exc:
-        print(f"build failed: {exc}", file=sys.stderr, flush=True)
+        lines = str(exc).splitlines() or [""]
+        if len(lines) > 1:  # the details (failing cell, executed copy, log), then the one-line summary
+            print(f"build failed: {exc}", file=sys.stderr, flush=True)
+        reason = lines[0]
+        print(f"bookbuild: exit {exc.exit_code} ({EXIT_MEANING[exc.exit_code]}): {reason}", file=sys.stderr,
+              flush=True)
         return exc.exit_code
     ran, skipped = summary.ran, summary.skipped
     print(

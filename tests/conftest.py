@@ -1,15 +1,32 @@
-"""Test-session defaults: the local mirror of the inputs (../shared/data) pre-seeds the fetch cache; shared fixtures."""
+"""Test-session defaults: the local mirror of the inputs (../shared/data) pre-seeds the fetch cache; shared fixtures,
+among them the one build of the book (``book``) that every test reading the built book shares."""
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from analysis_lib import paper_values
+from bookbuild.recorder import Result
 
 MIRROR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+REPO = Path(__file__).resolve().parents[1]
+#: The chapter notebooks to build: the repository's, or ``$BOOK_TEST_NOTEBOOKS`` (a folder, to try the checks on
+#: other notebooks; it needs the status notebook too).
+NOTEBOOKS = Path(os.environ.get("BOOK_TEST_NOTEBOOKS") or REPO / "notebooks")
+STATUS = "99_reproduction_status"
+FAKE_KEY = "sk-test-" + secrets.token_hex(16)
+#: The simulated release the book test builds on: the smallest on which every chapter runs every section (the
+#: checks are about pages, links and structure, not about the numbers).
+BOOK_SAMPLE = "sample:2000"
 
 if "ANALYSIS_DATA_MIRROR" not in os.environ and MIRROR.is_dir():
     os.environ["ANALYSIS_DATA_MIRROR"] = str(MIRROR)
@@ -30,3 +47,77 @@ def figure7_paper() -> dict[str, tuple[int, int] | int]:
         else:
             out[name] = int(row.paper)  # type: ignore[arg-type]
     return out
+
+
+# --- the book, built once per session ---------------------------------------------------------------------------
+
+
+def chapters_to_build() -> list[str]:
+    """The chapter stems this session builds: ``$BOOK_TEST_CHAPTERS`` or every chapter notebook."""
+    every = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if p.stem != STATUS)
+    wanted = [s.strip().removesuffix(".ipynb") for s in os.environ.get("BOOK_TEST_CHAPTERS", "").split(",")]
+    wanted = [s for s in wanted if s]
+    unknown = sorted(set(wanted) - set(every))
+    if unknown:
+        raise ValueError(f"$BOOK_TEST_CHAPTERS names notebooks that do not exist: {unknown} (have {every})")
+    return wanted or every
+
+
+CHAPTERS = chapters_to_build()
+
+
+def build_command(root: Path, chapters: list[str]) -> list[str]:
+    """The one invocation of the runner."""
+    return [
+        sys.executable, "-m", "bookbuild",
+        "--root", str(root), "--notebooks-dir", str(NOTEBOOKS), "--data", BOOK_SAMPLE,
+        "--cache-dir", str(REPO / ".cache"), "--only", ",".join([*chapters, STATUS]),
+    ]  # fmt: skip
+
+
+class Book:
+    def __init__(self, root: Path, seconds: float, stdout: str):
+        self.root = root
+        self.seconds = seconds
+        self.stdout = stdout
+        self.html = root / "book" / "_build" / "html"
+        self.results_dir = root / "book" / "_results"
+        self.chapters_dir = root / "book" / "chapters"
+
+    def page(self, name: str) -> Path:
+        return self.html / "book" / "chapters" / f"{name}.html"
+
+    def results(self, name: str) -> list[Result]:
+        path = self.results_dir / f"{name}.json"
+        if not path.exists():
+            return []
+        return [Result(**r) for r in json.loads(path.read_text())["results"]]
+
+    def failed(self) -> dict[str, str]:
+        path = self.results_dir / "_failed.json"
+        return ({e["notebook"]: e.get("error", "") for e in json.loads(path.read_text())["failed"]}
+                if path.exists() else {})
+
+
+@pytest.fixture(scope="session")
+def book(tmp_path_factory) -> Book:
+    root = tmp_path_factory.mktemp("bookroot")
+    (root / "book").mkdir()
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(REPO / name, root / name)
+    for page in sorted((REPO / "book").glob("*.md")) + sorted((REPO / "book").glob("*.bib")):
+        shutil.copy(page, root / "book" / page.name)
+    env = dict(os.environ, OPENAI_API_KEY=FAKE_KEY, ANTHROPIC_API_KEY=FAKE_KEY, HF_TOKEN=FAKE_KEY,
+               # keys present, network closed: with a key and no endpoint the client would try the OpenAI API
+               # (and the hub), which this machine cannot reach; cache-only mode keeps the build from waiting
+               ANALYSIS_LLM_OFFLINE="1", HF_HUB_OFFLINE="1")
+    env.pop("OPENAI_BASE_URL", None)
+    t0 = time.perf_counter()
+    proc = subprocess.run(build_command(root, CHAPTERS), capture_output=True, text=True, env=env, timeout=5400,
+                          check=False)
+    seconds = time.perf_counter() - t0
+    assert proc.returncode == 0, f"build failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    print(f"\nbook build ({', '.join(CHAPTERS)} + status page, {BOOK_SAMPLE}): {seconds:.1f} s")
+    return Book(root, seconds, proc.stdout)
+
+

@@ -10,39 +10,30 @@ one row per catalogue ID, counted by kind of evidence, and its links reach the s
 figures and tables of the papers; nothing in the paper-values tables goes unrecorded (when the whole book was
 built); no link inside the book is broken; no secret from the environment reaches the book.
 
-ONE build per test session (the ``book`` fixture). Which chapters: every ``notebooks/NN_*.ipynb`` by default, or
-the comma-separated stems in ``$BOOK_TEST_CHAPTERS`` (the status page is always built). The runner's invocation
-lives in :func:`build_command` only.
+ONE build per test session (the ``book`` fixture of ``conftest.py``, shared by every test that reads the built
+book). Which chapters: every ``notebooks/NN_*.ipynb`` by default, or the comma-separated stems in
+``$BOOK_TEST_CHAPTERS`` (the status page is always built). The runner's invocation lives in
+``conftest.build_command`` only.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import secrets
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from conftest import CHAPTERS, FAKE_KEY, NOTEBOOKS, REPO, STATUS, Book  # the one book build: conftest's `book`
 
 from analysis_lib import paper_values
 from bookbuild import catalogue
-from bookbuild.recorder import Result
 
 pytestmark = pytest.mark.book
 
-REPO = Path(__file__).resolve().parents[1]
-#: The chapter notebooks to build: the repository's, or ``$BOOK_TEST_NOTEBOOKS`` (a folder, to try the checks on
-#: other notebooks; it needs the status notebook too).
-NOTEBOOKS = Path(os.environ.get("BOOK_TEST_NOTEBOOKS") or REPO / "notebooks")
-STATUS = "99_reproduction_status"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -53,7 +44,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-FAKE_KEY = "sk-test-" + secrets.token_hex(16)
 #: Folders of the build machine that must not show on a page: the checkout's parent, the home and temp folders.
 #: (Not every absolute path: prompts in the real data quote paths of their own users' machines.)
 ABSOLUTE_PATHS = tuple(sorted({f"{Path(__file__).resolve().parents[2]}/", f"{Path.home()}/",
@@ -64,75 +54,6 @@ MAX_CODE_LINE = 110
 HIDING_TAGS = {"hide-input", "hide-cell", "remove-input", "remove-cell"}
 #: JavaScript errors of the theme itself, not of our pages (sphinx-thebe declares its URL constant twice).
 KNOWN_THEME_ERRORS = ("THEBE_JS_URL",)
-
-
-def chapters_to_build() -> list[str]:
-    """The chapter stems this session builds: ``$BOOK_TEST_CHAPTERS`` or every chapter notebook."""
-    every = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if p.stem != STATUS)
-    wanted = [s.strip().removesuffix(".ipynb") for s in os.environ.get("BOOK_TEST_CHAPTERS", "").split(",")]
-    wanted = [s for s in wanted if s]
-    unknown = sorted(set(wanted) - set(every))
-    if unknown:
-        raise ValueError(f"$BOOK_TEST_CHAPTERS names notebooks that do not exist: {unknown} (have {every})")
-    return wanted or every
-
-
-CHAPTERS = chapters_to_build()
-
-
-def build_command(root: Path, chapters: list[str]) -> list[str]:
-    """The one invocation of the runner."""
-    return [
-        sys.executable, "-m", "bookbuild",
-        "--root", str(root), "--notebooks-dir", str(NOTEBOOKS), "--data", "sample:2000",
-        "--cache-dir", str(REPO / ".cache"), "--only", ",".join([*chapters, STATUS]),
-    ]  # fmt: skip
-
-
-class Book:
-    def __init__(self, root: Path, seconds: float, stdout: str):
-        self.root = root
-        self.seconds = seconds
-        self.stdout = stdout
-        self.html = root / "book" / "_build" / "html"
-        self.results_dir = root / "book" / "_results"
-        self.chapters_dir = root / "book" / "chapters"
-
-    def page(self, name: str) -> Path:
-        return self.html / "book" / "chapters" / f"{name}.html"
-
-    def results(self, name: str) -> list[Result]:
-        path = self.results_dir / f"{name}.json"
-        if not path.exists():
-            return []
-        return [Result(**r) for r in json.loads(path.read_text())["results"]]
-
-    def failed(self) -> dict[str, str]:
-        path = self.results_dir / "_failed.json"
-        return ({e["notebook"]: e.get("error", "") for e in json.loads(path.read_text())["failed"]}
-                if path.exists() else {})
-
-
-@pytest.fixture(scope="session")
-def book(tmp_path_factory) -> Book:
-    root = tmp_path_factory.mktemp("bookroot")
-    (root / "book").mkdir()
-    for name in ("_config.yml", "_toc.yml"):
-        shutil.copy(REPO / name, root / name)
-    for page in sorted((REPO / "book").glob("*.md")) + sorted((REPO / "book").glob("*.bib")):
-        shutil.copy(page, root / "book" / page.name)
-    env = dict(os.environ, OPENAI_API_KEY=FAKE_KEY, ANTHROPIC_API_KEY=FAKE_KEY, HF_TOKEN=FAKE_KEY,
-               # keys present, network closed: with a key and no endpoint the client would try the OpenAI API
-               # (and the hub), which this machine cannot reach; cache-only mode keeps the build from waiting
-               ANALYSIS_LLM_OFFLINE="1", HF_HUB_OFFLINE="1")
-    env.pop("OPENAI_BASE_URL", None)
-    t0 = time.perf_counter()
-    proc = subprocess.run(build_command(root, CHAPTERS), capture_output=True, text=True, env=env, timeout=5400,
-                          check=False)
-    seconds = time.perf_counter() - t0
-    assert proc.returncode == 0, f"build failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
-    print(f"\nbook build ({', '.join(CHAPTERS)} + status page, sample:2000): {seconds:.1f} s")
-    return Book(root, seconds, proc.stdout)
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from bookbuild import keys, leaks, toc
+from analysis_lib.nuggets import battles as ng_battles
+from analysis_lib.nuggets.simulate import simulate_nuggets
+from analysis_lib.search_arena import loader
+from bookbuild import inputs, keys, leaks, toc
 from bookbuild import runner as build
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -47,6 +50,8 @@ def _results(root: Path, name: str) -> dict[str, object]:
 
 TINY = FIXTURES / "notebooks" / "01_tiny.ipynb"
 BOOM = FIXTURES / "failing" / "02_boom.ipynb"
+RELEASE_A = FIXTURES / "inputs" / "release_a.parquet"  # 30 simulated conversations, seed 1
+RELEASE_B = FIXTURES / "inputs" / "release_b.parquet"  # 30 simulated conversations, seed 2
 
 
 def test_runs_a_notebook_with_injected_parameters(tmp_path):
@@ -67,10 +72,17 @@ def test_runs_a_notebook_with_injected_parameters(tmp_path):
         "data_source": "sample:50",
         "seed": 7,
         "n_bootstrap": 11,
-        "results_dir": str(root / "book" / "_results"),
+        # the chapter's results are staged while it runs and moved into book/_results when it finished
+        "results_dir": str(root / "book" / "_build" / "runs" / "results" / "01_tiny"),
         "cache_dir": str(root / ".cache"),
     }
+    assert (root / "book" / "_results" / "01_tiny.json").exists()
+    assert not (root / "book" / "_build" / "runs" / "results" / "01_tiny").exists()
     assert any("injected-parameters" in c.metadata.get("tags", []) for c in nb.cells)
+    # the folded parameters cell shows the values used, the build's folders relative, no absolute path
+    shown = next(c.source for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    assert "data_source = 'sample:50'" in shown and "seed = 7" in shown and "n_bootstrap = 11" in shown
+    assert "results_dir = 'book/_results'" in shown and str(root) not in shown
     # the source notebook is untouched: nothing is written into notebooks/
     assert sorted(p.name for p in (root / "notebooks").iterdir()) == ["01_tiny.ipynb"]
     assert TINY.read_bytes() == (root / "notebooks" / "01_tiny.ipynb").read_bytes()
@@ -116,14 +128,20 @@ def test_skips_unchanged_and_reruns_on_changes(tmp_path):
 def test_data_file_identity_is_its_content(tmp_path):
     root = _root(tmp_path, TINY)
     data = root / "release.parquet"
-    data.write_bytes(b"version one")
+    shutil.copy(RELEASE_A, data)
     assert _run(root, "--data", "release.parquet").ran == ["01_tiny"]  # relative to the root
     assert _results(root, "01_tiny")["data_source"] == str(data)  # passed through, absolute
     assert _run(root, "--data", str(data)).skipped == ["01_tiny"]  # same file, same identity
-    data.write_bytes(b"version two")
+    shutil.copy(RELEASE_B, data)
     assert _run(root, "--data", str(data)).ran == ["01_tiny"]
     cache = json.loads((root / ".build_state" / "data_hashes.json").read_text())
     assert list(cache) == [str(data)]
+    nb = nbformat.read(root / "book" / "chapters" / "01_tiny.ipynb", as_version=4)
+    shown = next(c.source for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    digest = keys.sha256_file(data)
+    # the page names the user's file by its name and hash, never by the build machine's path
+    assert f"data_source = 'release.parquet'  # the user's file (sha256 {digest[:12]}…, 30 conversations)" in shown
+    assert str(root) not in json.dumps([c.source for c in nb.cells if "remove-cell" not in c.metadata.get("tags", [])])
 
 
 def test_library_change_reruns(tmp_path, monkeypatch):
@@ -164,12 +182,14 @@ def test_library_hash_covers_sources_and_resources(tmp_path, monkeypatch):
     assert len({before, edited, keys.library_hash()}) == 3
 
 
-def test_status_notebook_always_reruns(tmp_path):
+def test_status_notebook_reruns_whenever_a_chapter_changed(tmp_path):
     status_nb = REPO / "notebooks" / "99_reproduction_status.ipynb"
     root = _root(tmp_path, TINY, status_nb)
     assert _run(root).ran == ["01_tiny", "99_reproduction_status"]
-    second = _run(root)
-    assert second.ran == ["99_reproduction_status"] and second.skipped == ["01_tiny"]
+    assert _run(root).skipped == ["01_tiny", "99_reproduction_status"]  # nothing changed: a warm build runs nothing
+    second = _run(root, "--seed", "1")
+    assert second.ran == ["01_tiny", "99_reproduction_status"]  # a chapter reran: the status page follows
+    assert _run(root, "--only", "99_reproduction_status", "--seed", "0").ran == ["99_reproduction_status"]
     html = json.dumps(nbformat.read(root / "book" / "chapters" / "99_reproduction_status.ipynb", 4).cells[-1].outputs)
     assert "FIX-1" in html  # the fixture's ID is listed (as not in the catalogue), with its chapter
     assert "01_tiny.html" in html
@@ -290,7 +310,7 @@ def test_command_line(tmp_path):
 
 @pytest.mark.parametrize("source", ["sample", "sample:2000", "hf", "hf:lmarena-ai/search-arena-24k"])
 def test_named_data_sources_pass_through(source, tmp_path):
-    assert keys.resolve_data_source(source, tmp_path) == source
+    assert inputs.resolve("data_source", source, tmp_path) == source
     assert keys.input_identity(source, tmp_path) == source
 
 
@@ -366,9 +386,14 @@ def test_a_failed_run_keeps_the_last_good_chapter_and_never_its_partial_results(
     assert not (root / "book" / "_results" / "_failed.json").exists()  # all ran: the failure record is gone
 
 
+def _nugget_records(path: Path, n: int) -> Path:
+    """Valid nugget records (the simulator's, for single-turn battles of a small simulated release)."""
+    single, _ = ng_battles.single_turn(loader.load_battles(f"sample:{n}"))
+    return simulate_nuggets(single, seed=0).records.to_jsonl(path)
+
+
 def test_user_inputs_are_injected_only_where_declared_and_key_the_rebuild(tmp_path):
-    records = tmp_path / "records.jsonl"
-    records.write_text('{"a": 1}\n')
+    records = _nugget_records(tmp_path / "records.jsonl", 200)
     wants = _variant(tmp_path, "02_wants.ipynb", params='nugget_records = ""',
                      cells=("rec.number('FIX-1', 'nugget_records', nugget_records, data='none')",))
     root = _root(tmp_path, TINY, wants)
@@ -378,7 +403,7 @@ def test_user_inputs_are_injected_only_where_declared_and_key_the_rebuild(tmp_pa
     plain = nbformat.read(root / "book" / "chapters" / "01_tiny.ipynb", 4).metadata["papermill"]["parameters"]
     assert "nugget_records" not in plain  # not declared: not injected
     assert _run(root, "--nuggets", str(records)).skipped == ["01_tiny", "02_wants"]
-    records.write_text('{"a": 2}\n')  # the file's content is its identity
+    _nugget_records(records, 300)  # the file's content is its identity
     second = _run(root, "--nuggets", str(records))
     assert second.ran == ["02_wants"] and second.skipped == ["01_tiny"]
     assert _run(root).ran == ["02_wants"]  # not given any more: the chapter's simulator again

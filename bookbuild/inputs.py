@@ -1,0 +1,177 @@
+"""Inputs validated at the door: the release and every user input, read by the library's own loader before any
+notebook runs, and described for the build's identity.
+
+:func:`check_all` resolves and validates the data source (``DATA``) and each user input given (``NUGGETS``,
+``MATCH_LOGS``, ``ANSWERS``, ``ANSWER_LABELS``, ``ATTRIBUTION``, ``TEXT_ARENA``) and returns their descriptions
+(:class:`Described`); a missing, unreadable or invalid input raises :class:`InputError` with one line naming the
+option, the file and the loader's message (the runner exits 2). Each input is read by the loader its chapter uses:
+
+======================  =====================================================================  ============
+input                   loader                                                                 counts
+======================  =====================================================================  ============
+``data_source``         :func:`analysis_lib.search_arena.loader.load_battles_report`           conversations
+``attribution_source``  the same (the citation-attribution subset is a release file)           conversations
+``nugget_records``      :func:`analysis_lib.nuggets.records.load_nugget_records`                battles
+``match_logs``          :func:`analysis_lib.dr_arena.match_log.load_match_logs`                 rounds
+``answer_records``      :func:`analysis_lib.answer_engine.records.load_answer_records`          answer records
+``answer_labels``       :func:`analysis_lib.answer_engine.agreement.load_answer_labels`         labels
+``text_arena_source``   :func:`analysis_lib.search_arena.cross_arena.text_arena.load_text_arena_report`  battles
+======================  =====================================================================  ============
+
+A file must be a regular file (a folder only where the loader reads folders: nugget records, match logs). An input
+with no rows is refused. A file's description is its name (never its folder), sha256 and rows; validated files are
+remembered in ``<state>/validated.json`` by input, sha256 and library hash, so an unchanged input is read once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from analysis_lib import sources
+from analysis_lib.answer_engine import agreement as ae_agreement
+from analysis_lib.answer_engine import records as ae_records
+from analysis_lib.dr_arena import match_log
+from analysis_lib.nuggets import records as ng_records
+from analysis_lib.search_arena import loader, release
+from analysis_lib.search_arena.cross_arena import text_arena
+from bookbuild import keys
+
+#: notebook parameter -> the make variable / option that sets it (for messages)
+OPTION = {"data_source": "DATA", "nugget_records": "NUGGETS", "match_logs": "MATCH_LOGS", "answer_records": "ANSWERS",
+          "answer_labels": "ANSWER_LABELS", "attribution_source": "ATTRIBUTION", "text_arena_source": "TEXT_ARENA"}
+#: inputs whose loader also reads a folder
+FOLDERS_ALLOWED = {"nugget_records", "match_logs"}
+#: inputs that also take the simulator's names (sample, sample:N)
+NAMED_ALLOWED = {"data_source", "attribution_source", "text_arena_source"}
+
+
+class InputError(ValueError):
+    """An input that is missing, not a regular file, unreadable or invalid; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Described:
+    """An input as the notebooks get it (``value``: a named source or an absolute path) and its description."""
+
+    value: str
+    info: dict[str, Any]
+
+
+def _release_rows(path: str, seed: int, cache_dir: Path | None) -> tuple[int, str]:
+    tidy, _ = loader.load_battles_report(path, seed=seed, cache_dir=cache_dir)
+    return tidy.height, "conversations"
+
+
+def _loaders(seed: int, cache_dir: Path | None) -> dict[str, Callable[[str], tuple[int, str]]]:
+    return {
+        "data_source": lambda p: _release_rows(p, seed, cache_dir),
+        "attribution_source": lambda p: _release_rows(p, seed, cache_dir),
+        "nugget_records": lambda p: (ng_records.load_nugget_records(p).n_battles, "battles"),
+        "match_logs": lambda p: (match_log.load_match_logs(p).height, "rounds"),
+        "answer_records": lambda p: (len(ae_records.load_answer_records(p)), "answer records"),
+        "answer_labels": lambda p: (ae_agreement.load_answer_labels(p).height, "labels"),
+        "text_arena_source": lambda p: (text_arena.load_text_arena_report(p, seed=seed)[0].height, "battles"),
+    }
+
+
+def one_line(text: object, limit: int = 400) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def resolve(name: str, value: str, root: Path) -> str:
+    """A named source as given; else an existing regular file (or folder where allowed), absolute."""
+    option = OPTION.get(name, name)
+    if name in NAMED_ALLOWED:
+        try:
+            if sources.parse(value).named:
+                return value
+        except ValueError as exc:
+            raise InputError(f"{option}: {one_line(exc)}") from exc
+    path = Path(value).expanduser()
+    path = path if path.is_absolute() else (root / path)
+    path = Path(str(path.resolve()))
+    if not path.exists():
+        raise InputError(f"{option}: {value!r} does not exist ({path})")
+    if path.is_dir():
+        if name not in FOLDERS_ALLOWED:
+            raise InputError(f"{option}: {path} is a folder; expected a file")
+    elif not path.is_file():
+        raise InputError(f"{option}: {path} is not a regular file (a device, pipe or socket cannot be hashed and "
+                         "read twice)")
+    return str(path)
+
+
+def _named(name: str, value: str, seed: int) -> dict[str, Any]:
+    parsed = sources.parse(value)
+    if parsed.kind == "sample":
+        n = loader.sample_size(value) if name == "data_source" else sources.sample_size(value, 0) or None
+        return {"kind": "simulator", "name": value, "seed": seed, "rows": n, "unit": "conversations",
+                "id": f"{value}|seed={seed}"}
+    revision = parsed.ref or release.HF_REVISION
+    return {"kind": "hf", "name": value, "dataset": release.HF_DATASET, "revision": revision,
+            "id": f"hf:{release.HF_DATASET}@{revision}"}
+
+
+def check(name: str, value: str, *, root: Path, state_dir: Path, seed: int, cache_dir: Path | None,
+          lib_hash: str) -> Described:
+    """Resolve, validate and describe one input (see the module docstring); raises :class:`InputError`."""
+    option = OPTION.get(name, name)
+    resolved = resolve(name, value, root)
+    loaders = _loaders(seed, cache_dir)
+    if name in NAMED_ALLOWED and sources.is_named(resolved):
+        info = _named(name, resolved, seed)
+        if info["kind"] == "hf":  # the pinned release through the hub: read (and cached) now, or refused now
+            try:
+                info["rows"], info["unit"] = loaders[name](resolved)
+            except Exception as exc:  # noqa: BLE001 - any loader failure is a bad input
+                raise InputError(f"{option}: {one_line(exc)}") from exc
+        return Described(resolved, info)
+    identity = keys.input_identity(resolved, state_dir)
+    path = Path(resolved)
+    info = {"kind": "folder" if path.is_dir() else "file", "name": path.name, "id": identity}
+    if identity.startswith("sha256:"):
+        info["sha256"] = identity.removeprefix("sha256:")
+    else:
+        info["tree_sha256"] = identity.removeprefix("sha256-tree:")
+    memo_path = state_dir / "validated.json"
+    memo = keys.read_json(memo_path) or {}
+    memo_key = f"{name}|{identity}|{lib_hash}"
+    if memo_key in memo:
+        info["rows"], info["unit"] = memo[memo_key]
+        return Described(resolved, info)
+    try:
+        rows, unit = loaders[name](resolved)
+    except Exception as exc:  # noqa: BLE001 - any loader failure is a bad input
+        message = one_line(exc)
+        shown = message if (str(path) in message or path.name in message) else f"{path}: {message}"
+        raise InputError(f"{option}: {shown}") from exc
+    if rows == 0:
+        raise InputError(f"{option}: {path}: holds no {unit} (an empty input)")
+    info["rows"], info["unit"] = rows, unit
+    memo[memo_key] = [rows, unit]
+    state_dir.mkdir(parents=True, exist_ok=True)
+    keys.write_json(memo_path, memo)
+    return Described(resolved, info)
+
+
+def check_all(data: str, inputs: Mapping[str, str], *, root: Path, state_dir: Path, seed: int,
+              cache_dir: Path | None, lib_hash: str) -> tuple[Described, dict[str, Described]]:
+    """The data source and the user inputs given (``inputs``: parameter -> value, ``""`` = not given), validated."""
+    kw = {"root": root, "state_dir": state_dir, "seed": seed, "cache_dir": cache_dir, "lib_hash": lib_hash}
+    described_data = check("data_source", data, **kw)  # type: ignore[arg-type]
+    given = {name: check(name, value, **kw) for name, value in inputs.items() if value}  # type: ignore[arg-type]
+    return described_data, given
+
+
+def write_for_kernels(path: Path, described: list[Described]) -> None:
+    """``{absolute path: description}`` for :func:`bookbuild.banner.describe` in the kernels."""
+    keys.write_json(path, {d.value: d.info for d in described})
+
+
+def default_input() -> dict[str, Any]:
+    """The description of a user input that was not given: the chapter runs on its own simulator."""
+    return {"kind": "default", "name": "", "id": ""}

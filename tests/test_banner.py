@@ -1,0 +1,59 @@
+"""The data banner and the names of a user's inputs in Markdown (issue 25 item 2): nothing a user's file is called
+becomes live HTML, a link or a path of the build machine; a user's file is never called real public data."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from markdown_it import MarkdownIt
+
+from bookbuild import banner
+
+PAYLOADS = ["ta_<img src=x onerror=alert(1)>.jsonl", "a`b``<script>alert(1)</script>.json",
+            "``<img src=x onerror=alert(2)>``.csv", "[click](javascript:alert(3)).parquet", "x & y.jsonl"]
+MD = MarkdownIt("commonmark")  # raw HTML on, as MyST renders it
+
+
+def _html(markdown: str) -> str:
+    return MD.render(markdown)
+
+
+@pytest.mark.parametrize("name", PAYLOADS)
+def test_a_name_in_a_code_span_renders_as_its_own_text(name):
+    html = _html(banner.md_code(name))
+    assert "<img" not in html and "<script" not in html and "<a " not in html
+    assert html.count("<code>") == 1
+    text = html.removeprefix("<p><code>").removesuffix("</code></p>\n")
+    assert text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").replace("&quot;", '"') == name
+
+
+@pytest.mark.parametrize("name", PAYLOADS)
+def test_sanitize_keeps_authored_code_spans_and_neutralises_what_a_name_brings(name):
+    detail = f"Answer records from `{name}`: **3** records, see `data_manifest.csv`."
+    html = _html(banner.sanitize(detail))
+    assert "<img" not in html and "<script" not in html and "<a " not in html
+    if "`" not in name:  # a backtick in a name may move text in or out of code, never into HTML
+        assert "<code>data_manifest.csv</code>" in html and "<strong>3</strong>" in html
+
+
+def test_the_banner_names_a_user_file_with_its_hash_and_never_its_folder(tmp_path, monkeypatch):
+    path = tmp_path / "deep" / "ta_<img src=x onerror=alert(1)>.jsonl"
+    recorded = tmp_path / "inputs.json"
+    recorded.write_text(json.dumps({str(path): {"name": path.name, "sha256": "0123456789abcdef" * 4, "rows": 544,
+                                                "unit": "battles", "kind": "file"}}))
+    monkeypatch.setenv(banner.INPUTS_ENV, str(recorded))
+    detail = banner.source_line(str(path), "Text Arena battles") + f"Read from {path}."
+    md = banner.data_banner(banner.kind_of(str(path)), detail, paths=[str(path)])
+    html = _html(md)
+    assert "<img" not in html and str(tmp_path) not in md
+    assert "the user's file" in md and "sha256 0123456789ab…" in md and "544 battles" in md
+    assert "real public data" not in md and banner.kind_of(str(path)) == "user"
+    assert banner.kind_of("sample:10") == "simulated" and banner.kind_of("hf") == "real"
+
+
+def test_outside_a_build_a_user_input_is_named_by_its_file_name_only(tmp_path, monkeypatch):
+    monkeypatch.delenv(banner.INPUTS_ENV, raising=False)
+    assert banner.user_input(str(tmp_path / "records.jsonl")) == "the user's file `records.jsonl`"
+    assert banner.scrub(f"from {tmp_path}/a.jsonl and {tmp_path}", [str(tmp_path / "a.jsonl")]) == (
+        f"from a.jsonl and {tmp_path}")
