@@ -132,6 +132,12 @@ def rouge_preference(rouge_a: np.ndarray | Sequence[float], rouge_b: np.ndarray 
     return np.where(b > a, "model_b", np.where(a > b, "model_a", "tie"))
 
 
+def alignable(records: NuggetRecords) -> bool:
+    """Whether the records carry what NG-F8 needs: response texts (``answer_text``) and retrieved ``chunks``."""
+    sides = records.sides
+    return sides["answer_text"].null_count() < sides.height and sides["chunks"].null_count() < sides.height
+
+
 def rouge_l_alignment(records: NuggetRecords, *, progress: bool = True) -> pl.DataFrame:
     """NG-F8 per battle whose records carry both responses (``answer_text``) and the retrieved chunks
     (``chunks``): ``qid``, ``winner``, ``language``, ``rouge_a``, ``rouge_b`` and ``rouge_pref``.
