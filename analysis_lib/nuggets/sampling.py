@@ -29,6 +29,12 @@ def sample_ids(population: Sequence[str] | np.ndarray | pl.Series, n: int | None
     return np.random.default_rng(seed).choice(ids, size=n, replace=False)
 
 
+def record_order_ids(records: NuggetRecords) -> pl.Series:
+    """The records' battle ids in the order their nuggets first appear (the population of the NG-T2 sample, the
+    order of :func:`analysis_lib.nuggets.diversity.battle_diversity`'s rows)."""
+    return records.nuggets.filter(pl.col("side") == "a")["qid"].unique(maintain_order=True)
+
+
 def sorted_ids(records: NuggetRecords) -> pl.Series:
     """The records' battle ids, sorted (the population of the NG-Q, NG-NLI and NG-F8 samples)."""
     return records.sides["qid"].unique().sort()

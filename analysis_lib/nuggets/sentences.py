@@ -27,10 +27,11 @@ def regex_cache(size: int = REGEX_CACHE_SIZE) -> Iterator[None]:
     """Let the ``re`` module keep ``size`` compiled patterns for the duration (restored afterwards).
 
     pysbd applies its rules with ``re.sub`` / ``re.search`` on pattern *strings*, about 2,500 distinct ones per
-    language; CPython (3.11) keeps 512 compiled patterns and drops the oldest, so every call recompiled ~100
-    patterns and segmentation spent nine tenths of its time in the regex compiler. With room for all of them the
-    sentences are the same (the same patterns, compiled once) and segmentation is about ten times faster.
-    The limit is CPython's ``re._MAXCACHE``; on an interpreter without it this does nothing."""
+    language; CPython (3.11) keeps 512 compiled patterns and drops the oldest, and importing ``numpy.f2py`` (which
+    scipy does) lowers the limit to 50, so every call recompiled its patterns and segmentation spent nine tenths
+    of its time in the regex compiler. With room for all of them the sentences are the same (the same patterns,
+    compiled once) and segmentation is several times faster (``benchmarks/bench_nuggets.py``). The limit is
+    CPython's ``re._MAXCACHE``; on an interpreter without it this does nothing."""
     previous = getattr(re, "_MAXCACHE", None)
     if previous is None or previous >= size:
         yield
