@@ -85,19 +85,27 @@ def test_every_recorded_quantity_has_a_paper_values_row(inputs):
             *numbers.c_numbers(["u"], {"single-turn battles": 3, "battles with a URL": 2}, "simulated"),
             *numbers.f8_numbers({"agreement_pct": 50.0, "battles": 4, "kappa": 0.0}, 4, 4, 9, "simulated")]
     for t in (0.07, 0.1):
-        ours = ng.subset_confusions(scores, t)[("overall", "all")]
-        rows += [*numbers.f4_record_numbers(ours, t, None), *numbers.t1_overall_numbers(overall, ours, t)]
+        mine = ng.subset_confusions(scores, t)
+        rows += [*numbers.f4_record_numbers(scores, t, None), *numbers.b_record_numbers(mine, t),
+                 *numbers.t1_overall_numbers(overall, mine[("overall", "all")], t)]
     keys = {k[1] for k in paper_values.table() if k[0].startswith("NG-")}
     assert set(_quantities(rows)) <= keys, set(_quantities(rows)) - keys
 
 
 def test_threshold_labels_follow_the_parameter(inputs):
+    """The numbers NG-F4 compares with the paper are at the paper's threshold whatever the parameter, and say so;
+    numbers at the chapter's threshold name it when it is not the paper's."""
     scores = ng.battle_scores(inputs.records)
-    at_paper = numbers.f4_record_numbers(ng.subset_confusions(scores, 0.07)[("overall", "all")], 0.07, 0.3)
-    other = numbers.f4_record_numbers(ng.subset_confusions(scores, 0.12)[("overall", "all")], 0.12, None)
-    assert at_paper[0].quantity == "per-battle: weighted kappa at threshold 0.07" and at_paper[0].planted == 0.3
-    assert other[0].quantity == "per-battle: weighted kappa at another tie threshold"
-    assert all("tie threshold 0.12 (the paper's values are at 0.07)" in r.note for r in other)
+    at_paper = numbers.f4_record_numbers(scores, 0.07, 0.3)
+    other = numbers.f4_record_numbers(scores, 0.12, None)
+    assert at_paper[0].quantity == other[0].quantity == "per-battle: weighted kappa at threshold 0.07"
+    assert [r.value for r in at_paper] == [r.value for r in other] and at_paper[0].planted == 0.3
+    assert at_paper[0].value == ng.subset_confusions(scores, 0.07)[("overall", "all")].kappa()
+    assert all("this page's figures and tables use 0.12" in r.note for r in other)
+    assert at_paper[1].note == "" and "planted" in at_paper[0].note
+    mine = ng.subset_confusions(scores, 0.12)
+    t1 = numbers.t1_overall_numbers(ng.published_confusions()[("overall", "all")], mine[("overall", "all")], 0.12)
+    assert t1[1].note.endswith("at tie threshold 0.12 (the paper's values are at 0.07)")
     assert "threshold 0.1;" in numbers.worked_example_numbers(0.1)[8].note
     sweep = pl.DataFrame({"threshold": [0.02, 0.04], "kappa": [0.2, 0.3]})
     assert _quantities(numbers.sweep_numbers(sweep))[0] == "per-battle: lowest kappa across thresholds 0.02-0.04"
@@ -291,8 +299,9 @@ def _cells():
 
 
 def test_notebook_is_thin_and_uses_one_figure_helper():
-    code = ["".join(c["source"]) for c in _cells() if c["cell_type"] == "code"]
+    code = ["".join(c["source"]) for c in _cells()[2:] if c["cell_type"] == "code"]  # after the parameters
     assert max(len(c.splitlines()) for c in code) <= 25
+    assert max(len(line) for c in code for line in c.splitlines()) <= 110  # the book's code width
     everything = "\n".join(code)
     for gone in ("plt.close", "plotting.stamp(", "mark_simulated(", "default_rng(", "not_run_reason", "def llm_reason"):
         assert gone not in everything, gone

@@ -5,7 +5,9 @@ paper-values table, ``resources/paper_values/ng.csv``), our value, a note and, w
 chapter's default, the data kind (``published`` for the paper's own matrices, ``none`` for a worked example).
 A chapter records them with ``rec.number(section, **n.kwargs())``. Labels that depend on a parameter are built
 from it (the tie threshold, sample sizes), and a quantity the paper reports *at* a parameter value keeps the
-paper's key only at that value (:func:`at_threshold`).
+paper's value: the per-battle κ and agreement shares that NG-F4 compares with the paper are computed at the
+paper's tie threshold whatever the chapter's ``tie_threshold`` (which its figures and tables use), and a number
+computed at another threshold says so in its note (:func:`threshold_note`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from analysis_lib.nuggets.agreement import NuggetConfusion
+from analysis_lib.nuggets.agreement import NuggetConfusion, confusion
+from analysis_lib.nuggets.perbattle import preferences
 from analysis_lib.nuggets.records import NuggetRecords
 from analysis_lib.nuggets.scores import (
     TIE_THRESHOLD,
@@ -59,13 +62,11 @@ def threshold_label(threshold: float) -> str:
     return f"{threshold:g}"
 
 
-def at_threshold(quantity: str, threshold: float) -> str:
-    """``quantity`` as recorded at tie threshold ``threshold``: the paper's key (``… at threshold 0.07``) at the
-    paper's threshold, ``… at another tie threshold`` otherwise (the paper's value does not apply there; the note
-    gives the threshold)."""
-    if np.isclose(threshold, TIE_THRESHOLD):
-        return f"{quantity} at threshold {threshold_label(TIE_THRESHOLD)}"
-    return f"{quantity} at another tie threshold"
+def threshold_note(tie_threshold: float) -> str:
+    """``""`` at the paper's tie threshold; else a note that the number uses ``tie_threshold``."""
+    if np.isclose(tie_threshold, TIE_THRESHOLD):
+        return ""
+    return f"at tie threshold {threshold_label(tie_threshold)} (the paper's values are at {TIE_THRESHOLD:g})"
 
 
 # ------------------------------------------------------------------------------------------------ NG-A1, NG-N
@@ -174,18 +175,21 @@ def f4_published_numbers(overall: NuggetConfusion) -> list[Number]:
     )]
 
 
-def f4_record_numbers(ours: NuggetConfusion, tie_threshold: float, planted_kappa: float | None) -> list[Number]:
-    """NG-F4 from the nugget records at ``tie_threshold``; ``planted_kappa`` is the κ the simulator was calibrated
-    to (None on real records)."""
-    notes = [] if np.isclose(tie_threshold, TIE_THRESHOLD) else [
-        f"tie threshold {threshold_label(tie_threshold)} (the paper's values are at {threshold_label(TIE_THRESHOLD)})"]
-    planted = ["planted = the κ of the published matrix the simulator was calibrated to"] if planted_kappa is not None \
-        else []
+def f4_record_numbers(scores: pl.DataFrame, tie_threshold: float, planted_kappa: float | None) -> list[Number]:
+    """NG-F4 from the nugget records (``scores``: :func:`nuggets.perbattle.battle_scores`) at the paper's tie
+    threshold, the numbers it compares with the paper; ``planted_kappa`` is the κ the simulator was calibrated to
+    (None on real records)."""
+    at_paper = confusion(scores["winner"].to_numpy(), preferences(scores, TIE_THRESHOLD))
+    note = "" if np.isclose(tie_threshold, TIE_THRESHOLD) else (
+        f"at the paper's tie threshold {TIE_THRESHOLD:g}, to compare with the paper (this page's figures and tables "
+        f"use {threshold_label(tie_threshold)})")
+    planted = "planted = the κ of the published matrix the simulator was calibrated to" if planted_kappa is not None \
+        else ""
     return [
-        Number(f"per-battle: {at_threshold('weighted kappa', tie_threshold)}", ours.kappa(), planted=planted_kappa,
-               note="; ".join(notes + planted)),
-        Number("per-battle: agreement share, model_a (%)", 100 * ours.agreement_share_a, note="; ".join(notes)),
-        Number("per-battle: agreement share, model_b (%)", 100 * ours.agreement_share_b, note="; ".join(notes)),
+        Number(f"per-battle: weighted kappa at threshold {TIE_THRESHOLD:g}", at_paper.kappa(), planted=planted_kappa,
+               note="; ".join(n for n in (note, planted) if n)),
+        Number("per-battle: agreement share, model_a (%)", 100 * at_paper.agreement_share_a, note=note),
+        Number("per-battle: agreement share, model_b (%)", 100 * at_paper.agreement_share_b, note=note),
     ]
 
 
@@ -223,11 +227,11 @@ def t1_published_numbers(table: pl.DataFrame) -> list[Number]:
 
 def t1_overall_numbers(overall: NuggetConfusion, ours: NuggetConfusion, tie_threshold: float) -> list[Number]:
     """NG-T1's overall inversion rate: the published Figure 4 matrix, and the records at ``tie_threshold``."""
-    where = "" if np.isclose(tie_threshold, TIE_THRESHOLD) else f" at tie threshold {threshold_label(tie_threshold)}"
+    where = threshold_note(tie_threshold)
     return [Number("overall inversion (%)", 100 * overall.inversion_rate, data=PUBLISHED,
                    note=f"{overall.inversions} of {overall.n}"),
             Number("per-battle: overall inversion (%)", 100 * ours.inversion_rate,
-                   note=f"{ours.inversions} of {ours.n}{where}")]
+                   note=f"{ours.inversions} of {ours.n}" + (f" {where}" if where else ""))]
 
 
 def b_numbers(confusions: Mapping[tuple[str, str], NuggetConfusion], kappas: pl.DataFrame,
@@ -248,6 +252,14 @@ def b_numbers(confusions: Mapping[tuple[str, str], NuggetConfusion], kappas: pl.
     out.append(Number("three query classes with the highest kappa (excluding harmful)", ", ".join(sorted(top_classes)),
                       data=PUBLISHED, note=note))
     return out
+
+
+def b_record_numbers(mine: Mapping[tuple[str, str], NuggetConfusion], tie_threshold: float) -> list[Number]:
+    """NG-B from the nugget records (``mine``: :func:`nuggets.perbattle.subset_confusions` at ``tie_threshold``):
+    the knowledge-intensive κ, when the records have that class."""
+    ki = mine.get(("query_category", "knowledge-intensive"))
+    return [] if ki is None else [Number("per-battle: knowledge-intensive weighted kappa", ki.kappa(),
+                                         note=threshold_note(tie_threshold))]
 
 
 # ------------------------------------------------------------------------------------------------ NG-T2

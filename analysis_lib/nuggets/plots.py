@@ -107,8 +107,11 @@ def kde_by_vote(groups: dict[str, np.ndarray], title: str) -> Figure:
     return fig
 
 
-def _ks_location(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
-    """Where the two ECDFs are furthest apart: (value, F_x, F_y) at the largest |F_x − F_y|."""
+def _ks_location(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float] | None:
+    """Where the two ECDFs are furthest apart: (value, F_x, F_y) at the largest |F_x − F_y|; None when a group is
+    empty."""
+    if x.size == 0 or y.size == 0:
+        return None
     grid = np.union1d(x, y)
     fx = np.searchsorted(np.sort(x), grid, side="right") / max(1, x.size)
     fy = np.searchsorted(np.sort(y), grid, side="right") / max(1, y.size)
@@ -128,13 +131,15 @@ def ecdf_panels(groups: dict[str, np.ndarray], ks: pl.DataFrame, title: str,
         for g in (g1, g2):
             x, y = ecdf(groups[g])
             ax.step(x, y, where="post", color=plotting.OUTCOME_COLORS.get(g), label=f"human: {g}")
-        at, f1, f2 = _ks_location(groups[g1], groups[g2])
-        lo, hi = min(f1, f2), max(f1, f2)
-        ax.plot([at, at], [lo, hi], color="black", lw=2.2, label=f"D = {r['ks_statistic']:.3f} (this build)")
+        where = _ks_location(groups[g1], groups[g2])
         ref = (paper_d or {}).get((g1, g2))
-        if ref is not None:
-            ax.plot([at + 0.06] * 2, [lo, lo + ref], color=PAPER_COLOR, lw=2.2, ls="--",
-                    label=f"D = {ref:.3f} (paper)")
+        if where is not None:
+            at, f1, f2 = where
+            lo, hi = min(f1, f2), max(f1, f2)
+            ax.plot([at, at], [lo, hi], color="black", lw=2.2, label=f"D = {r['ks_statistic']:.3f} (this build)")
+            if ref is not None:
+                ax.plot([at + 0.06] * 2, [lo, lo + ref], color=PAPER_COLOR, lw=2.2, ls="--",
+                        label=f"D = {ref:.3f} (paper)")
         ax.set_title(f"{g1} vs {g2}: p = {r['p_value']:.1e} (n = {r['n_1']:,} and {r['n_2']:,})", fontsize=LABEL_PT)
         ax.set_ylabel("cumulative share", fontsize=LABEL_PT)
         ax.tick_params(labelsize=TICK_PT)
