@@ -15,11 +15,8 @@ which the tidy frame does not keep: :func:`single_turn_urls` reads them from the
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import polars as pl
 
-from analysis_lib.search_arena.release import read_raw
 from analysis_lib.search_arena.schema import WINNERS
 
 
@@ -75,10 +72,3 @@ def single_turn_urls(raw: pl.DataFrame) -> tuple[list[str], dict[str, int]]:
     urls = pl.concat([_trace_urls(one, side) for side in ("a", "b")])
     distinct = sorted(urls["url"].unique().to_list())
     return distinct, {"single-turn battles": one.height, "battles with a URL": urls["row"].n_unique()}
-
-
-def corpus_urls(data_source: str | Path | pl.DataFrame, seed: int = 0) -> tuple[list[str], dict[str, int]]:
-    """NG-C's URLs and counts (:func:`single_turn_urls`) for a release source as the loader takes it (``sample``,
-    ``hf``, a path or a raw frame)."""
-    raw, _ = read_raw(data_source, seed=seed)
-    return single_turn_urls(raw)
