@@ -1,10 +1,13 @@
-"""Nugget-based evaluation of Search Arena battles (*Search Arena Meets Nuggets*, NG, seeds 001 and 002).
+"""Nugget-based evaluation of Search Arena battles (*Search Arena Meets Nuggets*, NG: the later version and the
+earlier one, *Chatbot Arena Meets Nuggets*).
 
 Submodules, one job each:
 
 - :mod:`~analysis_lib.nuggets.scores`: nugget types, the 30-nugget cap, the four scores, the tie-threshold
   preference (definitions in its docstring);
-- :mod:`~analysis_lib.nuggets.records`: the JSONL nugget-record format (nuggetizer's layout) and its loader;
+- :mod:`~analysis_lib.nuggets.records`: the JSONL nugget-record format (nuggetizer's layout), its loader and
+  :func:`validate_nugget_records`; :mod:`~analysis_lib.nuggets.reading`: what a load reads, within bounds;
+- :mod:`~analysis_lib.nuggets.loading`: the chapter's inputs (the release's battles, the records or the simulator);
 - :mod:`~analysis_lib.nuggets.perbattle`: scores of both sides per battle, confusions by subset, KDE curves;
 - :mod:`~analysis_lib.nuggets.agreement`: confusion matrices, weighted κ, inversions, threshold sweep, K-S tests;
 - :mod:`~analysis_lib.nuggets.published`: the published matrices and K-S statistics, the K-S p-from-D check;
@@ -12,6 +15,10 @@ Submodules, one job each:
 - :mod:`~analysis_lib.nuggets.rouge`: ROUGE-L alignment of the responses with the retrieved chunks (NG-F8);
 - :mod:`~analysis_lib.nuggets.battles`: single-turn battles of a release (v1-7k included), NG-A1 shares, NG-C URLs;
 - :mod:`~analysis_lib.nuggets.pipeline`: the AutoNuggetizer steps through the LLM layer with nuggetizer's prompts;
+- :mod:`~analysis_lib.nuggets.sampling`: seeded battle samples; :mod:`~analysis_lib.nuggets.numbers`: the rows the
+  chapter records; :mod:`~analysis_lib.nuggets.claims`: the paper's claims checked and its values drawn;
+  :mod:`~analysis_lib.nuggets.display`: the chapter's tables; :mod:`~analysis_lib.nuggets.model_steps`: the LLM,
+  NLI and embedding steps;
 - :mod:`~analysis_lib.nuggets.plots`: the chapter's figures;
 - :mod:`~analysis_lib.nuggets.simulate`: the nugget-record simulator (latent quality behind votes and assignments).
 """
@@ -53,6 +60,7 @@ from analysis_lib.nuggets.records import (
     NuggetRecords,
     load_nugget_records,
     records_from_dicts,
+    validate_nugget_records,
 )
 from analysis_lib.nuggets.scores import (
     ASSIGNMENT_ORDER,
@@ -114,4 +122,5 @@ __all__ = [
     "subset_confusions",
     "threshold_sweep",
     "unigram_jaccard",
+    "validate_nugget_records",
 ]

@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 from scipy import stats as _sps
 
-from analysis_lib.nuggets.scores import PREFERENCES, SWEEP_THRESHOLDS, Boundary, tie_mask
+from analysis_lib.nuggets.scores import PREFERENCES, SWEEP_THRESHOLDS, TABLE1_LANGUAGES, Boundary, tie_mask
 from analysis_lib.search_arena.schema import VOTES_BY_SIDE
 from analysis_lib.stats import kappa_from_confusion
 
@@ -203,6 +203,16 @@ def inversion_table(confusions: dict[tuple[str, str], NuggetConfusion], subset_t
         if st == subset_type
     ]
     return pl.DataFrame(rows, schema=INVERSION_SCHEMA).sort("inversion_pct", descending=True)
+
+
+def table1(confusions: dict[tuple[str, str], NuggetConfusion], subset_type: str) -> pl.DataFrame:
+    """The rows of NG Table 1 for one side: every query class, or the six languages of Table 1 and "Others" (the
+    published matrices also hold Italian, Japanese and Spanish, which Table 1 counts in "Others");
+    :func:`inversion_table`'s columns and order."""
+    table = inversion_table(confusions, subset_type)
+    if subset_type == "language":
+        table = table.filter(pl.col("subset").is_in([*TABLE1_LANGUAGES, "Others"]))
+    return table
 
 
 def kappa_table(confusions: dict[tuple[str, str], NuggetConfusion]) -> pl.DataFrame:

@@ -1,4 +1,18 @@
-"""Within-battle nugget diversity (NG-T2): unigram Jaccard and embedding cosine of a battle's nuggets."""
+"""Within-battle nugget diversity (NG-T2): unigram Jaccard and embedding cosine of a battle's nuggets.
+
+For a battle with nuggets 1 … n (n ≥ 2), word-unigram sets :math:`U_i` (lower-cased ``\\w+`` tokens) and unit
+embeddings :math:`u_i`,
+
+.. math:: J = \\binom{n}{2}^{-1} \\sum_{i<j} \\frac{|U_i \\cap U_j|}{|U_i \\cup U_j|}, \\qquad
+          C = \\binom{n}{2}^{-1} \\sum_{i<j} u_i \\cdot u_j
+            = \\frac{\\lVert \\sum_i u_i \\rVert^2 - n}{n (n - 1)},
+
+with :math:`|U_i \\cup U_j| = |U_i| + |U_j| - |U_i \\cap U_j|` (a pair of empty sets scores 0). :func:`battle_diversity`
+computes both for every battle at once: the intersections come from one sparse product of the nugget × (battle,
+token) incidence matrix with its transpose (tokens are keyed by battle, so only pairs within a battle meet), the
+cosine from per-battle sums of the unit embeddings. :func:`mean_pairwise_jaccard` and :func:`mean_pairwise_cosine`
+are the pair-by-pair definitions for one battle (the tests compare the two).
+"""
 
 from __future__ import annotations
 
@@ -8,13 +22,19 @@ from itertools import combinations
 
 import numpy as np
 import polars as pl
+from scipy import sparse
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
+def unigram_set(text: str) -> set[str]:
+    """The lower-cased word unigrams (``\\w+``, every script) of one text."""
+    return set(_TOKEN.findall(text.lower()))
+
+
 def unigram_jaccard(text_1: str, text_2: str) -> float:
     """Jaccard similarity |U_1 ∩ U_2| / |U_1 ∪ U_2| of lower-cased word-unigram sets (NG-T2); 0 if both empty."""
-    u1, u2 = set(_TOKEN.findall(text_1.lower())), set(_TOKEN.findall(text_2.lower()))
+    u1, u2 = unigram_set(text_1), unigram_set(text_2)
     union = u1 | u2
     return len(u1 & u2) / len(union) if union else 0.0
 
@@ -25,21 +45,55 @@ def mean_pairwise_jaccard(texts: Sequence[str]) -> float:
     return float(np.mean(pairs)) if pairs else float("nan")
 
 
-def mean_pairwise_cosine(embeddings: np.ndarray) -> float:
-    """Mean cosine similarity over all unordered pairs of rows (one battle's nugget embeddings; NG-T2)."""
+def _unit_rows(embeddings: np.ndarray) -> np.ndarray:
     e = np.asarray(embeddings, dtype=float)
     if e.ndim != 2:
         raise ValueError(f"embeddings must be 2-D, got shape {e.shape}")
-    n = e.shape[0]
-    if n < 2:
-        return float("nan")
     norms = np.linalg.norm(e, axis=1)
     if (norms == 0).any():
-        raise ValueError("zero-length embedding")
-    u = e / norms[:, None]
+        raise ValueError(f"zero-length embedding (row {int(np.flatnonzero(norms == 0)[0])})")
+    return e / norms[:, None]
+
+
+def mean_pairwise_cosine(embeddings: np.ndarray) -> float:
+    """Mean cosine similarity over all unordered pairs of rows (one battle's nugget embeddings; NG-T2)."""
+    u = _unit_rows(embeddings)
+    n = u.shape[0]
+    if n < 2:
+        return float("nan")
     sim = u @ u.T
-    iu = np.triu_indices(n, k=1)
-    return float(sim[iu].mean())
+    return float(sim[np.triu_indices(n, k=1)].mean())
+
+
+def _pair_counts(n: np.ndarray) -> np.ndarray:
+    return n * (n - 1) / 2.0
+
+
+def _battle_jaccard(texts: list[str], battle: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Mean pairwise Jaccard per battle (module docstring); ``battle[k]`` is the battle index of ``texts[k]``."""
+    sets = [unigram_set(t) for t in texts]
+    sizes = np.array([len(s) for s in sets], dtype=float)
+    owner = np.repeat(np.arange(len(sets)), sizes.astype(np.int64))
+    tokens = pl.Series([t for s in sets for t in s], dtype=pl.String)
+    keys = pl.DataFrame({"b": battle[owner], "t": tokens})
+    column = keys.select(pl.struct("b", "t").rank("dense")).to_series().to_numpy().astype(np.int64) - 1
+    incidence = sparse.csr_matrix((np.ones(owner.size), (owner, column)),
+                                  shape=(len(sets), int(column.max(initial=-1)) + 1))
+    shared = sparse.triu(incidence @ incidence.T, k=1).tocoo()
+    inter = shared.data
+    ratio = inter / (sizes[shared.row] + sizes[shared.col] - inter)
+    total = np.bincount(battle[shared.row], weights=ratio, minlength=n.size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n >= 2, total / _pair_counts(n), np.nan)
+
+
+def _battle_cosine(embeddings: np.ndarray, battle: np.ndarray, n: np.ndarray) -> np.ndarray:
+    u = _unit_rows(embeddings)
+    sums = np.zeros((n.size, u.shape[1]))
+    np.add.at(sums, battle, u)
+    squares = np.bincount(battle, weights=(u * u).sum(axis=1), minlength=n.size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n >= 2, ((sums * sums).sum(axis=1) - squares) / (2.0 * _pair_counts(n)), np.nan)
 
 
 def battle_diversity(nuggets: pl.DataFrame, embeddings: np.ndarray | None = None) -> pl.DataFrame:
@@ -47,14 +101,17 @@ def battle_diversity(nuggets: pl.DataFrame, embeddings: np.ndarray | None = None
     and, when ``embeddings`` (one row per row of side a of ``nuggets``, in frame order) is given, ``cosine``.
 
     ``nuggets`` is the long frame of :class:`~analysis_lib.nuggets.records.NuggetRecords`; side a carries the
-    battle's list. Battles with fewer than two nuggets get NaN.
+    battle's list. Battles come in order of first appearance; battles with fewer than two nuggets get NaN.
     """
-    side_a = nuggets.filter(pl.col("side") == "a").with_row_index("_row")
-    rows = []
-    for (qid,), g in side_a.group_by("qid", maintain_order=True):
-        texts = g["text"].to_list()
-        row = {"qid": qid, "n_nuggets": len(texts), "jaccard": mean_pairwise_jaccard(texts)}
-        if embeddings is not None:
-            row["cosine"] = mean_pairwise_cosine(embeddings[g["_row"].to_numpy()])
-        rows.append(row)
-    return pl.DataFrame(rows)
+    side_a = nuggets.filter(pl.col("side") == "a")
+    if embeddings is not None and len(embeddings) != side_a.height:
+        raise ValueError(f"{len(embeddings)} embeddings for {side_a.height} nuggets of side a")
+    qids = side_a["qid"].unique(maintain_order=True)
+    battle = side_a["qid"].replace_strict(qids, pl.int_range(qids.len(), eager=True),
+                                          return_dtype=pl.Int64).to_numpy()
+    n = np.bincount(battle, minlength=qids.len()).astype(float)
+    out = pl.DataFrame({"qid": qids, "n_nuggets": n.astype(np.int64),
+                        "jaccard": _battle_jaccard(side_a["text"].to_list(), battle, n)})
+    if embeddings is not None:
+        out = out.with_columns(pl.Series("cosine", _battle_cosine(embeddings, battle, n)))
+    return out

@@ -33,6 +33,7 @@ import polars as pl
 from scipy import stats as sps
 
 from analysis_lib.llm import LLMClient, ReplyError, Step, Task, fill, load_prompt, parse_json
+from analysis_lib.nuggets.sampling import sample_rows
 from analysis_lib.nuggets.scores import ASSIGNMENT_ORDER
 from analysis_lib.stats import cohen_kappa
 
@@ -94,12 +95,11 @@ def rubric_steps(decided: pl.DataFrame, *, model: str = RUBRIC_MODEL) -> list[St
 
 def query_battles(sides: pl.DataFrame, limit: int | None = None, seed: int = 0) -> pl.DataFrame:
     """The battles NG-Q classifies (chapter 07): one row per battle (``qid``, ``query``, side A's row of
-    ``sides``) with a non-blank query, by ``qid``; a random ``limit`` of them (``seed``) when ``limit`` is less."""
+    ``sides``) with a non-blank query, by ``qid``; a random ``limit`` of them (``seed``,
+    :func:`analysis_lib.nuggets.sampling.sample_rows`) when ``limit`` is less."""
     q = sides.filter(pl.col("side") == "a").select("qid", "query").sort("qid")
     q = q.filter(pl.col("query").is_not_null() & (pl.col("query").str.strip_chars() != ""))
-    if limit is not None and limit < q.height:
-        q = q[np.sort(np.random.default_rng(seed).choice(q.height, size=limit, replace=False))]
-    return q
+    return sample_rows(q, limit, seed)
 
 
 def query_class_step(battles: pl.DataFrame, *, model: str = QUERY_CLASS_MODEL) -> Step:

@@ -19,6 +19,7 @@ import polars as pl
 
 from analysis_lib.extras import MissingExtra, require
 from analysis_lib.nuggets.records import NuggetRecords
+from analysis_lib.nuggets.sampling import sample_rows
 
 DEFAULT_NLI_MODEL = "MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7"
 Classifier = Callable[[Sequence[str], Sequence[str]], list[str]]
@@ -87,9 +88,7 @@ def records_entailed_share(records: NuggetRecords, classify: Classifier, *, n_ba
     usable = records.battle_texts(both_responses=False).sort("qid")
     if usable.height == 0:
         raise ValueError(f"{records.origin}: no battle carries retrieved chunks (field chunks)")
-    if n_battles is not None and n_battles < usable.height:
-        pick = np.random.default_rng(seed).choice(usable.height, size=n_battles, replace=False)
-        usable = usable[np.sort(pick)]
+    usable = sample_rows(usable, n_battles, seed)
     sources = {r["qid"]: [*r["chunks"], *(t for t in (r["text_a"], r["text_b"]) if t)]
                for r in usable.iter_rows(named=True)}
     nug = records.nuggets.filter((pl.col("side") == "a") & pl.col("qid").is_in(list(sources))).sort("qid", "position")

@@ -1,11 +1,21 @@
-"""Figures of the nugget chapter, in the compendium's style (:mod:`analysis_lib.plotting`)."""
+"""Figures of the nugget chapter, in the compendium's style (:mod:`analysis_lib.plotting`).
+
+Legibility: the book shows a figure at its natural size up to the article column (:data:`ARTICLE_WIDTH_PX` at the
+book's 1280-px layout) and scales wider ones down, so these figures are at most :data:`FIGURE_WIDTH_IN` wide and
+small multiples stack (one or two panels per row); :func:`displayed_points` gives the smallest text of a figure
+as a reader sees it, in CSS points (the tests hold every figure of the chapter to 10 pt). Where the paper states
+the numbers a figure shows, the figure draws them too, labelled ``paper`` in its legend.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from analysis_lib import plotting
 from analysis_lib.nuggets.agreement import NuggetConfusion
@@ -13,80 +23,183 @@ from analysis_lib.nuggets.perbattle import ecdf, kde_curves
 
 ROW_LABELS = ["human: model_a", "human: tie", "human: model_b", "human: tie (bothbad)"]
 COL_LABELS = ["nuggets: model_a", "nuggets: tie", "nuggets: model_b"]
+#: width of the book's article column at a 1280-px window (sphinx-book-theme), in CSS pixels
+ARTICLE_WIDTH_PX = 688
+#: the width of the chapter's figures: 660 px at the figure's 110 dpi, shown unscaled in the 688-px column
+FIGURE_WIDTH_IN = 6.0
+PAPER_COLOR = "#b2182b"
+TICK_PT, LABEL_PT, TITLE_PT = 9.5, 10.0, 11.0
+
+
+def displayed_points(fig: Figure, column_px: float = ARTICLE_WIDTH_PX, skip: tuple[str, ...] = ()) -> float:
+    """The smallest font of ``fig``'s visible, non-empty texts as displayed in the book, in CSS points: the figure
+    is saved at its dpi with a tight bounding box, shown at that size up to ``column_px`` and scaled down beyond,
+    so a ``s``-pt font shows at s · dpi / 96 · min(1, column_px / width_px) CSS pt. Texts in ``skip`` (exact
+    strings, e.g. a stamp drawn by another module) are left out."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    width_px = fig.get_tightbbox(renderer).width * fig.dpi
+    scale = min(1.0, column_px / width_px)
+    sizes = [float(t.get_fontsize()) for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and t.get_text() not in skip
+             and (t.axes is None or t.axes.get_visible())]
+    return min(sizes) * fig.dpi / 96.0 * scale
+
+
+def _legible_cells(fig: Figure) -> Figure:
+    """The cell counts of a :func:`analysis_lib.plotting.heatmap` at the chapter's label size."""
+    for text in fig.axes[0].texts:
+        text.set_fontsize(LABEL_PT)
+    return fig
 
 
 def confusion_heatmap(m: NuggetConfusion, title: str) -> Figure:
-    """Human vote × nugget preference counts (NG Figures 4, 5, 11, 12)."""
-    return plotting.heatmap(m.counts, ROW_LABELS, COL_LABELS, cbar_label="battles", fmt="{:.0f}", cmap="Blues",
-                            title=title)
+    """Human vote × nugget preference counts (NG Figures 4, 5, 6)."""
+    return _legible_cells(plotting.heatmap(m.counts, ROW_LABELS, COL_LABELS, cbar_label="battles", fmt="{:.0f}",
+                                           cmap="Blues", title=title))
 
 
 def decided_heatmap(m: NuggetConfusion, title: str, preference: str = "ROUGE-L") -> Figure:
     """The decided block of a confusion (human A/B × preference A/B, ties excluded), as NG Figure 8."""
-    return plotting.heatmap(m.decided, ["human: model_a", "human: model_b"],
-                            [f"{preference}: model_a", f"{preference}: model_b"], cbar_label="battles",
-                            fmt="{:.0f}", cmap="Blues", title=title)
+    return _legible_cells(plotting.heatmap(m.decided, ["human: model_a", "human: model_b"],
+                                           [f"{preference}: model_a", f"{preference}: model_b"],
+                                           cbar_label="battles", fmt="{:.0f}", cmap="Blues", title=title))
+
+
+def shares_figure(shares: Mapping[str, float], title: str, paper: Mapping[str, float | None]) -> Figure:
+    """NG Figure 9: the vote shares and the language shares (% of single-turn battles) in two panels, each bar
+    with the paper's share beside it (``paper``: quantity -> value, as ``shares``)."""
+    groups = {"votes": [q for q in shares if q.startswith("vote share")],
+              "languages": [q for q in shares if q.startswith("language share")]}
+    fig, axes = plt.subplots(2, 1, figsize=(FIGURE_WIDTH_IN, 5.6), layout="constrained")
+    for ax, (name, keys) in zip(axes, groups.items(), strict=True):
+        labels = [k.removeprefix("vote share ").removeprefix("language share ").removesuffix(" (%)") for k in keys]
+        y = np.arange(len(keys))[::-1]
+        ours = np.array([shares[k] for k in keys])
+        ax.barh(y, ours, color=plotting.ACCENT, height=0.6, label="this build")
+        ref = np.array([np.nan if paper.get(k) is None else paper[k] for k in keys], dtype=float)
+        ax.plot(ref, y, "D", color=PAPER_COLOR, markersize=6, label="paper")
+        right = float(np.nanmax(np.r_[ours, ref]))
+        for yi, v, r in zip(y, ours, ref, strict=True):
+            ax.text(np.nanmax([v, r]) + 0.02 * right, yi, f"{v:.1f}", va="center", fontsize=TICK_PT)
+        ax.set_yticks(y, labels, fontsize=TICK_PT)
+        ax.tick_params(axis="x", labelsize=TICK_PT)
+        ax.set_xlim(0, 1.18 * right)
+        ax.set_xlabel(f"% of single-turn battles ({name})", fontsize=LABEL_PT)
+        ax.grid(axis="y", visible=False)
+        ax.legend(fontsize=TICK_PT, loc="lower right")
+    fig.suptitle(title, fontsize=TITLE_PT)
+    return fig
 
 
 def kde_by_vote(groups: dict[str, np.ndarray], title: str) -> Figure:
     """NG Figure 3: KDE of score_B − score_A per human vote (bandwidth factor 0.5 × Scott)."""
     curves = kde_curves(groups)
-    fig, ax = plt.subplots()
+    fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 4.0), layout="constrained")
     for (vote,), g in curves.group_by("vote", maintain_order=True):
         n = groups[str(vote)].size
         ax.plot(g["x"], g["density"], color=plotting.OUTCOME_COLORS.get(str(vote)), label=f"human: {vote} (n={n:,})")
     ax.axvline(0, color="#444444", lw=0.8)
     ax.set_xlabel("nugget score difference, All_B − All_A (score units)")
     ax.set_ylabel("density")
-    ax.legend()
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=TICK_PT)
     ax.set_title(title)
     return fig
 
 
-def ecdf_panels(groups: dict[str, np.ndarray], ks: pl.DataFrame, title: str) -> Figure:
-    """NG Figure 2: ECDFs of score_B − score_A for each pair of vote groups, with the K-S D and p."""
-    fig, axes = plt.subplots(1, ks.height, figsize=(4.2 * ks.height, 3.6), sharey=True)
-    for ax, r in zip(np.atleast_1d(axes), ks.iter_rows(named=True), strict=True):
-        for g in (r["group_1"], r["group_2"]):
+def _ks_location(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float] | None:
+    """Where the two ECDFs are furthest apart: (value, F_x, F_y) at the largest |F_x − F_y|; None when a group is
+    empty."""
+    if x.size == 0 or y.size == 0:
+        return None
+    grid = np.union1d(x, y)
+    fx = np.searchsorted(np.sort(x), grid, side="right") / max(1, x.size)
+    fy = np.searchsorted(np.sort(y), grid, side="right") / max(1, y.size)
+    k = int(np.argmax(np.abs(fx - fy)))
+    return float(grid[k]), float(fx[k]), float(fy[k])
+
+
+def ecdf_panels(groups: dict[str, np.ndarray], ks: pl.DataFrame, title: str,
+                paper_d: Mapping[tuple[str, str], float] | None = None) -> Figure:
+    """NG Figure 2: ECDFs of score_B − score_A for each pair of vote groups, one panel per row, with this build's
+    K-S D drawn where the curves are furthest apart and the paper's D (``paper_d``, by group pair) beside it as a
+    dashed segment of its length."""
+    fig, axes = plt.subplots(ks.height, 1, figsize=(FIGURE_WIDTH_IN, 2.7 * ks.height + 0.6), sharex=True,
+                             layout="constrained", squeeze=False)
+    for ax, r in zip(axes[:, 0], ks.iter_rows(named=True), strict=True):
+        g1, g2 = r["group_1"], r["group_2"]
+        for g in (g1, g2):
             x, y = ecdf(groups[g])
             ax.step(x, y, where="post", color=plotting.OUTCOME_COLORS.get(g), label=f"human: {g}")
-        ax.set_title(f"{r['group_1']} vs {r['group_2']}: D = {r['ks_statistic']:.3f}, p = {r['p_value']:.1e}",
-                     fontsize=9)
-        ax.set_xlabel("All_B − All_A (score units)")
-        ax.legend(fontsize=8)
-    np.atleast_1d(axes)[0].set_ylabel("cumulative share of battles")
-    fig.suptitle(title)
+        where = _ks_location(groups[g1], groups[g2])
+        ref = (paper_d or {}).get((g1, g2))
+        if where is not None:
+            at, f1, f2 = where
+            lo, hi = min(f1, f2), max(f1, f2)
+            ax.plot([at, at], [lo, hi], color="black", lw=2.2, label=f"D = {r['ks_statistic']:.3f} (this build)")
+            if ref is not None:
+                ax.plot([at + 0.06] * 2, [lo, lo + ref], color=PAPER_COLOR, lw=2.2, ls="--",
+                        label=f"D = {ref:.3f} (paper)")
+        ax.set_title(f"{g1} vs {g2}: p = {r['p_value']:.1e} (n = {r['n_1']:,} and {r['n_2']:,})", fontsize=LABEL_PT)
+        ax.set_ylabel("cumulative share", fontsize=LABEL_PT)
+        ax.tick_params(labelsize=TICK_PT)
+        ax.legend(fontsize=TICK_PT, loc="upper left")
+    axes[-1, 0].set_xlabel("All_B − All_A (score units)", fontsize=LABEL_PT)
+    fig.suptitle(title, fontsize=TITLE_PT)
     return fig
 
 
-def sweep_figure(sweep: pl.DataFrame, title: str) -> Figure:
-    """NG-F4 sweep: weighted κ against the tie threshold."""
-    fig, ax = plt.subplots()
-    ax.plot(sweep["threshold"], sweep["kappa"], marker="o", color=plotting.ACCENT)
+def sweep_figure(sweep: pl.DataFrame, title: str, paper_range: tuple[float, float] | None = None,
+                 paper_kappa: tuple[float, float] | None = None) -> Figure:
+    """NG-F4 sweep: weighted κ against the tie threshold, on a κ axis from 0 (no agreement beyond chance) to at
+    least 0.5, so a change of 0.01 looks like one; ``paper_range`` (lowest, highest κ the paper reports over the
+    sweep) is shaded and ``paper_kappa`` (threshold, κ) marked, both labelled ``paper``."""
+    fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 3.6))
+    t = sweep["threshold"].to_numpy()
+    ax.plot(t, sweep["kappa"], marker="o", color=plotting.ACCENT, label="this build")
+    if paper_range is not None:
+        ax.axhspan(*paper_range, xmin=0, xmax=1, color=PAPER_COLOR, alpha=0.15, lw=0,
+                   label=f"paper: κ {paper_range[0]:.2f}–{paper_range[1]:.2f} over the sweep")
+    if paper_kappa is not None:
+        ax.plot(*paper_kappa, "D", color=PAPER_COLOR, label=f"paper: κ {paper_kappa[1]:.2f} at {paper_kappa[0]:g}")
+    top = max(0.5, 1.2 * float(np.nanmax(sweep["kappa"].to_numpy())))
+    ax.set_ylim(0, top)
     ax.set_xlabel("tie threshold on |All_B − All_A| (score units)")
     ax.set_ylabel("weighted κ (quadratic)")
+    ax.legend(loc="lower right", fontsize=TICK_PT)
     ax.set_title(title)
     return fig
 
 
-def histogram(values: np.ndarray, xlabel: str, title: str, bins: int = 30) -> Figure:
-    """Distribution of one per-battle quantity (nuggets per battle, NG-T2 similarities)."""
-    fig, ax = plt.subplots()
-    ax.hist(np.asarray(values, dtype=float)[np.isfinite(values)], bins=bins, color=plotting.ACCENT)
+def histogram(values: np.ndarray, xlabel: str, title: str, bins: int = 30, paper_mean: float | None = None) -> Figure:
+    """Distribution of one per-battle quantity (nuggets per battle, NG-T2 similarities), with this build's mean
+    and the paper's (``paper_mean``) as vertical lines."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 3.6))
+    ax.hist(v, bins=bins, color=plotting.ACCENT)
+    if v.size:
+        ax.axvline(float(v.mean()), color="black", lw=1.5, label=f"mean {v.mean():.2f} (this build)")
+    if paper_mean is not None:
+        ax.axvline(paper_mean, color=PAPER_COLOR, lw=1.8, ls="--", label=f"mean {paper_mean:g} (paper)")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("battles")
+    if v.size or paper_mean is not None:
+        ax.legend(fontsize=TICK_PT)
     ax.set_title(title)
     return fig
 
 
 def confusion_grid(
-    confusions: dict[tuple[str, str], NuggetConfusion], subset_type: str, title: str, ncols: int = 3
+    confusions: Mapping[tuple[str, str], NuggetConfusion], subset_type: str, title: str, ncols: int = 2
 ) -> Figure:
-    """NG Figures 11 / 12: one human × nugget confusion heatmap per query class or language, κ in each title."""
+    """NG Figures 11 / 12: one human × nugget confusion heatmap per query class or language, κ in each title,
+    ``ncols`` panels per row (two, so each panel's labels and counts read at display size)."""
     items = [(s, m) for (t, s), m in confusions.items() if t == subset_type]
     nrows = max(1, -(-len(items) // ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.9 * ncols, 3.3 * nrows), squeeze=False,
-                                      layout="constrained")
+    fig, axes = plt.subplots(nrows, ncols, figsize=(FIGURE_WIDTH_IN, 2.5 * nrows + 0.9), squeeze=False,
+                             layout="constrained")
+    fig.get_layout_engine().set(h_pad=0.08, w_pad=0.1)  # type: ignore[union-attr, call-arg]
     short_rows, short_cols = ["A", "tie", "B", "both-bad"], ["A", "tie", "B"]
     for ax in axes.ravel()[len(items):]:
         ax.set_visible(False)
@@ -94,25 +207,25 @@ def confusion_grid(
         share = m.counts / np.clip(m.counts.sum(axis=1, keepdims=True), 1, None)
         im = ax.imshow(share, cmap="Blues", vmin=0, vmax=1, aspect="auto")
         for (i, j), v in np.ndenumerate(m.counts):
-            ax.text(j, i, f"{v}", ha="center", va="center", fontsize=10,
+            ax.text(j, i, f"{v}", ha="center", va="center", fontsize=LABEL_PT,
                     color=plotting.contrast_text_color(im.cmap(im.norm(share[i, j]))))
-        ax.set_xticks(range(3), short_cols, fontsize=9)
-        ax.set_yticks(range(4), short_rows, fontsize=9)
+        ax.set_xticks(range(3), short_cols, fontsize=TICK_PT)
+        ax.set_yticks(range(4), short_rows, fontsize=TICK_PT)
         ax.grid(False)
-        ax.set_title(f"{subset} (n={m.n:,}, κ={m.kappa():.2f})", fontsize=10)
-    fig.supxlabel("nugget preference (counts; shading = share of the human-vote row)")
-    fig.supylabel("human vote")
-    fig.suptitle(title)
+        ax.set_title(f"{subset} (n={m.n:,}, κ={m.kappa():.2f})", fontsize=LABEL_PT)
+    fig.supxlabel("nugget preference (counts; shading = share of the human-vote row)", fontsize=LABEL_PT)
+    fig.supylabel("human vote", fontsize=LABEL_PT)
+    fig.suptitle(title, fontsize=TITLE_PT)
     return fig
 
 
-def rating_histograms(hist: pl.DataFrame, title: str, ncols: int = 4) -> Figure:
+def rating_histograms(hist: pl.DataFrame, title: str, ncols: int = 2) -> Figure:
     """NG Figure 10: one bar chart per Researchy-Questions attribute of how many battles got each score 0–10
     (``hist``: :func:`analysis_lib.nuggets.llm_analyses.rating_histogram`); the class threshold (7) marked."""
     attributes = hist["attribute"].unique(maintain_order=True).to_list()
     nrows = max(1, -(-len(attributes) // ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.3 * ncols, 2.6 * nrows), squeeze=False,
-                                      sharex=True)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(FIGURE_WIDTH_IN, 2.0 * nrows + 0.9), squeeze=False,
+                             sharex=True, layout="constrained")
     for ax in axes.ravel()[len(attributes):]:
         ax.set_visible(False)
     for ax, a in zip(axes.ravel(), attributes, strict=False):
@@ -120,8 +233,9 @@ def rating_histograms(hist: pl.DataFrame, title: str, ncols: int = 4) -> Figure:
         ax.bar(g["score"], g["battles"], color=plotting.ACCENT, width=0.85)
         ax.axvline(6.5, color="#444444", lw=0.8, ls="--")
         ax.set_xticks(range(0, 11, 2))
-        ax.set_title(a, fontsize=9)
-    fig.supxlabel("score 0–10 (dashed: the class threshold, 7)")
-    fig.supylabel("battles")
-    fig.suptitle(title)
+        ax.tick_params(labelsize=TICK_PT)
+        ax.set_title(a, fontsize=LABEL_PT)
+    fig.supxlabel("score 0–10 (dashed: the class threshold, 7)", fontsize=LABEL_PT)
+    fig.supylabel("battles", fontsize=LABEL_PT)
+    fig.suptitle(title, fontsize=TITLE_PT)
     return fig

@@ -56,8 +56,13 @@ KS_COMPARISONS: dict[str, tuple[str, str]] = {
 }
 
 
+#: the tie threshold of NG Figure 5 (nuggets from the responses only: "more discrete" scores, NG §4.2)
+RESPONSES_ONLY_THRESHOLD = 0.1
+
+
 def responses_only_confusion(frame: pl.DataFrame | None = None) -> NuggetConfusion:
-    """NG Figure 5: the overall matrix with nuggets from the two responses only, tie threshold 0.1."""
+    """NG Figure 5: the overall matrix with nuggets from the two responses only, tie threshold
+    :data:`RESPONSES_ONLY_THRESHOLD` (0.1)."""
     if frame is None:
         frame = pl.read_csv(published("nuggets_responses_only_confusion"))
     counts = np.zeros((4, 3), dtype=np.int64)

@@ -22,9 +22,13 @@ The per-battle files of the authors' pipeline (github.com/castorini/lmsys_nugget
 line becomes the two side records.
 
 nuggetizer writes ``"failed"`` as the importance or assignment of nuggets whose LLM reply it could not parse;
-such battles are *excluded and counted* (the paper excludes 5 of 5,103), as are battles with only one side
-or with differing nugget lists on the two sides. Anything else malformed raises :class:`NuggetRecordError`
-naming the file, line and field.
+such battles are *excluded and counted* (the paper excludes 5 of 5,103), as are battles without a human vote
+(``winner`` null or empty), with only one side or with differing nugget lists on the two sides. Anything else
+malformed raises :class:`NuggetRecordError` naming the file, line and field and what was expected (a bad value
+is quoted by its first characters only). Battle ids are compared as text, so a file that gives the same id once
+as a number (``7``) and once as a string (``"7"``) is refused: the two would silently become one battle.
+Empty inputs (a file without records, a folder without ``.json`` / ``.jsonl`` files) and inputs that leave no
+battle after the exclusions are refused at load; what is read is bounded (:mod:`analysis_lib.nuggets.reading`).
 """
 
 from __future__ import annotations
@@ -37,6 +41,16 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from analysis_lib import paths
+from analysis_lib.nuggets.reading import (
+    MAX_BYTES,
+    Budget,
+    NuggetRecordError,
+    NuggetRecordsNotFound,
+    json_lines,
+    list_inputs,
+    quote,
+)
 from analysis_lib.nuggets.scores import Assignment, Importance
 from analysis_lib.search_arena.schema import WINNERS
 
@@ -44,8 +58,11 @@ if TYPE_CHECKING:
     from polars._typing import PolarsDataType
 
 FAILED = "failed"
-_IMPORTANCE = {i.value for i in Importance}
-_ASSIGNMENT = {a.value for a in Assignment}
+_IMPORTANCE = frozenset(i.value for i in Importance) | {FAILED}
+_ASSIGNMENT = frozenset(a.value for a in Assignment) | {FAILED}
+NO_VOTE = "battles without a vote (winner null)"
+__all__ = ["FAILED", "NO_VOTE", "NUGGET_SCHEMA", "SIDE_SCHEMA", "NuggetRecordError", "NuggetRecords",
+           "NuggetRecordsNotFound", "load_nugget_records", "records_from_dicts", "validate_nugget_records"]
 
 NUGGET_SCHEMA: dict[str, PolarsDataType] = {
     "qid": pl.String, "side": pl.String, "position": pl.Int64, "text": pl.String,
@@ -58,27 +75,47 @@ SIDE_SCHEMA: dict[str, PolarsDataType] = {
 }
 
 
-class NuggetRecordError(ValueError):
-    """A nugget record is malformed; the message names the file, line and field."""
-
-
 @dataclass
 class NuggetRecords:
     """Nugget records in two tidy frames.
 
     ``sides``: one row per battle side (columns :data:`SIDE_SCHEMA`); ``nuggets``: one row per (battle, side,
     nugget) with the nugget's ``position`` in the battle's list (columns :data:`NUGGET_SCHEMA`);
-    ``excluded``: battles left out, by reason (counts); ``origin``: where the records came from.
+    ``excluded``: battles left out, by reason (counts); ``origin``: where the records came from. A load from
+    files also says what it read: ``files`` (the files read), ``not_read`` (folder entries left out, with the
+    reason) and ``blank_lines`` (blank lines skipped).
     """
 
     sides: pl.DataFrame
     nuggets: pl.DataFrame
     excluded: dict[str, int] = field(default_factory=dict)
     origin: str = "in-memory records"
+    files: tuple[str, ...] = ()
+    not_read: tuple[str, ...] = ()
+    blank_lines: int = 0
 
     @property
     def n_battles(self) -> int:
         return self.sides["qid"].n_unique()
+
+    def exclusion_text(self) -> str:
+        """The exclusions in words (``"5 with a failed nuggetizer step …, 1 with only one side"``), or ``none``."""
+        text = ", ".join(f"{v:,} {k.removeprefix('battles ')}" for k, v in self.excluded.items() if v)
+        return text or "none"
+
+    def input_text(self) -> str:
+        """What a load from files read, in one sentence for a page (paths shown by
+        :func:`analysis_lib.paths.display_path`)."""
+        if not self.files:
+            return f"{self.origin}."
+        shown = ", ".join(paths.display_path(f) for f in self.files[:3]) + (", …" if len(self.files) > 3 else "")
+        out = f"read {len(self.files):,} file{'s' * (len(self.files) != 1)} ({shown})"
+        if self.not_read:
+            out += (f"; not read: {len(self.not_read):,} other entr{'ies' if len(self.not_read) != 1 else 'y'} "
+                    f"of the folder ({'; '.join(self.not_read[:3])}{'; …' if len(self.not_read) > 3 else ''})")
+        if self.blank_lines:
+            out += f"; {self.blank_lines:,} blank line{'s' * (self.blank_lines != 1)} skipped"
+        return out + "."
 
     def battles(self) -> pl.DataFrame:
         """One row per battle: ``qid``, ``winner``, ``query``, ``language``, ``query_categories``, ``model_a``,
@@ -126,44 +163,123 @@ def _side_records(obj: Mapping[str, Any], origin: str, line: int) -> list[dict[s
             key = f"assigned_nuggets_{side}"
             if key not in obj:
                 raise _fail(origin, line, key, "missing (per-battle layout needs both sides)")
-            out.append({"qid": obj.get("question_id", obj.get("qid")), "side": side, "winner": obj.get("winner"),
+            qid_field = "question_id" if "question_id" in obj else "qid"
+            out.append({"qid": obj.get(qid_field), "side": side, "winner": obj.get("winner"),
                         "query": obj.get("query") or obj.get("prompt"), "model": obj.get(f"model_{side}"),
                         "language": obj.get("language"), "query_categories": obj.get("query_categories"),
-                        "answer_text": obj.get(f"completion_{side}"), "nuggets": obj[key]})
+                        "answer_text": obj.get(f"completion_{side}"), "nuggets": obj[key],
+                        "_fields": {"qid": qid_field, "answer_text": f"completion_{side}", "nuggets": key}})
         return out
     return [dict(obj)]
 
 
+def _text(value: Any, origin: str, line: int, where: str) -> None:
+    """A string field (or null): its type, and text that can be stored (no lone UTF-16 surrogates)."""
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise _fail(origin, line, where, f"expected a string, got {quote(value)}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise _fail(origin, line, where, f"not storable text (a lone surrogate \\u{ord(value[err.start]):04x} at "
+                                         f"character {err.start + 1:,})") from None
+
+
 def _check(rec: Mapping[str, Any], origin: str, line: int) -> None:
-    for name in ("qid", "side", "winner", "nuggets"):
-        if rec.get(name) is None:
-            raise _fail(origin, line, name, "missing")
-    if not isinstance(rec["qid"], (str, int)) or isinstance(rec["qid"], bool):
-        raise _fail(origin, line, "qid", f"expected a string or integer, got {type(rec['qid']).__name__}")
-    if rec["side"] not in ("a", "b"):
-        raise _fail(origin, line, "side", f"expected 'a' or 'b', got {rec['side']!r}")
-    if rec["winner"] not in WINNERS:
-        raise _fail(origin, line, "winner", f"expected one of {list(WINNERS)}, got {rec['winner']!r}")
-    if not isinstance(rec["nuggets"], list):
-        raise _fail(origin, line, "nuggets", f"expected a list, got {type(rec['nuggets']).__name__}")
-    for k, n in enumerate(rec["nuggets"]):
-        where = f"nuggets[{k}]"
+    names = rec.get("_fields", {})
+
+    def name(key: str) -> str:
+        return names.get(key, key)
+
+    for key in ("qid", "side", "nuggets"):
+        if rec.get(key) is None:
+            raise _fail(origin, line, name(key), "missing")
+    qid = rec["qid"]
+    if not isinstance(qid, (str, int)) or isinstance(qid, bool):
+        raise _fail(origin, line, name("qid"), f"expected a string or integer battle id, got {quote(qid)}")
+    if isinstance(qid, str):
+        _text(qid, origin, line, name("qid"))
+        if not qid.strip():
+            raise _fail(origin, line, name("qid"), "empty battle id")
+    if not isinstance(rec["side"], str) or rec["side"] not in ("a", "b"):
+        raise _fail(origin, line, "side", f"expected 'a' or 'b', got {quote(rec['side'])}")
+    winner = rec.get("winner")
+    if winner is not None and winner != "" and (not isinstance(winner, str) or winner not in WINNERS):
+        raise _fail(origin, line, "winner", f"expected one of {list(WINNERS)} (or null / empty for no vote), "
+                                            f"got {quote(winner)}")
+    nuggets = rec["nuggets"]
+    if not isinstance(nuggets, list):
+        raise _fail(origin, line, name("nuggets"), f"expected a list of nuggets, got {quote(nuggets)}")
+    for k, n in enumerate(nuggets):
+        where = f"{name('nuggets')}[{k}]"
         if not isinstance(n, Mapping):
-            raise _fail(origin, line, where, "expected an object with text, importance, assignment")
+            raise _fail(origin, line, where, f"expected an object with text, importance, assignment, got {quote(n)}")
         if not isinstance(n.get("text"), str):
-            raise _fail(origin, line, f"{where}.text", "missing or not a string")
-        if n.get("importance") not in _IMPORTANCE | {FAILED}:
-            raise _fail(origin, line, f"{where}.importance", f"expected vital or okay, got {n.get('importance')!r}")
-        if n.get("assignment") not in _ASSIGNMENT | {FAILED}:
+            raise _fail(origin, line, f"{where}.text", f"expected a string, got {quote(n.get('text'))}")
+        _text(n["text"], origin, line, f"{where}.text")
+        imp, asg = n.get("importance"), n.get("assignment")
+        if not isinstance(imp, str) or imp not in _IMPORTANCE:
+            raise _fail(origin, line, f"{where}.importance", f"expected vital or okay, got {quote(imp)}")
+        if not isinstance(asg, str) or asg not in _ASSIGNMENT:
             raise _fail(origin, line, f"{where}.assignment",
-                        f"expected support, partial_support or not_support, got {n.get('assignment')!r}")
-    for name in ("query_categories", "chunks"):
-        items = rec.get(name)
-        if items is not None and not (isinstance(items, list) and all(isinstance(c, str) for c in items)):
-            raise _fail(origin, line, name, "expected a list of strings")
-    for name in ("query", "model", "language", "answer_text"):
-        if rec.get(name) is not None and not isinstance(rec[name], str):
-            raise _fail(origin, line, name, f"expected a string, got {type(rec[name]).__name__}")
+                        f"expected support, partial_support or not_support, got {quote(asg)}")
+    for key in ("query_categories", "chunks"):
+        items = rec.get(key)
+        if items is None:
+            continue
+        if not (isinstance(items, list) and all(isinstance(c, str) for c in items)):
+            raise _fail(origin, line, key, f"expected a list of strings, got {quote(items)}")
+        for k, item in enumerate(items):
+            _text(item, origin, line, f"{key}[{k}]")
+    for key in ("query", "model", "language", "answer_text"):
+        _text(rec.get(key), origin, line, name(key))
+
+
+class _Collector:
+    """Validated side records of one load (several files), with the checks that span records: a (battle, side)
+    given twice, and a battle id given as a number in one place and as a string in another."""
+
+    def __init__(self) -> None:
+        self.sides: list[dict[str, Any]] = []
+        self.nug: dict[str, list[Any]] = {k: [] for k in NUGGET_SCHEMA}
+        self.seen: dict[tuple[str, str], tuple[str, int]] = {}
+        self.id_type: dict[str, tuple[type, tuple[str, int]]] = {}
+
+    @staticmethod
+    def _where(first: tuple[str, int], origin: str) -> str:
+        return f"on line {first[1]}" if first[0] == origin else f"in {first[0]}, line {first[1]}"
+
+    def add(self, obj: Any, origin: str, line: int) -> None:
+        if not isinstance(obj, Mapping):
+            raise _fail(origin, line, "<record>", f"expected a JSON object, got {quote(obj)}")
+        for rec in _side_records(obj, origin, line):
+            _check(rec, origin, line)
+            qid, side, here = str(rec["qid"]), rec["side"], (origin, line)
+            kind, first = self.id_type.setdefault(qid, (type(rec["qid"]), here))
+            if kind is not type(rec["qid"]):
+                names = {str: "a string", int: "a number"}
+                raise _fail(origin, line, rec.get("_fields", {}).get("qid", "qid"),
+                            f"battle id {quote(rec['qid'])} is {names[type(rec['qid'])]} here but {names[kind]} "
+                            f"{self._where(first, origin)}; as text both name one battle, so give every battle id "
+                            "the same JSON type")
+            if (qid, side) in self.seen:
+                raise _fail(origin, line, "side", f"battle {quote(qid)} side {side!r} already given "
+                                                  f"{self._where(self.seen[(qid, side)], origin)}")
+            self.seen[(qid, side)] = here
+            self.sides.append({"qid": qid, "side": side, "winner": rec.get("winner") or None,
+                               "query": rec.get("query"), "model": rec.get("model"), "language": rec.get("language"),
+                               "query_categories": rec.get("query_categories"),
+                               "answer_text": rec.get("answer_text"), "chunks": rec.get("chunks")})
+            n = len(rec["nuggets"])
+            self.nug["qid"] += [qid] * n
+            self.nug["side"] += [side] * n
+            self.nug["position"] += list(range(n))
+            for col in ("text", "importance", "assignment"):
+                self.nug[col] += [x[col] for x in rec["nuggets"]]
+
+    def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        return pl.DataFrame(self.sides, schema=SIDE_SCHEMA), pl.DataFrame(self.nug, schema=NUGGET_SCHEMA)
 
 
 def records_from_dicts(objects: Iterable[Mapping[str, Any]], origin: str = "in-memory records") -> NuggetRecords:
@@ -171,37 +287,15 @@ def records_from_dicts(objects: Iterable[Mapping[str, Any]], origin: str = "in-m
 
     ``line`` in error messages is the 1-based position of the object in ``objects``.
     """
-    return _exclude(*_collect(objects, origin), origin)
-
-
-def _collect(objects: Iterable[Mapping[str, Any]], origin: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    sides: list[dict[str, Any]] = []
-    nug: dict[str, list[Any]] = {k: [] for k in NUGGET_SCHEMA}
-    seen: dict[tuple[str, str], int] = {}
+    collector = _Collector()
     for line, obj in enumerate(objects, start=1):
-        if not isinstance(obj, Mapping):
-            raise _fail(origin, line, "<record>", f"expected a JSON object, got {type(obj).__name__}")
-        for rec in _side_records(obj, origin, line):
-            _check(rec, origin, line)
-            qid, side = str(rec["qid"]), rec["side"]
-            if (qid, side) in seen:
-                raise _fail(origin, line, "side",
-                            f"battle {qid!r} side {side!r} already given on line {seen[(qid, side)]}")
-            seen[(qid, side)] = line
-            sides.append({"qid": qid, "side": side, "winner": rec["winner"], "query": rec.get("query"),
-                          "model": rec.get("model"), "language": rec.get("language"),
-                          "query_categories": rec.get("query_categories"), "answer_text": rec.get("answer_text"),
-                          "chunks": rec.get("chunks")})
-            for k, n in enumerate(rec["nuggets"]):
-                for col, v in (("qid", qid), ("side", side), ("position", k), ("text", n["text"]),
-                               ("importance", n["importance"]), ("assignment", n["assignment"])):
-                    nug[col].append(v)
-    return pl.DataFrame(sides, schema=SIDE_SCHEMA), pl.DataFrame(nug, schema=NUGGET_SCHEMA)
+        collector.add(obj, origin, line)
+    return _exclude(*collector.frames(), origin)
 
 
 def _exclude(sides: pl.DataFrame, nuggets: pl.DataFrame, origin: str) -> NuggetRecords:
-    """Drop (and count) battles that cannot be scored: one side only, a disagreeing vote, differing nugget lists,
-    nuggetizer failures, no nuggets."""
+    """Drop (and count) battles that cannot be scored: no vote, one side only, a disagreeing vote, differing nugget
+    lists, nuggetizer failures, no nuggets."""
     excluded: dict[str, int] = {}
 
     def drop(reason: str, bad: pl.Series) -> None:
@@ -211,6 +305,7 @@ def _exclude(sides: pl.DataFrame, nuggets: pl.DataFrame, origin: str) -> NuggetR
         sides = sides.filter(~pl.col("qid").is_in(bad_ids.implode()))
         nuggets = nuggets.filter(~pl.col("qid").is_in(bad_ids.implode()))
 
+    drop(NO_VOTE, sides.filter(pl.col("winner").is_null())["qid"])
     per = sides.group_by("qid").agg(pl.len().alias("n"), pl.col("winner").n_unique().alias("votes"))
     drop("battles with only one side", per.filter(pl.col("n") < 2)["qid"])
     drop("battles whose two sides give different winners", per.filter(pl.col("votes") > 1)["qid"])
@@ -225,33 +320,38 @@ def _exclude(sides: pl.DataFrame, nuggets: pl.DataFrame, origin: str) -> NuggetR
     return NuggetRecords(sides, nuggets, excluded, origin)
 
 
-def load_nugget_records(path: str | Path) -> NuggetRecords:
-    """Read and validate a JSONL file of nugget records (or a directory of ``*.json`` / ``*.jsonl`` files, e.g.
-    lmsys_nuggetize's ``assignments/``); see the module docstring for the layout and what is excluded."""
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such nugget-records file or directory")
-    files = sorted([*path.glob("*.jsonl"), *path.glob("*.json")]) if path.is_dir() else [path]
-    if not files:
-        raise NuggetRecordError(f"{path}: directory holds no .json or .jsonl files")
-    sides, nuggets = [], []
-    for file in files:
-        objects = []
-        with file.open(encoding="utf-8") as fh:
-            for line, text in enumerate(fh, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    objects.append(json.loads(text))
-                except json.JSONDecodeError as err:
-                    raise NuggetRecordError(
-                        f"{file}, line {line}: not valid JSON ({err.msg} at column {err.colno})"
-                    ) from None
-        s_, n_ = _collect(objects, str(file))
-        sides.append(s_)
-        nuggets.append(n_)
-    all_sides = pl.concat(sides)
-    dup = int(all_sides.select("qid", "side").is_duplicated().sum())
-    if dup:
-        raise NuggetRecordError(f"{path}: {dup} (battle, side) rows appear in more than one file")
-    return _exclude(all_sides, pl.concat(nuggets), str(path))
+def load_nugget_records(path: str | Path, *, max_bytes: int = MAX_BYTES) -> NuggetRecords:
+    """Read and validate a JSONL file of nugget records, or a folder of ``.json`` / ``.jsonl`` files (e.g.
+    lmsys_nuggetize's ``assignments/``); see the module docstring for the layout and what is excluded, and
+    :mod:`analysis_lib.nuggets.reading` for what is read (regular files only, at most ``max_bytes``).
+
+    Raises :class:`NuggetRecordError` (``NuggetRecordsNotFound`` when nothing is at ``path``) for an input that
+    cannot be used: malformed, empty, or with no battle left after the exclusions."""
+    listing = list_inputs(path)
+    budget = Budget(left=max_bytes, limit=max_bytes)
+    collector = _Collector()
+    for file in listing.files:
+        before = len(collector.sides)
+        blank_before = budget.blank_lines
+        for line, obj in json_lines(file, budget):
+            collector.add(obj, str(file), line)
+        if len(collector.sides) == before:
+            blank = budget.blank_lines - blank_before
+            raise NuggetRecordError(f"{file}: no nugget records (the file is empty"
+                                    + (f": {blank:,} blank lines)" if blank else ")"))
+    records = _exclude(*collector.frames(), str(listing.path))
+    if records.n_battles == 0:
+        raise NuggetRecordError(f"{listing.path}: no battle left to score after the exclusions "
+                                f"({records.exclusion_text()})")
+    records.files = tuple(str(f) for f in listing.files)
+    records.not_read = listing.not_read
+    records.blank_lines = budget.blank_lines
+    return records
+
+
+def validate_nugget_records(path: str | Path, *, max_bytes: int = MAX_BYTES) -> str:
+    """Check a nugget-records input before a build (the same checks as :func:`load_nugget_records`, which it
+    calls); returns a one-line summary, or raises :class:`NuggetRecordError` saying what is wrong."""
+    records = load_nugget_records(path, max_bytes=max_bytes)
+    return (f"{paths.display_path(records.origin)}: {records.n_battles:,} battles; excluded: "
+            f"{records.exclusion_text()}; {records.input_text()}")

@@ -73,12 +73,56 @@ def rouge_l_matrix(response_sentences: Sequence[str], chunk_sentences: Sequence[
                     dtype=float).reshape(len(response_sentences), len(chunk_sentences))
 
 
+def _token_counts(token_lists: Sequence[list[str]], vocabulary: dict[str, int]) -> np.ndarray:
+    counts = np.zeros((len(token_lists), len(vocabulary)), dtype=np.int64)
+    for i, tokens in enumerate(token_lists):
+        for t in tokens:
+            counts[i, vocabulary[t]] += 1
+    return counts
+
+
+def best_f1(response_sentences: Sequence[str], chunk_sentences: Sequence[str], scorer: Any,
+            tokenizer: UnicodeTokenizer) -> np.ndarray:
+    """For each response sentence, its best ROUGE-L F1 over the chunk sentences: the row maxima of
+    :func:`rouge_l_matrix`, computing only the F1 values that can still raise a maximum.
+
+    ROUGE-L F1 of token lists of lengths m (response) and n (chunk) with LCS length l is the harmonic mean of
+    l/m and l/n, increasing in l, and l is at most the size of the two token multisets' intersection, o. So the
+    same formula with o in place of l bounds the F1 of a pair (and equals it, to the bit, when l = o):
+    candidates are scored in decreasing order of that bound and the search stops once the bound is no larger
+    than the best F1 found. The maxima are those of the full matrix; ``scorer`` must tokenize with
+    ``tokenizer``."""
+    resp = [tokenizer.tokenize(r) for r in response_sentences]
+    chunk = [tokenizer.tokenize(c) for c in chunk_sentences]
+    vocabulary: dict[str, int] = {}
+    for tokens in (*resp, *chunk):
+        for t in tokens:
+            vocabulary.setdefault(t, len(vocabulary))
+    r_counts, c_counts = _token_counts(resp, vocabulary), _token_counts(chunk, vocabulary)
+    overlap = np.minimum(r_counts[:, None, :], c_counts[None, :, :]).sum(axis=2).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # rouge-score's arithmetic: precision o / m, recall o / n, F1 2 p r / (p + r), 0 when p + r = 0
+        precision = overlap / r_counts.sum(axis=1)[:, None]
+        recall = overlap / c_counts.sum(axis=1)[None, :]
+        bound = np.where(overlap > 0, 2 * precision * recall / (precision + recall), 0.0)
+    best = np.zeros(len(resp))
+    for i in range(len(resp)):
+        for j in np.argsort(-bound[i], kind="stable"):
+            if bound[i, j] <= best[i]:
+                break
+            best[i] = max(best[i], scorer.score(chunk_sentences[j], response_sentences[i])["rougeL"].fmeasure)
+    return best
+
+
 def response_rouge_l(response_sentences: Sequence[str], chunk_sentences: Sequence[str],
-                     scorer: Any = None) -> float:
+                     scorer: Any = None, tokenizer: UnicodeTokenizer | None = None) -> float:
     """The response-level score: mean over response sentences of the best F1 over chunk sentences; NaN when the
-    response or the chunks have no sentence."""
+    response or the chunks have no sentence. With ``tokenizer`` (the one ``scorer`` uses) the maxima come from
+    :func:`best_f1`, else from the full :func:`rouge_l_matrix`."""
     if not response_sentences or not chunk_sentences:
         return float("nan")
+    if tokenizer is not None and scorer is not None:
+        return float(best_f1(response_sentences, chunk_sentences, scorer, tokenizer).mean())
     return float(rouge_l_matrix(response_sentences, chunk_sentences, scorer).max(axis=1).mean())
 
 
@@ -88,6 +132,12 @@ def rouge_preference(rouge_a: np.ndarray | Sequence[float], rouge_b: np.ndarray 
     return np.where(b > a, "model_b", np.where(a > b, "model_a", "tie"))
 
 
+def alignable(records: NuggetRecords) -> bool:
+    """Whether the records carry what NG-F8 needs: response texts (``answer_text``) and retrieved ``chunks``."""
+    sides = records.sides
+    return sides["answer_text"].null_count() < sides.height and sides["chunks"].null_count() < sides.height
+
+
 def rouge_l_alignment(records: NuggetRecords, *, progress: bool = True) -> pl.DataFrame:
     """NG-F8 per battle whose records carry both responses (``answer_text``) and the retrieved chunks
     (``chunks``): ``qid``, ``winner``, ``language``, ``rouge_a``, ``rouge_b`` and ``rouge_pref``.
@@ -95,7 +145,8 @@ def rouge_l_alignment(records: NuggetRecords, *, progress: bool = True) -> pl.Da
     Battles without a response text or without chunks are left out; compare the height with
     ``records.n_battles`` for the count."""
     usable = records.battle_texts()
-    scorer = rouge_l_scorer()
+    tokenizer = UnicodeTokenizer()
+    scorer = rouge_l_scorer(tokenizer)
     out: dict[str, list[float]] = {"rouge_a": [], "rouge_b": []}
     rows = usable.iter_rows(named=True)
     for row in tqdm(rows, total=usable.height, desc="ROUGE-L", unit="battle", disable=not progress):
@@ -103,7 +154,7 @@ def rouge_l_alignment(records: NuggetRecords, *, progress: bool = True) -> pl.Da
         chunk_sents = [s for c in row["chunks"] for s in split_sentences(c, lang)]
         for side in "ab":
             out[f"rouge_{side}"].append(response_rouge_l(split_sentences(row[f"text_{side}"], lang), chunk_sents,
-                                                         scorer))
+                                                         scorer, tokenizer))
     return usable.select("qid", "winner", "language").with_columns(
         pl.Series("rouge_a", out["rouge_a"], dtype=pl.Float64), pl.Series("rouge_b", out["rouge_b"], dtype=pl.Float64),
         pl.Series("rouge_pref", rouge_preference(out["rouge_a"], out["rouge_b"]), dtype=pl.String),

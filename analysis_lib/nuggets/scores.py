@@ -1,4 +1,4 @@
-"""Nugget-based evaluation of Search Arena battles (*Search Arena Meets Nuggets*, NG, seeds 001 and 002).
+"""Nugget-based evaluation of Search Arena battles (*Search Arena Meets Nuggets*, NG, both versions).
 
 AutoNuggetizer (Pradeep et al., 2024) turns each response into a score in two LLM steps: *nuggetization*
 (atomic facts relevant to the query, each labelled ``vital`` or ``okay``) and *assignment* (each nugget is

@@ -50,6 +50,7 @@ from analysis_lib.fetch import published
 from analysis_lib.nuggets.agreement import NuggetConfusion
 from analysis_lib.nuggets.published import published_confusions
 from analysis_lib.nuggets.records import (
+    NO_VOTE,
     NUGGET_SCHEMA,
     SIDE_SCHEMA,
     NuggetRecords,
@@ -200,19 +201,34 @@ def _class_shares() -> tuple[list[str], np.ndarray, float]:
 _SYLLABLES = np.array(["ka", "lo", "mi", "ne", "ru", "ta", "vi", "so", "pe", "da", "zu", "ri", "mo", "fa", "ge", "xi"])
 
 
+def zipf_cdf(size: int) -> np.ndarray:
+    """The cumulative distribution of word ranks 1 … ``size`` with P(rank r) ∝ 1/r, normalised exactly as
+    numpy's ``Generator.choice(size, p=...)`` normalises it, so ``searchsorted(cdf, rng.random(k), "right")``
+    draws the same ranks as ``rng.choice(size, size=k, p=p)`` from the same stream, without re-checking ``p``
+    (O(size)) on every call."""
+    p = 1.0 / np.arange(1, size + 1)
+    p /= p.sum()
+    cdf = p.cumsum()
+    cdf /= cdf[-1]
+    return cdf
+
+
 def _texts(noise: _Noise, rng: np.random.Generator, vocab_size: int = 4000, topic_size: int = 30) -> list[str]:
-    """Pseudo-word nugget texts: 5–10 words, 70% from the battle's topic words, 30% from the global vocabulary."""
+    """Pseudo-word nugget texts: 5–10 words, 70% from the battle's topic words, 30% from the global vocabulary
+    (word ranks Zipf-distributed, :func:`zipf_cdf`)."""
     vocab = np.array(["".join(rng.choice(_SYLLABLES, size=3)) for _ in range(vocab_size)])
     zipf = 1.0 / np.arange(1, vocab_size + 1)
     zipf /= zipf.sum()
     topics = rng.choice(vocab_size, size=(noise.n.size, topic_size), p=zipf)
+    cdf = zipf_cdf(vocab_size)
     out = []
     lengths = rng.integers(5, 11, size=noise.battle.size)
-    for b, k in zip(noise.battle, lengths, strict=True):
+    # one nugget at a time: the draws of consecutive nuggets interleave on one stream (kept for reproducibility)
+    for b, k in zip(noise.battle.tolist(), lengths.tolist(), strict=True):
         from_topic = rng.uniform(size=k) < 0.7
         words = np.where(from_topic, topics[b, rng.integers(0, topic_size, size=k)],
-                         rng.choice(vocab_size, size=k, p=zipf))
-        out.append(" ".join(vocab[words]))
+                         cdf.searchsorted(rng.random(k), side="right"))
+        out.append(" ".join(vocab[words].tolist()))
     return out
 
 
@@ -286,7 +302,7 @@ def simulate_nuggets(
     sides = pl.DataFrame(side_rows, schema=SIDE_SCHEMA)
     nuggets = pl.DataFrame(nug, schema=NUGGET_SCHEMA)
     records = _exclude(sides, nuggets, f"nugget simulator (seed={seed}) on {battles.height:,} voted battles")
-    records.excluded = {"battles without a vote (winner null)": no_vote, **records.excluded}
+    records.excluded[NO_VOTE] += no_vote
     scores = _all_scores(code, noise)
     planted = {**asdict(params), "corr(Δ, All_B − All_A)": float(np.corrcoef(delta, scores[:, 1] - scores[:, 0])[0, 1]),
                "mean nuggets per battle (drawn)": float(noise.n.mean())}

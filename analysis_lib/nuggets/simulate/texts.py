@@ -41,7 +41,9 @@ def _sentence(words: list[str]) -> str:
 
 
 def _filler(rng: np.random.Generator, vocab: np.ndarray, count: int) -> list[str]:
-    return [_sentence(rng.choice(vocab, size=int(rng.integers(5, 11))).tolist()) for _ in range(count)]
+    # vocab[rng.integers(0, len(vocab), k)] draws what rng.choice(vocab, size=k) draws, without its checks
+    return [_sentence(vocab[rng.integers(0, vocab.size, size=int(rng.integers(5, 11)))].tolist())
+            for _ in range(count)]
 
 
 def response_texts(

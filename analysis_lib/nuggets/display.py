@@ -1,0 +1,66 @@
+"""Tables of the nugget chapter laid out for reading: short column names that say what a column holds and in
+which unit, values rounded as the paper prints them, few enough columns to fit the page."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from analysis_lib.nuggets.scores import ASSIGNMENT_ORDER
+
+VARIANT_NAMES = {"with_urls": "URLs + responses", "responses_only": "responses only"}
+
+
+def _fmt(expr: pl.Expr, spec: str) -> pl.Expr:
+    return expr.map_elements(lambda v: format(v, spec), return_dtype=pl.String)
+
+
+def ks_check_table(check: pl.DataFrame) -> pl.DataFrame:
+    """The published-K-S check (:func:`nuggets.published.ks_consistency`): which nuggets, which groups, the
+    published D and p, the group sizes, the exact p over the D that round to the published one, and whether the
+    published p lies in that range."""
+    return check.select(
+        pl.col("variant").replace_strict(VARIANT_NAMES, default=pl.col("variant")).alias("nuggets from"),
+        pl.col("comparison").alias("groups"),
+        _fmt(pl.col("ks_statistic"), ".3f").alias("D (paper)"),
+        _fmt(pl.col("p_value"), ".1e").alias("p (paper)"),
+        pl.format("{} / {}", pl.col("n_1"), pl.col("n_2")).alias("n₁ / n₂"),
+        pl.format("{} – {}", _fmt(pl.col("p_at_d_max"), ".1e"), _fmt(pl.col("p_at_d_min"), ".1e"))
+        .alias("exact p for that D"),
+        pl.when(pl.col("consistent")).then(pl.lit("yes")).otherwise(pl.lit("no")).alias("p follows"),
+    )
+
+
+def sweep_table(sweep: pl.DataFrame) -> pl.DataFrame:
+    """The threshold sweep (:func:`nuggets.agreement.threshold_sweep`): κ, agreements, inversions and how the
+    human ties split (the paper picks the threshold closest to an even split of that row)."""
+    pct = 100 * pl.col("tie_row_a"), 100 * pl.col("tie_row_tie"), 100 * pl.col("tie_row_b")
+    return sweep.select(
+        _fmt(pl.col("threshold"), "g").alias("threshold"),
+        pl.col("kappa").round(3).alias("κ"),
+        pl.col("agreements_a").alias("agree A"),
+        pl.col("agreements_b").alias("agree B"),
+        pl.col("inversions"),
+        (100 * pl.col("inversion_rate")).round(1).alias("inversions (%)"),
+        pl.format("{} / {} / {}", *(_fmt(p, ".0f") for p in pct)).alias("human ties → A / tie / B (%)"),
+    )
+
+
+def inversion_display(table: pl.DataFrame) -> pl.DataFrame:
+    """Table 1 rows (:func:`nuggets.agreement.inversion_table`, optionally with ``subset_type``): shares in % to
+    one decimal, κ to three."""
+    first = ["subset_type"] if "subset_type" in table.columns else []
+    return table.select(
+        *(pl.col(c).str.replace("_", " ").alias("by") for c in first),
+        "subset", "battles", "inversions",
+        pl.col("inversion_pct").round(1).alias("inversions (%)"),
+        pl.col("agreement_a_pct").round(1).alias("agree A (%)"),
+        pl.col("agreement_b_pct").round(1).alias("agree B (%)"),
+        pl.col("kappa").round(3).alias("κ"),
+    )
+
+
+def assignment_table(table: np.ndarray) -> pl.DataFrame:
+    """NG-F7's 3 × 3 table of two models' assignments (rows: first model, columns: second)."""
+    return pl.DataFrame({"first \\ second": list(ASSIGNMENT_ORDER),
+                         **{x: table[:, k].tolist() for k, x in enumerate(ASSIGNMENT_ORDER)}})

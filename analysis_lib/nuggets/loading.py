@@ -1,0 +1,76 @@
+"""The nugget chapter's one loader: the battles of a release and the nugget records, from a user's files when a
+path is given, from the nugget simulator otherwise.
+
+The battles (``data_source``: ``sample``, ``sample:N``, ``hf`` or a release file, read by
+:func:`analysis_lib.search_arena.loader.load_battles`) give NG-A1's single-turn battles and, without records, the
+battles the simulator draws records for (:func:`analysis_lib.nuggets.simulate.simulate_nuggets`, calibrated to
+the published Figure 4 matrix). :class:`ChapterInputs` says which is which (``kind`` of the records,
+``battles_kind`` of the battles) and carries the sentence the page's data banner shows (``detail``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from analysis_lib import paths
+from analysis_lib.nuggets.battles import single_turn, single_turn_urls
+from analysis_lib.nuggets.records import NuggetRecords, load_nugget_records
+from analysis_lib.nuggets.simulate import simulate_nuggets
+from analysis_lib.search_arena import loader
+from analysis_lib.search_arena.release import read_raw
+
+
+@dataclass(frozen=True)
+class ChapterInputs:
+    """What the nugget chapter runs on.
+
+    ``single``: the single-turn battles with a vote (NG-A1); ``left_out``: battles left out of them, by reason;
+    ``records``: the nugget records; ``planted``: the simulator's planted values (empty for a user's records);
+    ``kind``: ``real`` or ``simulated`` (the records); ``battles_kind``: the same for the battles; ``detail``: the
+    data banner's sentence; ``urls`` and ``url_counts``: NG-C's distinct URLs of the single-turn battles and its
+    counts (:func:`analysis_lib.nuggets.battles.single_turn_urls`), from the same read of the release."""
+
+    single: pl.DataFrame
+    left_out: dict[str, int]
+    records: NuggetRecords
+    kind: str
+    battles_kind: str
+    detail: str
+    planted: dict[str, Any] = field(default_factory=dict)
+    urls: list[str] = field(default_factory=list)
+    url_counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def queries_kind(self) -> str:
+        """``simulated`` when the records' queries come from the simulated release, else the LLM cache's kind."""
+        return "simulated" if self.kind == "simulated" and self.battles_kind == "simulated" else "llm-cache"
+
+
+def load_inputs(data_source: str | Path, nugget_records: str | Path | None = None, *, seed: int = 0) -> ChapterInputs:
+    """The battles of ``data_source`` and the records at ``nugget_records`` (empty or None: simulated for those
+    battles with ``seed``). The release is read once (its citation traces give NG-C's URLs, which the battle frame
+    does not keep). Raises :class:`~analysis_lib.nuggets.records.NuggetRecordError` for unusable records, before
+    any battle is read."""
+    records = load_nugget_records(nugget_records) if nugget_records else None
+    raw, _ = read_raw(data_source, seed=seed)  # read once: the battles and NG-C's URLs (citation traces)
+    urls, url_counts = single_turn_urls(raw)
+    battles = loader.load_battles(raw, seed=seed)
+    del raw
+    single, left_out = single_turn(battles)
+    battles_kind = loader.data_kind(data_source)
+    source = paths.display_path(data_source) if Path(str(data_source)).exists() else str(data_source)
+    if records is not None:
+        detail = (f"Nugget records from `{paths.display_path(records.origin)}` ({records.input_text()[:-1]}): "
+                  f"{records.n_battles:,} battles after exclusions ({records.exclusion_text()}). Battles for NG-A1: "
+                  f"{source}.")
+        return ChapterInputs(single, left_out, records, "real", battles_kind, detail, urls=urls, url_counts=url_counts)
+    sim = simulate_nuggets(single, seed=seed)
+    detail = (f"Per-battle sections run on **simulated nugget records** for the {single.height:,} single-turn voted "
+              f"battles of `{source}` (nugget simulator calibrated to the published Figure 4 matrix; planted values "
+              "shown beside the recovered ones). Sections marked published use the paper's matrices.")
+    return ChapterInputs(single, left_out, sim.records, "simulated", battles_kind, detail, dict(sim.planted), urls,
+                         url_counts)

@@ -1,0 +1,377 @@
+"""The nugget chapter's library (issue #20 item 3, #22, #23): samples, recorded rows, claim checks, tables,
+LLM/NLI step logic, the loader, figures (legibility and the paper's values), the notebook's shape, and the fast
+paths that must give the old results."""
+
+import json
+import re
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as sps
+from sklearn.metrics import cohen_kappa_score
+
+from analysis_lib import nuggets as ng
+from analysis_lib import paper_values, plotting
+from analysis_lib.llm import LLMClient
+from analysis_lib.nuggets import claims, display, diversity, loading, model_steps, numbers, plots, rouge, sampling
+from analysis_lib.nuggets.battles import single_turn, single_turn_urls
+from analysis_lib.nuggets.sentences import regex_cache, split_sentences
+from analysis_lib.nuggets.simulate import simulate_nuggets
+from analysis_lib.nuggets.simulate.quality import zipf_cdf
+from analysis_lib.search_arena import loader
+from analysis_lib.search_arena.release import read_raw
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOK = REPO / "notebooks" / "07_nuggets.ipynb"
+FIXTURES = Path(__file__).parent / "fixtures" / "nuggets"
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    return loading.load_inputs("sample:400", seed=3)
+
+
+# ------------------------------------------------------------------------------------------- samples
+
+def test_sample_ids_is_numpys_draw_and_keeps_everything_when_asked_for_all():
+    ids = np.array([f"q{k}" for k in range(50)])
+    assert sampling.sample_ids(ids, 7, 4).tolist() == np.random.default_rng(4).choice(ids, 7, replace=False).tolist()
+    assert sampling.sample_ids(ids, None, 4).tolist() == ids.tolist() == sampling.sample_ids(ids, 50, 4).tolist()
+    with pytest.raises(ValueError, match="positive or None"):
+        sampling.sample_ids(ids, -1, 0)
+
+
+def test_sample_rows_is_the_index_draw_the_chapter_used_before():
+    """Drawing ids from a frame sorted by id equals the former ``frame[np.sort(choice(height, n))]``."""
+    frame = pl.DataFrame({"qid": [f"{k:03d}" for k in range(40)], "x": range(40)}).sort("qid")
+    before = frame[np.sort(np.random.default_rng(9).choice(frame.height, size=12, replace=False))]
+    assert sampling.sample_rows(frame, 12, 9).equals(before)
+
+
+def test_sample_records_and_notes(inputs):
+    recs = inputs.records
+    sub = sampling.sample_records(recs, 25, 1)
+    assert sub.n_battles == 25 and set(sub.nuggets["qid"]) <= set(sub.sides["qid"])
+    assert sampling.sample_records(recs, None, 1) is recs
+    assert sampling.sample_note(25, 400) == "a random 25 of 400 battles"
+    assert sampling.sample_note(9, 9) == "all 9 battles"
+    assert sampling.record_order_ids(recs).to_list() == diversity.battle_diversity(recs.nuggets)["qid"].to_list()
+
+
+# ------------------------------------------------------------------------------------------- recorded rows
+
+def _quantities(rows):
+    return [r.quantity for r in rows]
+
+
+def test_every_recorded_quantity_has_a_paper_values_row(inputs):
+    """Whatever the parameters, the chapter records only keys of ng.csv (so the recorder never fails on a label)."""
+    recs, scores = inputs.records, ng.battle_scores(inputs.records)
+    conf = ng.published_confusions()
+    overall = conf[("overall", "all")]
+    rows = [*numbers.worked_example_numbers(0.1), *numbers.n_numbers(ng.score_summary(scores), recs, 400, {}),
+            *numbers.f3_numbers(ng.diffs_by_vote(scores)),
+            *numbers.f2_numbers(ng.ks_by_vote(scores["diff"].to_numpy(), scores["winner"].to_numpy())),
+            *numbers.ks_check_numbers(ng.ks_consistency()), *numbers.f4_published_numbers(overall),
+            *numbers.f5_numbers(ng.responses_only_confusion()),
+            *numbers.t1_published_numbers(ng.agreement.table1(conf, "language")),
+            *numbers.b_numbers(conf, ng.kappa_table(conf), claims.top_kappa_classes(ng.kappa_table(conf))),
+            numbers.f6_published_number(overall),
+            *numbers.c_numbers(["u"], {"single-turn battles": 3, "battles with a URL": 2}, "simulated"),
+            *numbers.f8_numbers({"agreement_pct": 50.0, "battles": 4, "kappa": 0.0}, 4, 4, 9, "simulated")]
+    for t in (0.07, 0.1):
+        mine = ng.subset_confusions(scores, t)
+        rows += [*numbers.f4_record_numbers(scores, t, None), *numbers.b_record_numbers(mine, t),
+                 *numbers.t1_overall_numbers(overall, mine[("overall", "all")], t)]
+    keys = {k[1] for k in paper_values.table() if k[0].startswith("NG-")}
+    assert set(_quantities(rows)) <= keys, set(_quantities(rows)) - keys
+
+
+def test_threshold_labels_follow_the_parameter(inputs):
+    """The numbers NG-F4 compares with the paper are at the paper's threshold whatever the parameter, and say so;
+    numbers at the chapter's threshold name it when it is not the paper's."""
+    scores = ng.battle_scores(inputs.records)
+    at_paper = numbers.f4_record_numbers(scores, 0.07, 0.3)
+    other = numbers.f4_record_numbers(scores, 0.12, None)
+    assert at_paper[0].quantity == other[0].quantity == "per-battle: weighted kappa at threshold 0.07"
+    assert [r.value for r in at_paper] == [r.value for r in other] and at_paper[0].planted == 0.3
+    assert at_paper[0].value == ng.subset_confusions(scores, 0.07)[("overall", "all")].kappa()
+    assert all("this page's figures and tables use 0.12" in r.note for r in other)
+    assert at_paper[1].note == "" and "planted" in at_paper[0].note
+    mine = ng.subset_confusions(scores, 0.12)
+    t1 = numbers.t1_overall_numbers(ng.published_confusions()[("overall", "all")], mine[("overall", "all")], 0.12)
+    assert t1[1].note.endswith("at tie threshold 0.12 (the paper's values are at 0.07)")
+    assert "threshold 0.1;" in numbers.worked_example_numbers(0.1)[8].note
+    sweep = pl.DataFrame({"threshold": [0.02, 0.04], "kappa": [0.2, 0.3]})
+    assert _quantities(numbers.sweep_numbers(sweep))[0] == "per-battle: lowest kappa across thresholds 0.02-0.04"
+
+
+def test_worked_example_by_hand():
+    """A: 1, .5, 1, 0, .5, 0 -> All 3/6; vital 1, .5, 0 -> 1/2; B: 1, 1, 0, .5, 0, 1 -> All 3.5/6; vital 2.5/3."""
+    rows = {r.quantity: r.value for r in numbers.worked_example_numbers(0.07)}
+    assert rows["worked example, response A: all"] == pytest.approx(0.5)
+    assert rows["worked example, response A: vital"] == pytest.approx(0.5)
+    assert rows["worked example, response B: all"] == pytest.approx(3.5 / 6)
+    assert rows["worked example, response B: vital"] == pytest.approx(2.5 / 3)
+    assert rows["worked example, response B: strict_all"] == pytest.approx(3 / 6)
+    assert rows["worked example: nugget preference"] == "model_b"  # 0.083 > 0.07
+    assert {r.quantity: r.value for r in numbers.worked_example_numbers(0.1)}[
+        "worked example: nugget preference"] == "tie"
+    assert rows["cap: 12 vital + 25 okay nuggets kept as"] == "12 vital + 18 okay"
+
+
+def test_number_rows_map_onto_the_recorder():
+    row = numbers.Number("q", 1.5, note="n", data="published", planted=2)
+    assert row.kwargs() == {"quantity": "q", "ours": 1.5, "note": "n", "data": "published", "planted": 2}
+    assert numbers.not_run("q", "why").kwargs()["data"] == "none"
+
+
+# ------------------------------------------------------------------------------------------- claims
+
+def test_rouge_check_against_scipy_and_sklearn():
+    human = ["model_a"] * 40 + ["model_b"] * 40
+    aligned = ng.confusion(human, ["model_a"] * 32 + ["model_b"] * 8 + ["model_a"] * 9 + ["model_b"] * 31)
+    check = claims.rouge_alignment_check(aligned)
+    assert check.p_value == pytest.approx(sps.fisher_exact([[32, 8], [9, 31]]).pvalue)
+    assert check.kappa == pytest.approx(cohen_kappa_score(
+        ["A"] * 40 + ["B"] * 40, ["A"] * 32 + ["B"] * 8 + ["A"] * 9 + ["B"] * 31))
+    assert check.contradicts and "contradicts the paper" in check.sentence("simulated")
+    assert "describes the generator" in check.sentence("simulated")
+    assert "describes the generator" not in check.sentence("real")
+    flat = claims.rouge_alignment_check(ng.confusion(human, ["model_a", "model_b"] * 40))
+    assert not flat.contradicts and flat.sentence("real").startswith("As in the paper")
+
+
+def test_the_papers_top_classes_and_reference_values():
+    kappas = ng.kappa_table(ng.published_confusions())
+    assert claims.top_kappa_classes(kappas) == ["knowledge-intensive", "subjective", "reasoning-intensive"]
+    assert claims.ks_reference() == {("model_a", "model_b"): 0.313, ("model_a", "tie"): 0.209,
+                                     ("model_b", "tie"): 0.205}
+    sweep = pl.DataFrame({"threshold": ng.SWEEP_THRESHOLDS, "kappa": [0.3] * len(ng.SWEEP_THRESHOLDS)})
+    assert claims.sweep_reference(sweep) == ((0.29, 0.31), (0.07, 0.3))
+    assert claims.sweep_reference(sweep.head(3))[0] is None  # another range: the paper's 0.29-0.31 does not apply
+    assert claims.paper_value("NG-T2", "within-battle nugget cosine, mean") == 0.39
+
+
+def test_tables_have_readable_short_columns():
+    for frame in (display.ks_check_table(ng.ks_consistency()),
+                  display.sweep_table(ng.threshold_sweep([0.1, 0.5, 0.2], [0.3, 0.2, 0.2], ["model_b", "tie", "tie"])),
+                  display.inversion_display(ng.inversion_table(ng.published_confusions(), "language"))):
+        assert frame.width <= 8 and not any("_" in c for c in frame.columns)
+        assert max(len(str(v)) for row in frame.iter_rows() for v in row) <= 28
+    ks = display.ks_check_table(ng.ks_consistency())
+    assert ks["nuggets from"][0] == "URLs + responses" and ks["p follows"].to_list() == ["yes"] * 6
+
+
+# ------------------------------------------------------------------------------------------- LLM and NLI steps
+
+def test_not_run_reasons_are_the_clients_own(tmp_path):
+    client = LLMClient(offline=True, cache_dir=tmp_path)
+    task = ng.llm_analyses.judge_task()
+    out = client.run(task, [("q", "a", "b")] * 3)
+    assert model_steps.step_reason(out) == client.not_run_reason().removeprefix("not run: ")
+    client.pending = 7
+    pending = pl.DataFrame({"status": ["not run"] * 7, "error": [client.not_run_reason()] * 7})
+    assert model_steps.step_reason(pending).startswith("7 items pending in a Batch API batch")
+    failed = pl.DataFrame({"status": ["failed", "failed", "ok"], "error": ["HTTP 500: boom", "HTTP 500: x", None]})
+    assert model_steps.step_reason(failed) == "no usable LLM reply: 2 of 3 items failed (HTTP 500 ×2)"
+
+
+def test_llm_steps_on_simulated_records_say_why(inputs, tmp_path):
+    client = LLMClient(offline=True, cache_dir=tmp_path)
+    pairs, why = model_steps.response_pairs(inputs.records, "simulated")
+    assert pairs is None and why == model_steps.SIMULATED_TEXTS
+    rows, conf = model_steps.judge(pairs, why, client, 0)
+    assert conf is None and [r.note for r in rows] == [why] * 4 and all(r.value is None for r in rows)
+    classes = model_steps.query_classes(inputs.records, client, limit=None, seed=0, kind="simulated")
+    assert classes.histogram is None and len(classes.numbers) == 8
+    assert {r.note for r in classes.numbers} == {client.not_run_reason().removeprefix("not run: ")}
+    nli = model_steps.nli_factuality(inputs.records, "simulated", 10, 0)
+    assert nli.value is None and "pseudo-words" in nli.note
+
+
+def test_real_records_with_texts_become_pairs():
+    recs = ng.load_nugget_records(FIXTURES / "lmsys_assignments")
+    pairs, why = model_steps.response_pairs(recs, "real")
+    assert why == "" and pairs.height == 2 and set(pairs.columns) >= {"qid", "query", "winner", "answer_a", "answer_b"}
+    assert model_steps.response_pairs(ng.load_nugget_records(FIXTURES / "valid.jsonl"), "real") == (
+        None, model_steps.NO_TEXTS)
+
+
+def test_llm_note_names_the_endpoint_or_how_to_set_one(tmp_path):
+    assert "OPENAI_BASE_URL" in model_steps.llm_note(LLMClient(offline=True, cache_dir=tmp_path))
+
+
+# ------------------------------------------------------------------------------------------- loader
+
+def test_loader_reads_the_release_once_and_says_what_it_ran_on(inputs):
+    raw, _ = read_raw("sample:400", seed=3)
+    urls, counts = single_turn_urls(raw)
+    assert inputs.urls == urls and inputs.url_counts == counts
+    single, left = single_turn(loader.load_battles("sample:400", seed=3))
+    assert inputs.single.equals(single) and inputs.left_out == left
+    assert inputs.kind == inputs.battles_kind == inputs.queries_kind == "simulated"
+    assert inputs.records.sides.equals(simulate_nuggets(single, seed=3).records.sides)
+    assert "simulated nugget records" in inputs.detail and inputs.planted["mean_nuggets"] == 12.5
+
+
+def test_loader_with_records_shows_no_absolute_path():
+    got = loading.load_inputs("sample:200", FIXTURES / "valid.jsonl", seed=0)
+    assert got.kind == "real" and got.planted == {} and got.queries_kind == "llm-cache"
+    assert str(REPO) not in got.detail and "tests/fixtures/nuggets/valid.jsonl" in got.detail
+    assert "3 battles after exclusions (1 without a vote (winner null), 1 with only one side)" in got.detail
+
+
+# ------------------------------------------------------------------------------------------- figures
+
+@pytest.fixture(scope="module")
+def figures(inputs):
+    plotting.apply_style()
+    scores = ng.battle_scores(inputs.records)
+    groups = ng.diffs_by_vote(scores)
+    ks = ng.ks_by_vote(scores["diff"].to_numpy(), scores["winner"].to_numpy())
+    conf = ng.published_confusions()
+    sweep = ng.threshold_sweep(scores["all_a"].to_numpy(), scores["all_b"].to_numpy(), scores["winner"].to_numpy())
+    shares = ng.battles.vote_and_language_shares(inputs.single)
+    figs = {
+        "Figure 2": plots.ecdf_panels(groups, ks, "Figure 2: ECDFs", paper_d=claims.ks_reference()),
+        "Figure 3": plots.kde_by_vote(groups, "Figure 3"),
+        "Figure 9": plots.shares_figure(shares, "Figure 9", {q: claims.paper_value("NG-A1", q) for q in shares}),
+        "Figure 11": plots.confusion_grid(conf, "query_category", "Figure 11 (published)"),
+        "Figure 12": plots.confusion_grid(conf, "language", "Figure 12 (published)"),
+        "sweep": plots.sweep_figure(sweep, "Figure 4 sweep", *claims.sweep_reference(sweep)),
+        "Figure 13": plots.histogram(np.array([0.1, 0.2]), "x", "Figure 13", paper_mean=0.06),
+        "Figure 4": plots.confusion_heatmap(conf[("overall", "all")], "Figure 4"),
+    }
+    for fig in figs.values():
+        plotting.mark_simulated(fig)
+    yield figs
+    plt.close("all")
+
+
+def test_every_text_reads_at_10_pt_as_displayed(figures):
+    """Each figure's smallest text, at the size the book shows it (the stamp, drawn by plotting, left out)."""
+    small = {name: round(plots.displayed_points(fig, skip=(plotting.SIMULATED_MARK,)), 1)
+             for name, fig in figures.items()}
+    assert all(v >= 10 for v in small.values()), small
+
+
+def test_displayed_points_scales_wide_figures_down():
+    fig, ax = plt.subplots(figsize=(14, 3), dpi=110)
+    ax.set_title("x", fontsize=10)
+    ax.tick_params(labelsize=10)
+    assert plots.displayed_points(fig) == pytest.approx(10 * 110 / 96 * 688 / (fig.get_tightbbox().width * 110),
+                                                        rel=0.02)
+    plt.close(fig)
+
+
+def test_figures_draw_the_papers_values(figures):
+    def labels(fig):
+        return [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+
+    assert [lab for lab in labels(figures["Figure 2"]) if "(paper)" in lab] == [
+        "D = 0.313 (paper)", "D = 0.209 (paper)", "D = 0.205 (paper)"]
+    assert labels(figures["Figure 9"]).count("paper") == 2 and len(figures["Figure 9"].axes) == 2
+    assert any(lab.startswith("paper: κ 0.29–0.31") for lab in labels(figures["sweep"]))
+    assert "mean 0.06 (paper)" in labels(figures["Figure 13"])
+
+
+def test_votes_and_languages_have_their_own_axes(figures):
+    votes, langs = figures["Figure 9"].axes
+    assert [t.get_text() for t in votes.get_yticklabels()] == ["model_a", "model_b", "tie", "tie (bothbad)"]
+    assert "languages" in langs.get_xlabel() and "votes" in votes.get_xlabel()
+
+
+def test_sweep_axis_is_honest(figures):
+    lo, hi = figures["sweep"].axes[0].get_ylim()
+    assert lo == 0 and hi >= 0.5
+
+
+# ------------------------------------------------------------------------------------------- the notebook
+
+def _cells():
+    return json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+
+
+def test_notebook_is_thin_and_uses_one_figure_helper():
+    code = ["".join(c["source"]) for c in _cells()[2:] if c["cell_type"] == "code"]  # after the parameters
+    assert max(len(c.splitlines()) for c in code) <= 25
+    assert max(len(line) for c in code for line in c.splitlines()) <= 110  # the book's code width
+    everything = "\n".join(code)
+    for gone in ("plt.close", "plotting.stamp(", "mark_simulated(", "default_rng(", "not_run_reason", "def llm_reason"):
+        assert gone not in everything, gone
+
+
+def test_notebook_prose_has_no_jargon_and_no_cut_sentence():
+    cells = _cells()
+    text = "\n".join("".join(c["source"]) for c in cells[1:])  # the title cell is the book engineer's
+    assert "seed 00" not in text
+    for c in cells:
+        if c["cell_type"] == "markdown":
+            assert not any(line.lstrip().startswith("%") for line in "".join(c["source"]).splitlines())
+
+
+# ------------------------------------------------------------------------------------------- fast paths, same results
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.text(alphabet="ab cdé.", max_size=12), min_size=1, max_size=6), min_size=1, max_size=8))
+def test_vectorised_diversity_equals_the_pairwise_definitions(battles):
+    rows = [{"qid": f"b{k}", "side": s, "position": p, "text": t, "importance": "vital", "assignment": "support"}
+            for k, texts in enumerate(battles) for s in "ab" for p, t in enumerate(texts)]
+    frame = pl.DataFrame(rows)
+    rng = np.random.default_rng(len(rows))
+    emb = rng.normal(size=(sum(len(t) for t in battles), 4))
+    got = diversity.battle_diversity(frame, emb)
+    start = np.cumsum([0] + [len(t) for t in battles])
+    want_j = [diversity.mean_pairwise_jaccard(t) for t in battles]
+    want_c = [diversity.mean_pairwise_cosine(emb[start[k]:start[k + 1]]) for k in range(len(battles))]
+    np.testing.assert_allclose(got["jaccard"].to_numpy(), want_j, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(got["cosine"].to_numpy(), want_c, rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(alphabet="ab cd", min_size=0, max_size=15), min_size=1, max_size=5),
+       st.lists(st.text(alphabet="ab cde", min_size=0, max_size=15), min_size=1, max_size=6))
+def test_pruned_rouge_maxima_equal_the_full_matrix_to_the_bit(response, chunks):
+    tok = rouge.UnicodeTokenizer(use_stemmer=False)
+    scorer = rouge.rouge_l_scorer(tok)
+    assert np.array_equal(rouge.best_f1(response, chunks, scorer, tok),
+                          rouge.rouge_l_matrix(response, chunks, scorer).max(axis=1))
+
+
+def test_regex_cache_is_restored_and_changes_no_sentence():
+    text = "Dr. Smith went to Washington. He arrived at 5 p.m. on Jan. 3! Was it late? Yes."
+    before = re._MAXCACHE
+    with regex_cache(4096):
+        assert re._MAXCACHE == 4096
+    assert re._MAXCACHE == before
+    re._MAXCACHE, saved = 50, re._MAXCACHE
+    try:
+        import pysbd
+
+        plain = [s.strip() for s in pysbd.Segmenter(language="en", clean=False).segment(text) if s.strip()]
+    finally:
+        re._MAXCACHE = saved
+    assert split_sentences(text) == plain and len(plain) == 4
+
+
+def test_zipf_table_draws_what_choice_with_p_draws():
+    p = 1.0 / np.arange(1, 301)
+    p /= p.sum()
+    cdf = zipf_cdf(300)
+    for seed in range(20):
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        assert np.array_equal(a.choice(300, size=11, p=p), cdf.searchsorted(b.random(11), side="right"))
+
+
+def test_torch_threads_are_restored():
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    with model_steps.torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
