@@ -146,20 +146,22 @@ def _joined(values: pl.Expr) -> pl.Expr:
 def model_configurations(battles: pl.DataFrame) -> pl.DataFrame:
     """Per raw model id of the release (every side of every conversation): ``raw_model``, ``model`` (paper name),
     ``provider``, ``sides``, ``api_model`` and ``search_context`` (distinct values, most frequent first),
-    ``user_location_share`` and ``standardized_share`` (fractions of the model's sides with a user location, and
-    with the standardised citation style among the sides whose style is known), sorted by provider and name."""
+    ``user_location_share`` (fraction of the model's sides with a user location), ``styled_sides`` (sides whose
+    citation style is known) and ``standardized_share`` (fraction of those in the standardised style), sorted by
+    provider and name."""
     sides = _sides(battles)
     out = sides.group_by("raw_model", "model").agg(
         pl.len().cast(pl.Int64).alias("sides"),
         _joined(pl.col("api_model")).alias("api_model"),
         _joined(pl.col("search_context")).alias("search_context"),
         pl.col("user_location").is_not_null().mean().alias("user_location_share"),
+        pl.col("citation_format").is_not_null().sum().cast(pl.Int64).alias("styled_sides"),
         (pl.col("citation_format") == "standardized").sum().truediv(pl.col("citation_format").is_not_null().sum())
         .alias("standardized_share"),
     )
     return out.with_columns(models.provider_of(pl.col("raw_model")).alias("provider")).select(
         "provider", "raw_model", "model", "sides", "api_model", "search_context", "user_location_share",
-        "standardized_share",
+        "styled_sides", "standardized_share",
     ).sort("provider", "model", "raw_model")
 
 
@@ -170,8 +172,8 @@ def configuration_counts(configs: pl.DataFrame) -> dict[str, float]:
     first_context = pl.col("search_context").str.split(", ").list.first()
     search = set(models.model_table().filter(pl.col("search"))["model"].to_list())
     named = configs.filter(pl.col("model").is_in(list(search)))
-    known = configs.filter(pl.col("standardized_share").is_not_null())
-    weights = known["sides"].cast(pl.Float64)
+    known = configs.filter(pl.col("styled_sides") > 0)
+    weights = known["styled_sides"].cast(pl.Float64)
     return {
         "search-augmented models (paper names)": float(named["model"].n_unique()),
         "models including the non-search one (paper names)": float(configs["model"].n_unique()),
@@ -197,7 +199,7 @@ def table_a1_comparison(configs: pl.DataFrame) -> pl.DataFrame:
         _joined(pl.col("search_context").str.split(", ").explode()).alias("search context"),
         (100 * (pl.col("user_location_share") * pl.col("sides")).sum() / pl.col("sides").sum())
         .alias("user location (% of sides)"),
-        (100 * (pl.col("standardized_share") * pl.col("sides")).sum() / pl.col("sides").sum())
+        (100 * (pl.col("standardized_share") * pl.col("styled_sides")).sum() / pl.col("styled_sides").sum())
         .alias("standardised style (% of sides)"),
         pl.col("sides").sum().alias("sides"),
     )
