@@ -43,6 +43,7 @@ def refusal(path: Path | str, **kwargs: object) -> tuple[str, str]:
         ("blank_lines.jsonl", r"blank_lines\.jsonl: holds no JSON lines \(only blank lines\)"),
         ("bad_utf8.jsonl", r"bad_utf8\.jsonl, line 2: not valid UTF-8 at byte \d+"),
         ("deep.jsonl", r"deep\.jsonl, line 3: JSON nested deeper than 64 levels"),
+        ("deep.parquet", r"deep\.parquet: column 'model_a' is nested deeper than 64 levels"),
         ("not_object.jsonl", r"not_object\.jsonl, line 2: not a JSON object \(a list\)"),
         ("long_winner.jsonl", r"long_winner\.jsonl: column 'winner' has 1 value\(s\) outside .* row 1 = 'model_axx"),
     ],
@@ -125,15 +126,30 @@ def test_validate_release_reads_a_bounded_head(tmp_path):
         loader.load_battles(path)
 
 
+def nesting(value: object) -> int:
+    """Depth of a parsed JSON value by recursion (an independent reference for small values)."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return 1 + max((nesting(v) for v in value), default=0)
+    return 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.recursive(st.none() | st.integers() | st.text(alphabet='[]{}"\\ab', max_size=6),
+                          lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text('[]{}"\\x', max_size=4), c,
+                                                                               max_size=3), max_leaves=30))
+def test_json_depth_matches_the_parsed_nesting(value):
+    assert json_depth(json.dumps(value).encode()) == nesting(value)
+
+
 def test_short_and_json_depth():
     assert short("abc") == "'abc'"
     assert short("y" * 100, 5) == "'yyyyy'… (100 characters)"
     assert short(b"\xff" * 60, 4).endswith("(60 bytes)")
-    assert json_depth(1) == 0 and json_depth([]) == 1 and json_depth({"a": [[{}]]}) == 4
-    deep: list = []
-    for _ in range(10_000):  # deeper than Python's recursion limit: measured without recursion
-        deep = [deep]
-    assert json_depth(deep) == 10_001
+    assert json_depth(b"1") == 0 and json_depth(b"[]") == 1 and json_depth(b'{"a": [[{}]]}') == 4
+    assert json_depth(b'{"a": "[[[[\\"[[", "b": ["\\\\"]}') == 2  # brackets in strings, escaped quotes
+    assert json_depth(b"[" * 100_000 + b"]" * 100_000) == 100_000  # no recursion, no parsing
 
 
 # ------------------------------------------------------------------------------------------ property tests

@@ -20,9 +20,12 @@ import polars as pl
 from analysis_lib import sources
 from analysis_lib.extras import require
 from analysis_lib.search_arena.release_io import (
+    MAX_JSON_DEPTH,
     MAX_RELEASE_BYTES,
     DataValidationError,
     check_file,
+    dtype_depth,
+    first_deep_line,
     jsonl_head,
     jsonl_problem,
     one_line,
@@ -100,13 +103,17 @@ def read_raw(
     if parsed.kind == "hf":
         return _read_hf(parsed.ref), f"{HF_DATASET}@{(parsed.ref or HF_REVISION)[:40 if parsed.ref else 8]}"
     path, fmt = check_file(parsed.text, max_bytes=max_bytes)
+    if fmt == "jsonl" and (deep := first_deep_line(path)):
+        raise DataValidationError(f"{path}{deep}")
     try:
         if fmt == "parquet":
-            available = pl.read_parquet_schema(path)
-            return pl.read_parquet(path, columns=[c for c in available if c in READ_COLUMNS]), str(path)
+            columns = _parquet_columns(path)
+            return pl.read_parquet(path, columns=columns), str(path)
         lazy = pl.scan_ndjson(path, infer_schema_length=None)
         names = lazy.collect_schema().names()
         return lazy.select([c for c in names if c in READ_COLUMNS]).collect(), str(path)
+    except DataValidationError:
+        raise
     except READ_ERRORS as err:  # polars raises several error types for corrupt files
         if fmt == "jsonl":
             where = jsonl_problem(path)
@@ -114,6 +121,16 @@ def read_raw(
                 raise DataValidationError(f"{path}{where}") from None
         hint = "truncated, or not a parquet file" if fmt == "parquet" else "not JSON lines of the release"
         raise DataValidationError(f"{path}: could not be read as {fmt} ({hint}; {polars_failure(err)})") from None
+
+
+def _parquet_columns(path: Path) -> list[str]:
+    """The columns of a parquet release that the loader reads, after checking their nesting in the schema
+    (polars crashes on very deep nesting; the release nests five levels)."""
+    schema = pl.read_parquet_schema(path)
+    for name, dtype in schema.items():
+        if name in READ_COLUMNS and dtype_depth(dtype) > MAX_JSON_DEPTH:
+            raise DataValidationError(f"{path}: column {short(name)} is nested deeper than {MAX_JSON_DEPTH} levels")
+    return [c for c in schema if c in READ_COLUMNS]
 
 
 @dataclass(frozen=True)
@@ -151,9 +168,9 @@ def validate_release(
     rows: int | None = None
     try:
         if fmt == "parquet":
-            schema = pl.read_parquet_schema(path)
+            columns = _parquet_columns(path)
             rows = int(pl.scan_parquet(path).select(pl.len()).collect().item())
-            head = pl.scan_parquet(path).select([c for c in schema if c in READ_COLUMNS]).head(max_rows).collect()
+            head = pl.scan_parquet(path).select(columns).head(max_rows).collect()
         else:
             lines = jsonl_head(path, max_lines=max_rows)
             head = pl.read_ndjson(io.BytesIO(lines.data), infer_schema_length=None)

@@ -10,6 +10,8 @@ quoted by a short prefix (:func:`short`), never in full.
 - :func:`jsonl_problem`: the first line of a JSON-lines file that is not one JSON object, and why: not UTF-8
   (with the byte offset), truncated or malformed JSON, nested deeper than :data:`MAX_JSON_DEPTH`, not an
   object, or longer than :data:`MAX_LINE_BYTES`; reads at most ``max_lines`` lines.
+- :func:`first_deep_line`, :func:`dtype_depth`: nesting checked before polars reads a file (polars crashes the
+  process on JSON objects nested a few hundred levels deep; a parquet schema is checked the same way).
 - :func:`jsonl_head`: the first lines of a JSON-lines file (bounded in lines and bytes), checked line by line,
   for the cheap check of :func:`analysis_lib.search_arena.release.validate_release`.
 - :func:`polars_failure`: a reader's exception (polars raises several types, a Rust panic is a
@@ -22,9 +24,12 @@ from __future__ import annotations
 
 import json
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+import numpy as np
 
 #: Largest release file read (the real 24k release is 1.22 GB as JSON lines, ~0.4 GB as parquet).
 MAX_RELEASE_BYTES = 16 * 1024**3
@@ -108,19 +113,30 @@ def check_file(path: str | Path, *, max_bytes: int = MAX_RELEASE_BYTES) -> tuple
     return path, fmt
 
 
-def json_depth(value: object) -> int:
-    """Nesting depth of a parsed JSON value (a scalar is 0, ``[]`` and ``{}`` are 1); iterative, so any depth is
-    safe."""
-    deepest = 0
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            deepest = max(deepest, level + 1)
-            stack.extend((child, level + 1) for child in item if isinstance(child, (list, dict)))
-    return deepest
+def json_depth(line: bytes) -> int:
+    """Deepest nesting of ``[`` / ``{`` in one JSON text, brackets inside strings not counted (numpy, no
+    recursion and no parsing: safe for any depth; polars crashes on objects nested a few hundred levels deep
+    and Python's parser recurses, so depth is measured before either sees a line)."""
+    a = np.frombuffer(line, dtype=np.uint8)
+    if a.size == 0:
+        return 0
+    quote = a == 0x22
+    inside = np.zeros(a.size, dtype=bool)
+    if quote.any():
+        idx = np.arange(a.size)
+        last_plain = np.maximum.accumulate(np.where(a == 0x5C, -1, idx))  # last index that is not a backslash
+        backslashes_before = np.zeros(a.size, dtype=np.int64)
+        backslashes_before[1:] = idx[:-1] - last_plain[:-1]
+        real = quote & (backslashes_before % 2 == 0)  # a quote escaped by an odd run of backslashes is text
+        inside = np.cumsum(real) % 2 == 1
+    opens = ((a == 0x5B) | (a == 0x7B)) & ~inside
+    closes = ((a == 0x5D) | (a == 0x7D)) & ~inside
+    return int(np.cumsum(opens.astype(np.int32) - closes.astype(np.int32)).max())
+
+
+def too_deep(line: bytes) -> bool:
+    """More than :data:`MAX_JSON_DEPTH` levels (a line with fewer brackets than that is not measured)."""
+    return line.count(b"[") + line.count(b"{") > MAX_JSON_DEPTH and json_depth(line) > MAX_JSON_DEPTH
 
 
 def line_problem(line: bytes) -> str | None:
@@ -133,21 +149,18 @@ def line_problem(line: bytes) -> str | None:
         return f"not valid UTF-8 at byte {err.start} ({short(line[err.start:err.start + 8])})"
     if not text.strip():
         return None
-    try:
-        value = json.loads(text)  # the C scanner raises RecursionError, not a crash, past ~1,000 levels
-    except RecursionError:
+    if too_deep(line):  # before parsing: Python's parser recurses once per level
         return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-    except ValueError as err:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as err:
         return f"not valid JSON: truncated or malformed ({one_line(str(err), 80)})"
     if not isinstance(value, dict):
         return f"not a JSON object (a {type(value).__name__})"
-    # cheap bound first: a line with few brackets cannot be deep
-    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and json_depth(value) > MAX_JSON_DEPTH:
-        return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
     return None
 
 
-def _lines(path: Path, max_lines: int | None):  # type: ignore[no-untyped-def]
+def _lines(path: Path, max_lines: int | None) -> Iterator[tuple[int, bytes]]:
     """``(number, line)`` pairs, each line read up to :data:`MAX_LINE_BYTES` + 1 bytes (longer ones are cut)."""
     with path.open("rb") as fh:
         number = 0
@@ -162,6 +175,33 @@ def _lines(path: Path, max_lines: int | None):  # type: ignore[no-untyped-def]
                 yield number, b"x" * (MAX_LINE_BYTES + 1)
                 continue
             yield number, line
+
+
+def first_deep_line(path: str | Path) -> str:
+    """``", line N: JSON nested deeper than …"`` for the first line of a JSON-lines file nested deeper than
+    :data:`MAX_JSON_DEPTH` ("" if none is): run over the whole file before polars reads it, because polars
+    crashes the process (not an exception) on objects nested a few hundred levels deep."""
+    for number, line in _lines(Path(path), None):
+        if too_deep(line):
+            return f", line {number}: JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    return ""
+
+
+def dtype_depth(dtype: object) -> int:
+    """Nesting depth of a polars dtype (List and Struct levels; iterative)."""
+    deepest = 0
+    stack = [(dtype, 0)]
+    while stack:
+        item, level = stack.pop()
+        inner = getattr(item, "inner", None)
+        fields = getattr(item, "fields", None)
+        if inner is not None:
+            stack.append((inner, level + 1))
+            deepest = max(deepest, level + 1)
+        if fields:
+            stack.extend((f.dtype, level + 1) for f in fields)
+            deepest = max(deepest, level + 1)
+    return deepest
 
 
 def jsonl_problem(path: str | Path, *, max_lines: int | None = None) -> str:
