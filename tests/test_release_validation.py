@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analysis_lib.search_arena import loader
+from analysis_lib.search_arena import loader, release_io
 from analysis_lib.search_arena.release import ReleaseCheck, validate_release
 from analysis_lib.search_arena.release_io import DataValidationError, json_depth, short
 
@@ -203,3 +203,20 @@ def test_arbitrary_json_objects_load_or_raise_naming_the_file(tmp_path, rows):
     path = tmp_path / "objects.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert_loads_or_names_the_file(path)
+
+
+@pytest.mark.parametrize("block", [7, 64, 1000, 8 * 1024**2])
+def test_first_deep_line_counts_lines_across_blocks(tmp_path, monkeypatch, block):
+    monkeypatch.setattr(release_io, "BLOCK_BYTES", block)
+    shallow = [json.dumps({"k": [[["[[[[[" * 20]]], "q": 'a\\"[' * 30}) for _ in range(40)]
+    deep = '{"x": "\\\\", "y": ' + "[" * 65 + "]" * 65 + "}"
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join([*shallow[:23], deep, *shallow[23:]]) + "\n")
+    assert release_io.first_deep_line(path) == ", line 24: JSON nested deeper than 64 levels"
+    path.write_text("\n".join(shallow))  # no trailing newline, brackets inside strings only
+    assert release_io.first_deep_line(path) == ""
+    monkeypatch.setattr(release_io, "MAX_LINE_BYTES", 500)
+    path.write_text(shallow[0] + "\n" + "x" * 2000 + "\n")
+    # a line is held whole only up to MAX_LINE_BYTES while the scan looks for its end
+    expected = ", line 2: longer than 500 bytes" if block < 2000 else ""
+    assert release_io.first_deep_line(path) == expected

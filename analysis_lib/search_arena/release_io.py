@@ -113,25 +113,45 @@ def check_file(path: str | Path, *, max_bytes: int = MAX_RELEASE_BYTES) -> tuple
     return path, fmt
 
 
+#: The bytes that decide JSON nesting: newline, quote, backslash and the four brackets.
+_SPECIAL = np.zeros(256, dtype=bool)
+_SPECIAL[[0x0A, 0x22, 0x5B, 0x5C, 0x5D, 0x7B, 0x7D]] = True
+
+
+def _depths(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(positions, depth)``: the bracket depth after each structural byte of ``a`` (bytes of whole JSON
+    lines), brackets inside strings not counted, the count restarted at every newline. Vectorised over the few
+    structural bytes only (newline, quote, backslash, brackets), so a block of text costs one table lookup per
+    byte. A quote preceded by an odd run of backslashes is text."""
+    pos = np.flatnonzero(_SPECIAL[a])
+    kind = a[pos]
+    n = pos.size
+    j = np.arange(n, dtype=np.int64)
+    backslash = kind == 0x5C
+    touching = np.zeros(n, dtype=bool)  # entry i sits right after entry i - 1 in the text
+    touching[1:] = (pos[1:] - pos[:-1]) == 1
+    continues = backslash & np.concatenate([[False], backslash[:-1]]) & touching
+    run_start = np.maximum.accumulate(np.where(backslash & ~continues, j, -1))
+    run = np.where(backslash, j - run_start + 1, 0)
+    before = np.zeros(n, dtype=np.int64)  # backslashes right before each entry
+    before[1:] = np.where(backslash[:-1] & touching[1:], run[:-1], 0)
+    real = (kind == 0x22) & (before % 2 == 0)
+    last_newline = np.maximum.accumulate(np.where(kind == 0x0A, j, -1))
+    start = np.maximum(last_newline, 0)
+    quotes = np.cumsum(real, dtype=np.int64)
+    inside = (quotes - np.where(last_newline >= 0, quotes[start], 0)) % 2 == 1
+    opens = ((kind == 0x5B) | (kind == 0x7B)) & ~inside
+    closes = ((kind == 0x5D) | (kind == 0x7D)) & ~inside
+    depth = np.cumsum(opens.astype(np.int64) - closes, dtype=np.int64)
+    return pos, depth - np.where(last_newline >= 0, depth[start], 0)
+
+
 def json_depth(line: bytes) -> int:
     """Deepest nesting of ``[`` / ``{`` in one JSON text, brackets inside strings not counted (numpy, no
     recursion and no parsing: safe for any depth; polars crashes on objects nested a few hundred levels deep
     and Python's parser recurses, so depth is measured before either sees a line)."""
-    a = np.frombuffer(line, dtype=np.uint8)
-    if a.size == 0:
-        return 0
-    quote = a == 0x22
-    inside = np.zeros(a.size, dtype=bool)
-    if quote.any():
-        idx = np.arange(a.size)
-        last_plain = np.maximum.accumulate(np.where(a == 0x5C, -1, idx))  # last index that is not a backslash
-        backslashes_before = np.zeros(a.size, dtype=np.int64)
-        backslashes_before[1:] = idx[:-1] - last_plain[:-1]
-        real = quote & (backslashes_before % 2 == 0)  # a quote escaped by an odd run of backslashes is text
-        inside = np.cumsum(real) % 2 == 1
-    opens = ((a == 0x5B) | (a == 0x7B)) & ~inside
-    closes = ((a == 0x5D) | (a == 0x7D)) & ~inside
-    return int(np.cumsum(opens.astype(np.int32) - closes.astype(np.int32)).max())
+    _, depth = _depths(np.frombuffer(line, dtype=np.uint8))
+    return int(depth.max()) if depth.size else 0
 
 
 def too_deep(line: bytes) -> bool:
@@ -177,14 +197,39 @@ def _lines(path: Path, max_lines: int | None) -> Iterator[tuple[int, bytes]]:
             yield number, line
 
 
+BLOCK_BYTES = 8 * 1024**2
+
+
 def first_deep_line(path: str | Path) -> str:
     """``", line N: JSON nested deeper than …"`` for the first line of a JSON-lines file nested deeper than
-    :data:`MAX_JSON_DEPTH` ("" if none is): run over the whole file before polars reads it, because polars
-    crashes the process (not an exception) on objects nested a few hundred levels deep."""
-    for number, line in _lines(Path(path), None):
-        if too_deep(line):
-            return f", line {number}: JSON nested deeper than {MAX_JSON_DEPTH} levels"
-    return ""
+    :data:`MAX_JSON_DEPTH` ("" if none is): run over the whole file, in blocks of whole lines, before polars
+    reads it, because polars crashes the process (not an exception) on objects nested a few hundred levels
+    deep. Memory is bounded: a block is :data:`BLOCK_BYTES`, and a line still without its end after
+    :data:`MAX_LINE_BYTES` is reported as too long."""
+    lines_before = 0
+    with Path(path).open("rb") as fh:
+        carry = b""
+        while True:
+            chunk = fh.read(BLOCK_BYTES)
+            block = carry + chunk
+            if not block:
+                return ""
+            cut = block.rfind(b"\n") + 1 if chunk else len(block)
+            if cut == 0:  # no newline yet: one line longer than a block
+                if len(block) > MAX_LINE_BYTES:
+                    return f", line {lines_before + 1}: longer than {MAX_LINE_BYTES:,} bytes"
+                carry = block
+                continue
+            whole, carry = block[:cut], block[cut:]
+            if whole.count(b"[") + whole.count(b"{") > MAX_JSON_DEPTH:
+                pos, depth = _depths(np.frombuffer(whole, dtype=np.uint8))
+                deep = np.flatnonzero(depth > MAX_JSON_DEPTH)
+                if deep.size:
+                    number = lines_before + whole.count(b"\n", 0, int(pos[deep[0]])) + 1
+                    return f", line {number}: JSON nested deeper than {MAX_JSON_DEPTH} levels"
+            lines_before += whole.count(b"\n")
+            if not chunk:
+                return ""
 
 
 def dtype_depth(dtype: object) -> int:
