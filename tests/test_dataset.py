@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 
-from analysis_lib.search_arena import descriptive
+from analysis_lib import plotting
+from analysis_lib.search_arena import dataset_plots, descriptive
 
 
 @pytest.fixture
@@ -90,3 +92,44 @@ def test_load_summary_counts_every_drop_and_never_shows_an_absolute_path(tmp_pat
     assert "`release.parquet`" in outside and str(tmp_path) not in outside
     rep.source = "simulator (n=2,000, seed=0)"
     assert descriptive.load_summary(rep).startswith("Battle data: `simulator (n=2,000, seed=0)`")
+
+
+# ------------------------------------------------------------------ SA-22L and the paper's numbers on figures
+
+
+def test_factual_vs_rest_by_hand(battles):
+    lengths, unlabelled = descriptive.factual_vs_rest(battles)
+    row = {r["group"]: r for r in lengths.iter_rows(named=True)}
+    assert unlabelled == 1  # the null intent
+    assert (row["Factual Lookup"]["n"], row["Factual Lookup"]["mean"]) == (2, 1.5)
+    assert (row["other intents"]["n"], row["other intents"]["mean"]) == (2, 3.5)  # Analysis 3, Other 4
+    assert (row["other intents, Other excluded"]["n"], row["other intents, Other excluded"]["mean"]) == (1, 3.0)
+    samples = descriptive.factual_vs_rest_samples(battles)
+    assert samples["Factual Lookup"].tolist() == [1, 2] and sorted(samples["other intents"].tolist()) == [3, 4]
+    assert set(descriptive.FACTUAL_QUANTITIES) == set(lengths["group"])
+
+
+def test_paper_marks_read_the_paper_values():
+    marks = descriptive.paper_marks("SA-22L", {"F": "Factual Lookup mean prompt words",
+                                               "O": "other intents, Other excluded: mean prompt words"})
+    assert marks == {"F": 17.2, "O": None}  # the second has no paper number
+    shares = descriptive.paper_turn_shares()
+    assert shares["1"] == pytest.approx(100 - 22.4)
+    assert shares["2"] == pytest.approx(100 * 3288 / 24069) and shares["4"] == pytest.approx(100 * 460 / 24069)
+
+
+def test_paper_marks_are_drawn_where_the_labels_are():
+    fig = plotting.barh(["English", "Russian", "Chinese"], [58.0, 12.0, 7.0], xlabel="%")
+    dataset_plots.mark_paper_bars(fig, {"Russian": 11.8, "Chinese": None, "Klingon": 3.0})
+    ax = fig.axes[0]
+    y_of = {t.get_text(): y for t, y in zip(ax.get_yticklabels(), ax.get_yticks(), strict=True)}
+    offsets = ax.collections[-1].get_offsets()
+    assert np.asarray(offsets).tolist() == [[11.8, y_of["Russian"]]]  # None and unknown labels skipped
+    assert "paper" in [t.get_text() for t in ax.get_legend().get_texts()]
+    fig = plotting.kde({"a": np.arange(1.0, 50.0), "b": np.arange(10.0, 90.0)}, xlabel="words")
+    dataset_plots.mark_paper_means(fig, {"a": 20.0, "c": 5.0})
+    ax = fig.axes[0]
+    vertical = [ln for ln in ax.get_lines() if ln.get_linestyle() == ":"]
+    assert [ln.get_xdata()[0] for ln in vertical] == [20.0]
+    assert vertical[0].get_color() == ax.get_lines()[0].get_color()  # in the colour of curve "a"
+    assert "paper: mean" in [t.get_text() for t in ax.get_legend().get_texts()]

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
-from analysis_lib import paths
+from analysis_lib import paper_values, paths
 from analysis_lib.search_arena import languages, loader
 from analysis_lib.search_arena.prompt_sets import benchmark_prompts, search_arena_prompts
 
@@ -128,6 +129,71 @@ def mean_by(frame: pl.DataFrame, value: str, by: str) -> pl.DataFrame:
         .agg(pl.col(value).mean().alias("mean"), pl.col(value).std().alias("std"), pl.len().alias("n"))
         .sort("mean", descending=True)
     )
+
+
+FACTUAL = "Factual Lookup"
+#: Group of :func:`factual_vs_rest` -> the chapter's recorded quantity (SA-22L).
+FACTUAL_QUANTITIES = {
+    FACTUAL: "Factual Lookup mean prompt words",
+    "other intents": "other intents mean prompt words",
+    "other intents, Other excluded": "other intents, Other excluded: mean prompt words",
+}
+
+
+def factual_vs_rest(battles: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Prompt length of Factual Lookup prompts vs all others (SA §2.2: 17.2 vs 66.7 words).
+
+    Untrimmed whitespace word counts of the first prompt (``prompt_words``), by primary intent: ``Factual
+    Lookup``; ``other intents`` (every other label, *Other* included: the paper's "remaining set"); and ``other
+    intents, Other excluded`` (the base of Fig 1's shares), with ``n``, ``mean`` and ``median``. Returns the frame
+    and the conversations left out for a null intent or a null prompt length (counted, not silently dropped).
+    """
+    known = battles.filter(pl.col("primary_intent").is_not_null() & pl.col("prompt_words").is_not_null())
+    groups = {
+        FACTUAL: pl.col("primary_intent") == FACTUAL,
+        "other intents": pl.col("primary_intent") != FACTUAL,
+        "other intents, Other excluded": ~pl.col("primary_intent").is_in([FACTUAL, "Other"]),
+    }
+    rows = [
+        known.filter(mask).select(
+            pl.lit(name).alias("group"), pl.len().cast(pl.Int64).alias("n"),
+            pl.col("prompt_words").cast(pl.Float64).mean().alias("mean"),
+            pl.col("prompt_words").cast(pl.Float64).median().alias("median"),
+        )
+        for name, mask in groups.items()
+    ]
+    return pl.concat(rows), battles.height - known.height
+
+
+def paper_marks(analysis_id: str, quantities: dict[str, str], scale: float = 1.0) -> dict[str, float | None]:
+    """``label -> the paper's value`` of each recorded ``quantity`` of ``analysis_id``
+    (``resources/paper_values``), times ``scale``; None where the paper gives no number. For drawing the
+    paper's numbers on a figure from the same rows the chapter's tables compare with."""
+    table = paper_values.table()
+    out: dict[str, float | None] = {}
+    for label, quantity in quantities.items():
+        value = table[(analysis_id, quantity)].paper
+        out[label] = float(value) * scale if isinstance(value, (int, float)) else None
+    return out
+
+
+def paper_turn_shares() -> dict[str, float | None]:
+    """The paper's conversations per number of turns as % of its 24,069 conversations (Fig B.3 labels ``1`` to
+    ``4``): one turn is 100 − the multi-turn share (§2.1), two to four turns the counts of App. B.1."""
+    total = paper_marks("SA-T1", {"n": "Search Arena conversations"})["n"]
+    multi = paper_marks("SA-B3", {"multi": "multi-turn conversations (%)"})["multi"]
+    shares = paper_marks("SA-B3", {str(t): f"{t}-turn conversations" for t in (2, 3, 4)},
+                         scale=100 / total if total else float("nan"))
+    return {"1": None if multi is None else 100 - multi, **shares}
+
+
+def factual_vs_rest_samples(battles: pl.DataFrame) -> dict[str, np.ndarray]:
+    """Prompt lengths (words) of Factual Lookup prompts and of all other prompts with a known intent (the two
+    groups of :func:`factual_vs_rest` that the paper compares)."""
+    known = battles.filter(pl.col("primary_intent").is_not_null() & pl.col("prompt_words").is_not_null())
+    factual = pl.col("primary_intent") == FACTUAL
+    return {FACTUAL: known.filter(factual)["prompt_words"].to_numpy(),
+            "other intents": known.filter(~factual)["prompt_words"].to_numpy()}
 
 
 def load_summary(load_report: loader.LoadReport, root: str | Path | None = None) -> str:

@@ -18,7 +18,9 @@ definitions follow the authors' code (lmarena/search-arena ``scripts/utils.py``)
 - ``citation_count_{a,b}``: mean over the turns of ``web_search_trace`` of the number of
   ``[marker, url]`` pairs (0 for an empty trace);
 - ``num_cites_<group>_{a,b}``: citations over all turns whose host (``url.split('/')[2]``) falls in
-  ``<group>`` (Appendix E.2 rule, :mod:`analysis_lib.search_arena.domains`); ``cites_<group>_{a,b}`` = 1 if any.
+  ``<group>`` (Appendix E.2 rule, :mod:`analysis_lib.search_arena.domains`); ``cites_<group>_{a,b}`` = 1 if any;
+- ``api_model``, ``search_context``, ``user_location``, ``citation_format`` ``_{a,b}``: each side's configuration
+  from ``system_{a,b}_metadata`` (:mod:`analysis_lib.search_arena.system_config`; null where the release lacks it).
 
 Reading and schema validation of the raw release are :mod:`analysis_lib.search_arena.release`'s.
 Everything is computed with polars expressions over the nested columns; no per-row Python loop.
@@ -36,10 +38,11 @@ from pathlib import Path
 import polars as pl
 
 from analysis_lib import sources
-from analysis_lib.search_arena import domains
+from analysis_lib.search_arena import domains, system_config
 from analysis_lib.search_arena.models import model_table, paper_name
 from analysis_lib.search_arena.release import (
     HF_REVISION,
+    READ_ERRORS,
     DataValidationError,
     normalise,
     parse_timestamps,
@@ -47,6 +50,10 @@ from analysis_lib.search_arena.release import (
     v1_7k_traces,
     validate_raw,
 )
+from analysis_lib.search_arena.release import (
+    validate_release as validate_release,
+)
+from analysis_lib.search_arena.release_io import MAX_RELEASE_BYTES, polars_failure, short
 from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS, FULL_SIZE, MODERATION_PROMPT, SIDES
 
 log = logging.getLogger(__name__)
@@ -164,7 +171,7 @@ def derive(
 
     known = set(model_table()["raw_model"].to_list())
     seen = set(raw["model_a"].unique().to_list()) | set(raw["model_b"].unique().to_list())
-    report.unmapped_models = sorted(m for m in seen if m not in known)
+    report.unmapped_models = sorted(short(m, 60).strip("'") for m in seen if m not in known)
 
     cols: list[pl.Expr] = [
         pl.coalesce(
@@ -185,6 +192,7 @@ def derive(
         pl.col("languages").list.first().alias("language"),
         _messages_of("a", "user").list.first().alias("prompt"),
         pl.col("system_a_metadata").struct.field("client_country").alias("client_country"),
+        *system_config.config_columns(raw, SIDES, origin),
     ]
     for side in SIDES:
         cols += [
@@ -209,6 +217,8 @@ def derive(
             )
         )
 
+    for side, bad in system_config.unrecognised_styles(raw, SIDES, origin).items():
+        report.flags[f"citation_format_standardized values that are neither style (side {side}; kept as null)"] = bad
     _flag(report, raw, tidy)
     report.n_rows = tidy.height
     return tidy, report
@@ -257,8 +267,12 @@ def load_battles_report(
     seed: int = 0,
     match: domains.Match = "substring",
     cache_dir: str | Path | None = None,
+    max_bytes: int = MAX_RELEASE_BYTES,
 ) -> tuple[pl.DataFrame, LoadReport]:
     """Tidy battle frame and :class:`LoadReport` (see the module docstring for ``source``).
+
+    A file source must be a regular, non-empty file of at most ``max_bytes``; anything the release does not
+    allow raises :class:`DataValidationError` naming the file (and line or column) and what was expected.
 
     With ``cache_dir``, the tidy frame of a simulator or file source is cached as parquet, keyed by the
     source's identity (file size and mtime, or ``sample:N`` and seed), ``match`` and the library's version
@@ -271,8 +285,14 @@ def load_battles_report(
         if cached.exists() and report_path.exists():
             meta = json.loads(report_path.read_text())
             return pl.read_parquet(cached), LoadReport(**meta)
-    raw, origin = read_raw(source, seed=seed)
-    tidy, report = derive(raw, origin, match=match)
+    raw, origin = read_raw(source, seed=seed, max_bytes=max_bytes)
+    try:
+        tidy, report = derive(raw, origin, match=match)
+    except READ_ERRORS as err:
+        if isinstance(err, DataValidationError):
+            raise
+        # a value the schema allows but the derivation cannot use (the property tests look for these)
+        raise DataValidationError(f"{origin}: could not derive the battle frame ({polars_failure(err)})") from None
     if key is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(".part")
@@ -288,9 +308,10 @@ def load_battles(
     seed: int = 0,
     match: domains.Match = "substring",
     cache_dir: str | Path | None = None,
+    max_bytes: int = MAX_RELEASE_BYTES,
 ) -> pl.DataFrame:
     """Tidy battle frame of a Search Arena release; logs the :class:`LoadReport`."""
-    tidy, report = load_battles_report(source, seed=seed, match=match, cache_dir=cache_dir)
+    tidy, report = load_battles_report(source, seed=seed, match=match, cache_dir=cache_dir, max_bytes=max_bytes)
     log.info("%s", report)
     return tidy
 
@@ -306,7 +327,8 @@ def _cache_key(source: str | Path | pl.DataFrame, seed: int, match: str) -> str 
     text = str(source)
     lib = hashlib.sha256()
     here = Path(__file__).resolve().parent  # this package: the loader, the release reader, the simulator
-    code = [here / name for name in ("loader.py", "release.py", "domains.py", "models.py")]
+    code = [here / name for name in ("loader.py", "release.py", "release_io.py", "system_config.py", "domains.py",
+                                     "models.py")]
     code += list(here.glob("simulate/*.py"))
     for path in sorted([*code, *(here.parent / "resources").glob("*.csv")]):
         if path.exists():

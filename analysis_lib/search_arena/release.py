@@ -1,13 +1,17 @@
 """Reading and validating a raw Search Arena release: the raw schema the loader needs, the readers (parquet,
-jsonl, the Hugging Face hub, the simulator, an in-memory frame) and the schema check.
+jsonl, the Hugging Face hub, the simulator, an in-memory frame), the schema check and the cheap check of a
+release before a build (:func:`validate_release`).
 
+Which files are read and how a failure is worded (one line naming the file, the line or column, and what was
+expected) is :mod:`analysis_lib.search_arena.release_io`'s; every failure is a :class:`DataValidationError`.
 :mod:`analysis_lib.search_arena.loader` derives the tidy battle frame from what this module reads (and re-exports its
 names).
 """
 
 from __future__ import annotations
 
-import json
+import io
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -15,6 +19,19 @@ import polars as pl
 
 from analysis_lib import sources
 from analysis_lib.extras import require
+from analysis_lib.search_arena.release_io import (
+    MAX_JSON_DEPTH,
+    MAX_RELEASE_BYTES,
+    DataValidationError,
+    check_file,
+    dtype_depth,
+    first_deep_line,
+    jsonl_head,
+    jsonl_problem,
+    one_line,
+    polars_failure,
+    short,
+)
 from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS, FULL_SIZE, SIDES, WINNERS
 from analysis_lib.search_arena.simulate.conversations import simulate_release
 
@@ -58,16 +75,24 @@ METADATA_FIELDS: dict[str, pl.DataType] = {
 }
 
 
-class DataValidationError(ValueError):
-    """The input does not have the shape of a Search Arena release; the message names where and what."""
+#: Errors a reader may raise on a corrupt file: polars' own, Arrow's, OS errors, and a Rust panic (a
+#: ``BaseException`` in polars).
+READ_ERRORS: tuple[type[BaseException], ...] = (Exception, pl.exceptions.PanicException)
 
 
 # --------------------------------------------------------------------------------------------------------
 # Reading
 
 
-def read_raw(source: str | Path | pl.DataFrame, *, seed: int = 0) -> tuple[pl.DataFrame, str]:
-    """The raw release as a polars frame, and a label naming where it came from."""
+def read_raw(
+    source: str | Path | pl.DataFrame, *, seed: int = 0, max_bytes: int = MAX_RELEASE_BYTES
+) -> tuple[pl.DataFrame, str]:
+    """The raw release as a polars frame, and a label naming where it came from.
+
+    A path must be a regular, non-empty release file of at most ``max_bytes``
+    (:func:`~analysis_lib.search_arena.release_io.check_file`); a file that cannot be read raises
+    :class:`DataValidationError` naming it (and, for JSON lines, the first bad line and why).
+    """
     if isinstance(source, pl.DataFrame):
         return source, "in-memory frame"
     parsed = sources.parse(source)
@@ -77,39 +102,89 @@ def read_raw(source: str | Path | pl.DataFrame, *, seed: int = 0) -> tuple[pl.Da
         return raw, f"simulator (n={n:,}, seed={seed})"
     if parsed.kind == "hf":
         return _read_hf(parsed.ref), f"{HF_DATASET}@{(parsed.ref or HF_REVISION)[:40 if parsed.ref else 8]}"
-    path = Path(parsed.text).expanduser()
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file (expected a Search Arena release .parquet or .jsonl)")
-    if path.is_dir():
-        raise DataValidationError(f"{path}: is a folder; expected a Search Arena release file (.parquet or .jsonl)")
-    suffix = path.suffix.lower()
+    path, fmt = check_file(parsed.text, max_bytes=max_bytes)
+    if fmt == "jsonl" and (deep := first_deep_line(path)):
+        raise DataValidationError(f"{path}{deep}")
     try:
-        if suffix == ".parquet":
-            available = pl.read_parquet_schema(path)
-            return pl.read_parquet(path, columns=[c for c in available if c in READ_COLUMNS]), str(path)
-        if suffix in (".jsonl", ".json", ".ndjson"):
-            lazy = pl.scan_ndjson(path, infer_schema_length=None)
-            names = lazy.collect_schema().names()
-            return lazy.select([c for c in names if c in READ_COLUMNS]).collect(), str(path)
-    except Exception as err:  # polars raises several error types for corrupt files
-        where = _first_bad_json_line(path) if suffix != ".parquet" else ""
-        raise DataValidationError(
-            f"{path}{where}: could not be read as {suffix[1:]} ({type(err).__name__}: {err})") from err
-    raise DataValidationError(f"{path}: unsupported file type {path.suffix!r}; expected .parquet or .jsonl")
+        if fmt == "parquet":
+            columns = _parquet_columns(path)
+            return pl.read_parquet(path, columns=columns), str(path)
+        lazy = pl.scan_ndjson(path, infer_schema_length=None)
+        names = lazy.collect_schema().names()
+        return lazy.select([c for c in names if c in READ_COLUMNS]).collect(), str(path)
+    except DataValidationError:
+        raise
+    except READ_ERRORS as err:  # polars raises several error types for corrupt files
+        if fmt == "jsonl":
+            where = jsonl_problem(path)
+            if where:
+                raise DataValidationError(f"{path}{where}") from None
+        hint = "truncated, or not a parquet file" if fmt == "parquet" else "not JSON lines of the release"
+        raise DataValidationError(f"{path}: could not be read as {fmt} ({hint}; {polars_failure(err)})") from None
 
 
-def _first_bad_json_line(path: Path) -> str:
-    """``", line N"`` for the first line of a JSON-lines file that is not one JSON object ("" if none is)."""
-    with path.open("rb") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                if not isinstance(json.loads(line), dict):
-                    return f", line {number} (not a JSON object)"
-            except ValueError:
-                return f", line {number} (not valid JSON: truncated or malformed)"
-    return ""
+def _parquet_columns(path: Path) -> list[str]:
+    """The columns of a parquet release that the loader reads, after checking their nesting in the schema
+    (polars crashes on very deep nesting; the release nests five levels)."""
+    schema = pl.read_parquet_schema(path)
+    for name, dtype in schema.items():
+        if name in READ_COLUMNS and dtype_depth(dtype) > MAX_JSON_DEPTH:
+            raise DataValidationError(f"{path}: column {short(name)} is nested deeper than {MAX_JSON_DEPTH} levels")
+    return [c for c in schema if c in READ_COLUMNS]
+
+
+@dataclass(frozen=True)
+class ReleaseCheck:
+    """What :func:`validate_release` checked: the source, its format (``parquet``, ``jsonl``, ``sample``, ``hf``),
+    its rows when known without reading them all (parquet metadata, or a JSON-lines file read to its end), the
+    rows read and checked, and the columns the loader reads."""
+
+    source: str
+    format: str
+    rows: int | None
+    rows_checked: int
+    columns: tuple[str, ...]
+
+
+def validate_release(
+    source: str | Path, *, max_rows: int = 1000, max_bytes: int = MAX_RELEASE_BYTES
+) -> ReleaseCheck:
+    """Cheap check of a release before any notebook runs: the file, its schema and its first ``max_rows`` rows.
+
+    ``sample[:N]`` and ``hf[:REF]`` are checked as strings only (the simulator always fits the schema; the hub is
+    not contacted). A path must pass :func:`~analysis_lib.search_arena.release_io.check_file`; a parquet file's
+    schema and row count come from its metadata, then the first ``max_rows`` rows of the columns the loader
+    reads are validated (:func:`validate_raw`); a JSON-lines file's first ``max_rows`` lines (at most 64 MiB) are
+    checked line by line (UTF-8, JSON, nesting, one object) and validated the same way. Raises
+    :class:`DataValidationError` naming the file and what was expected.
+    """
+    try:
+        parsed = sources.parse(source)
+    except ValueError as err:
+        raise DataValidationError(str(err)) from None
+    if parsed.kind != "path":
+        return ReleaseCheck(parsed.text, parsed.kind, parsed.n if parsed.kind == "sample" else None, 0, ())
+    path, fmt = check_file(parsed.text, max_bytes=max_bytes)
+    rows: int | None = None
+    try:
+        if fmt == "parquet":
+            columns = _parquet_columns(path)
+            rows = int(pl.scan_parquet(path).select(pl.len()).collect().item())
+            head = pl.scan_parquet(path).select(columns).head(max_rows).collect()
+        else:
+            lines = jsonl_head(path, max_lines=max_rows)
+            head = pl.read_ndjson(io.BytesIO(lines.data), infer_schema_length=None)
+            head = head.select([c for c in head.columns if c in READ_COLUMNS])
+            rows = lines.lines if lines.complete else None
+    except DataValidationError:
+        raise
+    except READ_ERRORS as err:
+        raise DataValidationError(f"{path}: could not be read as {fmt} ({polars_failure(err)})") from None
+    if rows == 0 or head.height == 0:
+        raise DataValidationError(f"{path}: the release has no rows (an empty file or an empty selection)")
+    head, _ = v1_7k_traces(head, str(path))
+    validate_raw(head, str(path))
+    return ReleaseCheck(str(path), fmt, rows, head.height, tuple(head.columns))
 
 
 def _read_hf(ref: str | None = None) -> pl.DataFrame:
@@ -175,13 +250,14 @@ def validate_raw(raw: pl.DataFrame, origin: str = "input") -> None:
     schema = raw.schema
     for name, expected in REQUIRED_COLUMNS.items():
         if name not in schema:
-            raise DataValidationError(f"{origin}: missing column {name!r} (expected {expected})")
+            raise DataValidationError(f"{origin}: missing column {short(name)} (expected {expected})")
         got = schema[name]
         if got == pl.Null:  # an all-null column read from jsonl
             continue
         ok = isinstance(got, pl.Struct) if expected is pl.Struct else _compatible(got, expected)
         if not ok:
-            raise DataValidationError(f"{origin}: column {name!r} has type {got}, expected {expected}")
+            raise DataValidationError(
+                f"{origin}: column {name!r} has type {one_line(str(got), 120)}, expected {expected}")
     for side in SIDES:
         meta = schema[f"system_{side}_metadata"]
         # a Struct by the column check above (an all-null metadata column fails here, as it always did)
@@ -193,11 +269,12 @@ def validate_raw(raw: pl.DataFrame, origin: str = "input") -> None:
                 )
             if fields[fname] != pl.Null and not _compatible(fields[fname], expected):
                 raise DataValidationError(
-                    f"{origin}: field 'system_{side}_metadata.{fname}' has type {fields[fname]}, expected {expected}"
+                    f"{origin}: field 'system_{side}_metadata.{fname}' has type {one_line(str(fields[fname]), 120)}, "
+                    f"expected {expected}"
                 )
     bad = raw.with_row_index("row").filter(pl.col("winner").is_not_null() & ~pl.col("winner").is_in(WINNERS))
     if bad.height:
-        sample = ", ".join(f"row {r} = {w!r}" for r, w in bad.select("row", "winner").head(5).iter_rows())
+        sample = ", ".join(f"row {r} = {short(w)}" for r, w in bad.select("row", "winner").head(5).iter_rows())
         raise DataValidationError(
             f"{origin}: column 'winner' has {bad.height} value(s) outside {list(WINNERS)} or null: {sample}"
         )

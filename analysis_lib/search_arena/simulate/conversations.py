@@ -125,7 +125,9 @@ of 24,069): multi-turn ones lose the final assistant message on one side (its tr
 ones carry a trailing unanswered user message on both sides; one self-battle; one null intent; malformed URLs.
 
 Other fields are plausible placeholders: ``citation_format_standardized`` is ``"standardized"`` or
-``"original"`` (SA App. A: citation style randomisation), ``llm_config`` carries the provider's API model name
+``"original"`` with probability 1/2 each, drawn independently for the two sides (SA App. A.2: citation style
+randomisation; the authors record "model A's and B's citation style" per battle), and has **no effect** on the
+votes (no planted style effect: SA App. A.2 finds none), ``llm_config`` carries the provider's API model name
 and parameters (``web_search_options.user_location`` only for the ``-loc`` model), ``web_search_config`` fields
 are null, ``formatted_messages`` is the answer with an HTML citation block, ``llm_trace`` the system prompt and
 user turns.

@@ -97,7 +97,8 @@ def _api_name(raw: str) -> str:
 @dataclass(frozen=True)
 class Texts:
     """The written messages: user turns (``user``, per turn), trailing unanswered user messages (``extra``, for
-    conversations ``extra_rows``), and each side's assistant messages (per turn); ids and citation style."""
+    conversations ``extra_rows``), and each side's assistant messages (per turn); ids and each side's citation
+    style (``citation_format`` for side A, ``citation_format_b`` for side B, drawn independently)."""
 
     user: np.ndarray
     extra_rows: np.ndarray
@@ -106,6 +107,7 @@ class Texts:
     b: list[str]
     conv_id: list[str]
     citation_format: np.ndarray
+    citation_format_b: np.ndarray
 
 
 def write_texts(rng: np.random.Generator, pop: Population, content: Content) -> Texts:
@@ -129,9 +131,11 @@ def write_texts(rng: np.random.Generator, pop: Population, content: Content) -> 
     hexes = [rng.bytes(16).hex() for _ in range(pop.n)]
     conv_id = [f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}" for h in hexes]
     cfs = np.where(rng.random(pop.n) < 0.5, "standardized", "original")
+    # side B's style, drawn last so that every earlier draw (and side A's style) is as before
+    cfs_b = np.where(rng.random(pop.n) < 0.5, "standardized", "original")
     return Texts(
         user=np.asarray(user_text, dtype=object), extra_rows=extra_rows, extra=extra_text, a=a_text, b=b_text,
-        conv_id=conv_id, citation_format=cfs,
+        conv_id=conv_id, citation_format=cfs, citation_format_b=cfs_b,
     )
 
 
@@ -171,9 +175,10 @@ def _formatted(asst: list[str], s: Side) -> list[str]:
 
 
 def _metadata(
-    m: np.ndarray, s: Side, asst: list[str], pop: Population, content: Content, texts: Texts, models: Models
+    m: np.ndarray, s: Side, asst: list[str], pop: Population, content: Content, texts: Texts, models: Models,
+    style: np.ndarray,
 ) -> pa.Array:
-    """One side's ``system_<side>_metadata`` struct column."""
+    """One side's ``system_<side>_metadata`` struct column (``style``: that side's citation style)."""
     assert s.keep is not None and s.empty is not None and s.urls is not None
     n, layout, country = pop.n, content.turns, pop.country
     fm_content, fm_role, fm_offs = _messages(pop, content, texts, _formatted(asst, s), s.keep)
@@ -233,7 +238,7 @@ def _metadata(
     trace = _list_array(np.concatenate([[0], np.cumsum(n_lists)]), middle)
     return pa.StructArray.from_arrays(
         [
-            pa.array(texts.citation_format.tolist(), pa.string()),
+            pa.array(style.tolist(), pa.string()),
             pa.array(country.tolist(), pa.string()),
             pa.array(texts.conv_id, pa.string()),
             fmsg,
@@ -266,8 +271,10 @@ def release_table(pop: Population, content: Content, votes: Votes, texts: Texts,
             "timestamp": pa.array(pop.ts, pa.timestamp("ns")),
             "messages_a": _list_array(oa, _msg_struct(ca, ra)),
             "messages_b": _list_array(ob, _msg_struct(cb, rb)),
-            "system_a_metadata": _metadata(pop.ma, content.a, texts.a, pop, content, texts, models),
-            "system_b_metadata": _metadata(pop.mb, content.b, texts.b, pop, content, texts, models),
+            "system_a_metadata": _metadata(pop.ma, content.a, texts.a, pop, content, texts, models,
+                                           texts.citation_format),
+            "system_b_metadata": _metadata(pop.mb, content.b, texts.b, pop, content, texts, models,
+                                           texts.citation_format_b),
             "primary_intent": pa.array(pop.primary.tolist(), pa.string()),
             "secondary_intent": pa.array(pop.secondary.tolist(), pa.string()),
             "languages": _list_array(lang_offs, pa.array(langs_flat, pa.string())),
