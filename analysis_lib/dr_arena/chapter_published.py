@@ -62,8 +62,8 @@ def table5_section() -> Section:
                note=f"of {long.height}"),
         Number("DR-T5", f"shares that are a whole count of {votes} votes ({hs.T5_CASES} cases, "
                         f"{hs.T5_ANNOTATORS} annotators)", of_votes, data="published", note=f"of {long.height}"),
-        Number("DR-T5", "smallest number of selections giving every share", hs.smallest_denominator(long["value"].to_list()),
-               data="published"),
+        Number("DR-T5", "smallest number of selections giving every share",
+               hs.smallest_denominator(long["value"].to_list()), data="published"),
         Number("DR-T5", "claim: the full tree is selected most often in both columns",
                "holds" if best else "does not hold", data="published"),
     ]
