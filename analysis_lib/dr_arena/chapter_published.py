@@ -9,10 +9,11 @@ from __future__ import annotations
 import polars as pl
 
 from analysis_lib.answer_engine.report import Number, not_run
+from analysis_lib.plotting import scatter_fit
 from analysis_lib.stats import leaderboard_correlations
 
 from . import human_studies as hs
-from .sections import Section, Table
+from .sections import Section, Shown, Table
 
 #: Why Table 4's other rows cannot be shown.
 T4_MISSING = ("Table 4's body is not in the paper's text as we have it: the prose gives DR-Arena's values and, "
@@ -20,6 +21,25 @@ T4_MISSING = ("Table 4's body is not in the paper's text as we have it: the pros
 T4_QUANTITIES = ("Spearman rho of every other benchmark with Search Arena",
                  "Pearson r of every other benchmark with Search Arena",
                  "models per benchmark (N)")
+
+
+def table3_section(t3: pl.DataFrame) -> Section:
+    """DR-T3: Spearman and Pearson between the two Elo columns of Table 3 (scipy), the Spearman from the published
+    rank columns, the p-values, the pairs ordered differently, and Fig 3's scatter."""
+    agree = leaderboard_correlations(t3)
+    numbers = [
+        Number("DR-T3", "Spearman rho, Search Arena vs DR-Arena Elo", agree.spearman, data="published"),
+        Number("DR-T3", "Pearson r, Search Arena vs DR-Arena Elo", agree.pearson, data="published"),
+        Number("DR-T3", "Spearman rho from the published rank columns", agree.spearman_published_ranks,
+               data="published"),
+        Number("DR-T3", "Spearman p-value (scipy, t approximation)", agree.spearman_p, data="published"),
+        Number("DR-T3", "Pearson p-value", agree.pearson_p, data="published"),
+        Number("DR-T3", "model pairs ordered differently", agree.n_rank_swaps, data="published"),
+    ]
+    fig = scatter_fit(t3["search_arena_elo"].to_numpy(), t3["dr_arena_elo"].to_numpy(), labels=t3["model"].to_list(),
+                      xlabel="Search Arena Elo", ylabel="DR-Arena Elo",
+                      title=f"Fig 3 (from Table 3): Spearman {agree.spearman:.3f}, Pearson {agree.pearson:.3f}")
+    return Section(numbers, [Shown(fig, "published")])
 
 
 def table4_section(t3: pl.DataFrame) -> Section:

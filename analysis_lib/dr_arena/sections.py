@@ -36,8 +36,10 @@ class Shown(NamedTuple):
 
 @dataclass
 class Section:
-    """One section's output: numbers to record, figures to show (in order) and tables to show after them."""
+    """One section's output: numbers to record, figures to show (in order), tables to show after them and notes
+    (Markdown) to show after the tables."""
 
     numbers: list[Number] = field(default_factory=list)
     figures: list[Shown] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
