@@ -143,3 +143,13 @@ def test_examiner_not_run_reasons() -> None:
         available = True
 
     assert "two or more" in (chapter_examiner.why_not_run(_Endpoint(), ["a"]) or "")  # type: ignore[arg-type]
+
+
+def test_fig7_reference_marks_the_printed_shares(small_logs: source.MatchSource) -> None:
+    verdicts, failures = chapter_logs.fig7_reference()
+    assert dict(verdicts.values) == {"Better": 49.9, "Much\nBetter": 32.8} and verdicts.ax == 0
+    assert dict(failures.values) == {"DEEP": 32.3, "WIDE": 30.0} and failures.ax == 1
+    sec = chapter_logs.verdict_section(small_logs)
+    fig = sec.figures[0].figure
+    ticks = {t.get_text() for t in fig.axes[0].get_xticklabels()}
+    assert set(verdicts.values) <= ticks  # every mark has its bar (else draw_reference raises)

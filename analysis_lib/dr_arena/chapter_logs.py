@@ -18,7 +18,13 @@ from analysis_lib.plotting import Reference, forest
 from analysis_lib.stats import leaderboard_agreement
 
 from . import diagnostics, match_log
-from .plots import correlation_by_rounds_plot, failure_profile_plot, rounds_vs_gap_plot, verdict_share_plot
+from .plots import (
+    correlation_by_rounds_plot,
+    failure_profile_plot,
+    rounds_vs_gap_plot,
+    tick_label,
+    verdict_share_plot,
+)
 from .sections import Section, Shown, Table
 from .source import MatchSource
 from .tournament import leaderboard_table, ratings
@@ -235,7 +241,18 @@ def verdict_section(logs: MatchSource) -> Section:
         Number("DR-F7", "share of Wide failures (%)", pct("failure type", "WIDE"), data=kind),
         Number("DR-F7", "claim: Better is the most frequent verdict tier", _holds(top == "Better"), data=kind),
     ]
-    return Section(numbers, [Shown(verdict_share_plot(shares, "Fig 7: verdict tiers and failure types"), kind)])
+    fig = verdict_share_plot(shares, "Fig 7: verdict tiers and failure types")
+    return Section(numbers, [Shown(fig, kind, fig7_reference())])
+
+
+def fig7_reference() -> list[Reference]:
+    """Fig 7's printed shares (Better, Much Better; Deep, Wide failures) as marks on the two panels."""
+    def paper(q: str) -> float:
+        return float(paper_values.lookup("DR-F7", q).paper)  # type: ignore[arg-type]
+
+    verdicts = {tick_label(c): paper(f"share of {c} verdicts (%)") for c in ("Better", "Much Better")}
+    failures = {c: paper(f"share of {c.title()} failures (%)") for c in ("DEEP", "WIDE")}
+    return [Reference.at_marks(verdicts, axis="y", ax=0), Reference.at_marks(failures, axis="y", ax=1)]
 
 
 def claims_summary(numbers: list[Number], seed: int) -> str:
