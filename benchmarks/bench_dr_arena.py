@@ -2,7 +2,10 @@
 
 12 latent-skill agents, 4 Swiss rounds, every pair playing one match on each mirrored information tree, then
 the BT leaderboard with 100 bootstrap rounds and the correlation-by-rounds refits. Prints the wall-clock time of
-each stage (median of ``--repeat`` runs, trees already loaded) and its ratio to the 5 s target.
+each stage (median of ``--repeat`` runs, trees already loaded) and its ratio to the 5 s target. Then the build's
+check of a user's match logs: the last tournament written as one JSONL file and read back by
+``match_log.validate_match_logs`` (every line checked), beside polars' ``read_ndjson`` of the same file (no checks)
+as the anchor, in the same run.
 
     python benchmarks/bench_dr_arena.py [--repeat 3]
 """
@@ -11,7 +14,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import tempfile
 import time
+from pathlib import Path
+
+import polars as pl
 
 from analysis_lib import dr_arena
 from analysis_lib.dr_arena import diagnostics, match_log, simulate, tournament
@@ -43,6 +50,21 @@ def main() -> None:
         print(f"{k:>28}: median {statistics.median(v):.3f} s over {len(v)} runs")
     total = statistics.median(times["total"])
     print(f"total / target ({TARGET_S:.0f} s): {total / TARGET_S:.3f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        log = match_log.write_match_log(Path(tmp) / "tournament.jsonl", rounds.to_dicts())
+        check, anchor = [], []
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            n = match_log.validate_match_logs(log)
+            t1 = time.perf_counter()
+            pl.read_ndjson(log)
+            t2 = time.perf_counter()
+            check.append(t1 - t0)
+            anchor.append(t2 - t1)
+        size = log.stat().st_size
+    c, a = statistics.median(check), statistics.median(anchor)
+    print(f"validate_match_logs: {n} rounds ({size / 1e6:.2f} MB) in {c:.3f} s; polars read_ndjson {a:.3f} s; "
+          f"ratio {c / a:.1f}")
 
 
 if __name__ == "__main__":

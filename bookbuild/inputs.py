@@ -12,7 +12,7 @@ input                   loader                                                  
 ``data_source``         :func:`analysis_lib.search_arena.loader.load_battles_report`           conversations
 ``attribution_source``  the same (the citation-attribution subset is a release file)           conversations
 ``nugget_records``      :func:`analysis_lib.nuggets.records.load_nugget_records`                battles
-``match_logs``          :func:`analysis_lib.dr_arena.match_log.load_match_logs`                 rounds
+``match_logs``          :func:`analysis_lib.dr_arena.match_log.validate_match_logs`             rounds
 ``answer_records``      :func:`analysis_lib.answer_engine.records.load_answer_records`          answer records
 ``answer_labels``       :func:`analysis_lib.answer_engine.agreement.load_answer_labels`         labels
 ``text_arena_source``   :func:`analysis_lib.search_arena.cross_arena.text_arena.load_text_arena_report`  battles
@@ -70,7 +70,7 @@ def _loaders(seed: int, cache_dir: Path | None) -> dict[str, Callable[[str], tup
         "data_source": lambda p: _release_rows(p, seed, cache_dir),
         "attribution_source": lambda p: _release_rows(p, seed, cache_dir),
         "nugget_records": lambda p: (ng_records.load_nugget_records(p).n_battles, "battles"),
-        "match_logs": lambda p: (match_log.load_match_logs(p).height, "rounds"),
+        "match_logs": lambda p: (match_log.validate_match_logs(p), "rounds"),
         "answer_records": lambda p: (len(ae_records.load_answer_records(p)), "answer records"),
         "answer_labels": lambda p: (ae_agreement.load_answer_labels(p).height, "labels"),
         "text_arena_source": lambda p: (text_arena.load_text_arena_report(p, seed=seed)[0].height, "battles"),

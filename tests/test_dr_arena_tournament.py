@@ -72,10 +72,10 @@ def test_loader_rejects_gaps_duplicates_and_bad_json(tmp_path):
     p.write_text("{oops\n")
     with pytest.raises(ml.MatchLogError, match="a.jsonl, line 1: not valid JSON"):
         ml.read_match_log(p)
-    with pytest.raises(FileNotFoundError, match="neither a file nor a folder"):
+    with pytest.raises(ml.MatchLogError, match="does not exist"):
         ml.load_match_logs(tmp_path / "missing")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(FileNotFoundError, match="no \\*.jsonl"):
+    with pytest.raises(ml.MatchLogError, match="no .jsonl/.json/.ndjson file under"):
         ml.load_match_logs(tmp_path / "empty")
 
 

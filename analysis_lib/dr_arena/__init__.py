@@ -1,4 +1,4 @@
-"""DR-Arena (seed 003): information trees, the evolvement loop, match logs, the Swiss tournament, match-level
+"""DR-Arena: information trees, the evolvement loop, match logs, the Swiss tournament, match-level
 diagnostics, a latent-skill simulation study and the LLM examiner.
 
 Submodules: :mod:`.trees` (trees, the paper's Tables 8/9 as published data, Fig 8), :mod:`.loop` (Tables 1/2, Appendix C

@@ -339,5 +339,6 @@ def llm_tournament(client: llm.LLMClient, prompts: PromptSet, trees: Mapping[str
         return out
 
     rounds, pairings = run_swiss(list(models), play, n_rounds=n_rounds, seed=seed)
-    (log_dir / "failures.json").write_text(json.dumps(failures, indent=1))
+    # plain text, one failed match a line: a .json file here would be read as a match log
+    (log_dir / "failures.txt").write_text("".join(f + "\n" for f in failures), encoding="utf-8")
     return rounds, pairings, failures

@@ -34,6 +34,8 @@ naming the file, line and field of the first bad value; :func:`matches` reduces 
 from __future__ import annotations
 
 import json
+import math
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,7 @@ import polars as pl
 
 from analysis_lib import fetch as _fetch
 from analysis_lib.dr_arena.loop import FRAMEWORK, VERDICT_CODES, FailureType, LoopConfig, replay_trace, start_on_tree
+from analysis_lib.search_arena.release_io import MAX_LINE_BYTES, line_problem, one_line, short
 
 SCHEMA: dict[str, Any] = {
     "match_id": pl.String, "tournament_round": pl.Int64, "tree_id": pl.String, "model_a": pl.String,
@@ -53,6 +56,14 @@ REQUIRED: tuple[str, ...] = ("match_id", "tree_id", "model_a", "model_b", "round
                              "score_a", "score_b")
 FAILURE_CODES: tuple[str, ...] = tuple(f.name for f in FailureType)
 STOP_CODES: tuple[str, ...] = ("SCORE_GAP", "MUCH_BETTER", "MAX_ROUNDS")
+#: Fields every round of one match shares.
+MATCH_FIELDS: tuple[str, ...] = ("tree_id", "model_a", "model_b", "tournament_round")
+#: Suffixes of match-log files in a folder (compared case-insensitively).
+LOG_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".ndjson")
+#: Largest match-log file read (a round is a few hundred bytes; a tournament of thousands of matches is a few MB).
+MAX_LOG_BYTES = 1024**3
+#: Largest absolute cumulative score accepted (the loop's scores are a few points; 2 per round at most).
+MAX_ABS_SCORE = 1e6
 
 
 class MatchLogError(ValueError):
@@ -67,82 +78,143 @@ def _check(rec: Any, where: str) -> dict[str, Any]:
             raise MatchLogError(f"{where}, field {k!r}: missing (required: {list(REQUIRED)})")
     for k in ("match_id", "tree_id", "model_a", "model_b"):
         if not isinstance(rec[k], str) or not rec[k]:
-            raise MatchLogError(f"{where}, field {k!r}: expected a non-empty string, got {rec[k]!r}")
+            raise MatchLogError(f"{where}, field {k!r}: expected a non-empty string, got {short(rec[k])}")
     for k in ("round", "depth", "width"):
         if not isinstance(rec[k], int) or isinstance(rec[k], bool) or rec[k] < 1:
-            raise MatchLogError(f"{where}, field {k!r}: expected an integer >= 1, got {rec[k]!r}")
+            raise MatchLogError(f"{where}, field {k!r}: expected an integer >= 1, got {short(rec[k])}")
     tr = rec.get("tournament_round")
     if tr is not None and (not isinstance(tr, int) or isinstance(tr, bool)):
-        raise MatchLogError(f"{where}, field 'tournament_round': expected an integer or null, got {tr!r}")
+        raise MatchLogError(f"{where}, field 'tournament_round': expected an integer or null, got {short(tr)}")
     for k in ("score_a", "score_b"):
-        if not isinstance(rec[k], (int, float)) or isinstance(rec[k], bool):
-            raise MatchLogError(f"{where}, field {k!r}: expected a number, got {rec[k]!r}")
+        v = rec[k]
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or abs(v) > MAX_ABS_SCORE:
+            raise MatchLogError(f"{where}, field {k!r}: expected a finite number within ±{MAX_ABS_SCORE:g} "
+                                f"(a cumulative score), got {short(v)}")
+    for k in ("question", "answer_a_id", "answer_b_id", "action"):
+        if rec.get(k) is not None and not isinstance(rec[k], str):
+            raise MatchLogError(f"{where}, field {k!r}: expected a string or null, got {short(rec[k])}")
     if rec["verdict"] not in VERDICT_CODES:
-        raise MatchLogError(f"{where}, field 'verdict': {rec['verdict']!r} is not one of {list(VERDICT_CODES)}")
+        raise MatchLogError(f"{where}, field 'verdict': {short(rec['verdict'])} is not one of {list(VERDICT_CODES)}")
     tq, ft = rec.get("tie_quality"), rec.get("failure_type")
     if rec["verdict"] == "TIE":
         if tq not in ("high", "low"):
-            raise MatchLogError(f"{where}, field 'tie_quality': a TIE needs 'high' or 'low', got {tq!r}")
+            raise MatchLogError(f"{where}, field 'tie_quality': a TIE needs 'high' or 'low', got {short(tq)}")
+        if ft is not None and ft not in FAILURE_CODES:
+            raise MatchLogError(f"{where}, field 'failure_type': {short(ft)} is not one of {list(FAILURE_CODES)}")
     else:
         if ft not in FAILURE_CODES:
             raise MatchLogError(f"{where}, field 'failure_type': a decided round needs one of "
-                                f"{list(FAILURE_CODES)}, got {ft!r}")
+                                f"{list(FAILURE_CODES)}, got {short(ft)}")
         if tq is not None:
             raise MatchLogError(f"{where}, field 'tie_quality': must be null for verdict {rec['verdict']}")
     if rec.get("stop") is not None and rec["stop"] not in STOP_CODES:
-        raise MatchLogError(f"{where}, field 'stop': {rec['stop']!r} is not one of {list(STOP_CODES)}")
+        raise MatchLogError(f"{where}, field 'stop': {short(rec['stop'])} is not one of {list(STOP_CODES)}")
     return {k: rec.get(k) for k in SCHEMA}
 
 
+def _regular_file(path: Path, what: str = "a match log") -> int:
+    """The size of ``path`` when it is a non-empty regular file within :data:`MAX_LOG_BYTES`; else
+    :class:`MatchLogError` (a FIFO, device or socket is refused before any byte is read)."""
+    try:
+        info = path.stat()
+    except OSError as err:
+        raise MatchLogError(f"{path}: cannot be opened ({one_line(str(err))}); expected {what}") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a pipe, device or socket)"
+        raise MatchLogError(f"{path}: is {kind}; expected {what} (.jsonl)")
+    if info.st_size == 0:
+        raise MatchLogError(f"{path}: is empty (0 bytes); expected {what} with one JSON object per round")
+    if info.st_size > MAX_LOG_BYTES:
+        raise MatchLogError(f"{path}: is {info.st_size:,} bytes, more than the {MAX_LOG_BYTES:,} a match log may have")
+    return info.st_size
+
+
 def read_match_log(path: str | Path) -> list[dict[str, Any]]:
-    """Validated records of one JSONL file (blank lines skipped); rounds of a match must run 1, 2, … in order."""
+    """Validated records of one JSONL file (blank lines skipped); rounds of a match must run 1, 2, … in order and
+    keep the match's ``tree_id``, ``model_a``, ``model_b`` and ``tournament_round``. Each line is checked before
+    it is parsed (UTF-8, at most :data:`~analysis_lib.search_arena.release_io.MAX_LINE_BYTES`, nesting at most
+    :data:`~analysis_lib.search_arena.release_io.MAX_JSON_DEPTH`, one JSON object); a file without a round is
+    refused."""
     path = Path(path)
+    _regular_file(path)
     out: list[dict[str, Any]] = []
+    first: dict[str, dict[str, Any]] = {}
     last: dict[str, int] = {}
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}, line {i}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise MatchLogError(f"{where}: not valid JSON ({exc.msg})") from None
-        rec = _check(rec, where)
-        expected = last.get(rec["match_id"], 0) + 1
-        if rec["round"] != expected:
-            raise MatchLogError(f"{where}, field 'round': match {rec['match_id']!r} has round {rec['round']} "
-                                f"where round {expected} was expected")
-        last[rec["match_id"]] = rec["round"]
-        out.append(rec)
+    with path.open("rb") as fh:
+        for i, line in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), start=1):
+            where = f"{path}, line {i}"
+            problem = line_problem(line)
+            if problem:
+                raise MatchLogError(f"{where}: {problem}")
+            if not line.strip():
+                continue
+            rec = _check(json.loads(line), where)
+            head = first.setdefault(rec["match_id"], rec)
+            for k in MATCH_FIELDS:
+                if rec[k] != head[k]:
+                    raise MatchLogError(f"{where}, field {k!r}: match {short(rec['match_id'])} has {short(rec[k])} "
+                                        f"where its round 1 has {short(head[k])} (a match keeps its {k})")
+            expected = last.get(rec["match_id"], 0) + 1
+            if rec["round"] != expected:
+                raise MatchLogError(f"{where}, field 'round': match {short(rec['match_id'])} has round {rec['round']} "
+                                    f"where round {expected} was expected")
+            last[rec["match_id"]] = rec["round"]
+            out.append(rec)
+    if not out:
+        raise MatchLogError(f"{path}: holds no rounds (only blank lines); expected one JSON object per round")
     return out
-
-
-def log_files(path: str | Path) -> list[Path]:
-    """``path`` itself when it is a file, else every ``*.jsonl`` under it (recursively, sorted)."""
+def log_files(path: str | Path) -> tuple[list[Path], list[Path]]:
+    """``(logs, others)``: ``path`` itself when it is a file (any name), else every file under it whose suffix is
+    one of :data:`LOG_SUFFIXES` in any case (``.jsonl``, ``.json``, ``.ndjson``; recursively, sorted) and the
+    other files found there, which are not read (:func:`load_match_logs` reports them). A log that is not a
+    regular file, a missing path and a folder without a log are refused (:class:`MatchLogError`)."""
     path = Path(path)
-    if path.is_file():
-        return [path]
+    if not path.exists():
+        raise MatchLogError(f"match logs: {path} does not exist (expected a .jsonl file or a folder of them)")
     if not path.is_dir():
-        raise FileNotFoundError(f"match logs: {path} is neither a file nor a folder")
-    files = sorted(path.rglob("*.jsonl"))
-    if not files:
-        raise FileNotFoundError(f"match logs: no *.jsonl file under {path}")
-    return files
+        _regular_file(path)
+        return [path], []
+    found = sorted(p for p in path.rglob("*") if not p.is_dir())
+    logs = [p for p in found if p.suffix.lower() in LOG_SUFFIXES]
+    if not logs:
+        raise MatchLogError(f"match logs: no {'/'.join(LOG_SUFFIXES)} file under {path} "
+                            f"({len(found)} other file(s)); expected one JSON object per round")
+    for f in logs:
+        _regular_file(f)
+    return logs, [p for p in found if p.suffix.lower() not in LOG_SUFFIXES]
 
 
 def load_match_logs(path: str | Path) -> pl.DataFrame:
-    """Every round of every match under ``path`` (a ``.jsonl`` file or a folder of them), validated, as a frame
-    with the columns of :data:`SCHEMA`. A match id may not appear in two files."""
+    """Every round of every match under ``path`` (a match-log file or a folder of them, see :func:`log_files`),
+    validated, as a frame with the columns of :data:`SCHEMA`. A match id may not appear in two files. Files of
+    a folder that are not logs are listed by :func:`skipped_files`."""
     records: list[dict[str, Any]] = []
     seen: dict[str, Path] = {}
-    for f in log_files(path):
+    for f in log_files(path)[0]:
         recs = read_match_log(f)
-        for mid in {r["match_id"] for r in recs}:
+        for mid in sorted({r["match_id"] for r in recs}):
             if mid in seen:
-                raise MatchLogError(f"{f}: match {mid!r} also appears in {seen[mid]}")
+                raise MatchLogError(f"{f}: match {short(mid)} also appears in {seen[mid]}")
             seen[mid] = f
         records.extend(recs)
     return rounds_frame(records)
+
+
+def skipped_files(path: str | Path) -> list[Path]:
+    """Files under a match-log folder that are not read (no log suffix), for the chapter to report."""
+    return log_files(path)[1]
+
+
+def validate_match_logs(path: str | Path) -> int:
+    """The number of rounds under ``path`` after every check of :func:`load_match_logs` (the build runner calls
+    it before any notebook runs); raises :class:`MatchLogError` with one line naming the file, line and field."""
+    try:
+        return load_match_logs(path).height
+    except MatchLogError:
+        raise
+    except (OSError, RecursionError, pl.exceptions.PolarsError) as err:  # an unexpected failure, still one line
+        raise MatchLogError(f"{path}: cannot be read as match logs ({type(err).__name__}: "
+                            f"{one_line(str(err))})") from None
 
 
 def rounds_frame(records: Iterable[Mapping[str, Any]]) -> pl.DataFrame:

@@ -144,6 +144,11 @@ def failure_profile_plot(profile: pl.DataFrame, title: str) -> Figure:
     return fig
 
 
+def tick_label(category: str) -> str:
+    """A Fig 7 category as its tick label: one word a line (``Much Better`` → ``Much\\nBetter``)."""
+    return category.replace(" ", "\n")
+
+
 def verdict_share_plot(shares: pl.DataFrame, title: str) -> Figure:
     """Fig 7: shares of the verdict tiers over all rounds (left) and of the failure types over decided rounds
     (right), in percent with the counts."""
@@ -151,7 +156,7 @@ def verdict_share_plot(shares: pl.DataFrame, title: str) -> Figure:
     for ax, kind in zip(axes, ("verdict", "failure type"), strict=True):
         part = shares.filter(pl.col("kind") == kind)
         colors = [FAILURE_COLORS.get(c, ACCENT) for c in part["category"]]
-        ax.bar(part["category"].to_list(), 100 * part["share"].to_numpy(), color=colors)
+        ax.bar([tick_label(c) for c in part["category"]], 100 * part["share"].to_numpy(), color=colors)
         for i, (s, n) in enumerate(zip(part["share"], part["n"], strict=True)):
             ax.annotate(f"{100 * s:.1f}%\n(n={n})", (i, 100 * s), ha="center", va="bottom", fontsize=7)
         ax.set_ylabel(f"% of {'rounds' if kind == 'verdict' else 'decided rounds'}")

@@ -43,12 +43,15 @@ def load_match_source(match_logs: str, trees: Mapping[str, Mapping], *, n_agents
     agents, ``n_rounds`` Swiss rounds, one match per pair and tree)."""
     if match_logs:
         rounds = match_log.load_match_logs(match_logs)
+        files, skipped = match_log.log_files(match_logs)
         models = sorted(set(rounds["model_a"]) | set(rounds["model_b"]))
         ref = search_arena_reference(models)
         n_matches = rounds["match_id"].n_unique()
+        not_read = (f" {len(skipped)} other file(s) in the folder are not logs and were not read: "
+                    f"{', '.join(p.name for p in skipped[:5])}{', …' if len(skipped) > 5 else ''}." if skipped else "")
         return MatchSource(rounds, None, ref, "Search Arena Elo (Table 3)", "real",
-                           f"Match logs from `{match_logs}`: {n_matches} matches, {rounds.height} rounds, "
-                           f"{len(models)} models ({len(ref)} of them in Table 3's Search Arena column).")
+                           f"{len(files)} log file(s): {n_matches} matches, {rounds.height} rounds, "
+                           f"{len(models)} models ({len(ref)} of them in Table 3's Search Arena column).{not_read}")
     tour = simulate.simulate_tournament(simulate.make_agents(n_agents, seed=seed), trees, n_rounds=n_rounds, seed=seed,
                                         sim=sim)
     rounds = tour.rounds

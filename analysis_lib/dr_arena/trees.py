@@ -1,4 +1,4 @@
-"""DR-Arena (seed 003) information trees: loading and validation, shape, Tables 8 and 9, Fig 8 topology.
+"""DR-Arena information trees: loading and validation, shape, Tables 8 and 9, Fig 8 topology.
 
 Trees
 -----
@@ -57,7 +57,7 @@ def paper_table8() -> dict[str, int | None]:
 
 def paper_table9() -> dict[str, int | None]:
     """Table 9 of the paper: topic hierarchy (levels joined by " > ") -> number of trees, in the paper's order;
-    ``None`` where the extracted text prints no count."""
+    ``None`` where the printed table gives no count."""
     return _paper_counts(TABLE9_ID, "topic")
 
 

@@ -1,0 +1,267 @@
+"""The DR-Arena chapter's sections computed from match logs (the simulation study by default, a user's logs with
+``MATCH_LOGS``): DR-S (Swiss tournament and ratings), DR-T6 / Fig 4 (correlation by rounds used), DR-F5 (rounds
+against the Elo gap), DR-F6 (failure profiles), DR-F7 (verdict shares) and the summary of the paper's claims.
+
+Each function returns a :class:`~analysis_lib.dr_arena.sections.Section`. The claims' thresholds are here
+(:data:`ROUND2_MARGIN`, :data:`BALANCE_POINTS`, :data:`ALPHA`) and the labels are built from them; the paper's
+values drawn on the figures come from ``resources/paper_values/dr.csv`` and ``published/``.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from analysis_lib import paper_values
+from analysis_lib.answer_engine.report import Number, not_run
+from analysis_lib.fetch import published
+from analysis_lib.plotting import Reference, forest
+from analysis_lib.stats import leaderboard_agreement
+
+from . import diagnostics, match_log
+from .plots import (
+    correlation_by_rounds_plot,
+    failure_profile_plot,
+    rounds_vs_gap_plot,
+    tick_label,
+    verdict_share_plot,
+)
+from .sections import Section, Shown, Table
+from .source import MatchSource
+from .tournament import leaderboard_table, ratings
+
+#: DR-T6: "by round 2 Spearman reaches the all-rounds value" within this margin.
+ROUND2_MARGIN = 0.02
+#: DR-F6: the lowest-failure model's Deep and Wide shares are "balanced" within this many points.
+BALANCE_POINTS = 5
+#: DR-F5: significance level of the negative correlation.
+ALPHA = 0.05
+#: Share of bootstrap resamples fitted with the ridge above which an interval end may be a ridge value.
+RIDGE_SHARE_WARN = 0.025
+#: The paper's named pairs of Fig 5 (§5.1).
+FIG5_PAIRS = "dr_arena_fig5_named_pairs"
+T6_QUANTITIES = ("Spearman rho, all rounds", "Pearson r, all rounds", "Spearman rho, round 1 only",
+                 "Pearson r, round 1 only", "Spearman rho, rounds 1-2 only", "Pearson r, rounds 1-2 only")
+RUBRIC_QUANTITIES = ("Spearman rho, without rubrics (intuition judge)", "Pearson r, without rubrics (intuition judge)")
+RUBRIC_REASON = ("needs the LLM Examiner judging the same answers without its checklists (DR-X with an endpoint); "
+                 "not part of the offline build")
+
+
+def _holds(ok: bool) -> str:
+    return "holds" if ok else "does not hold"
+
+
+def _too_few(logs: MatchSource) -> str:
+    return f"fewer than 3 logged models have a reference rating ({logs.reference_name})"
+
+
+def swiss_section(logs: MatchSource, n_bootstrap: int, seed: int) -> tuple[Section, pl.DataFrame]:
+    """DR-S: the Bradley–Terry leaderboard of the matches (with bootstrap intervals), the pairing checks and the
+    agreement with the reference leaderboard; returns the section and the leaderboard (``board``)."""
+    all_matches = match_log.matches(logs.rounds)
+    board = ratings(all_matches, n_bootstrap=n_bootstrap, seed=seed)
+    kind = logs.kind
+    has_mle, n_ridge = bool(board["mle"][0]), int(board["ridge_resamples"][0])
+    numbers = [
+        Number("DR-S", "Swiss rounds", all_matches["tournament_round"].n_unique(), data=kind),
+        Number("DR-S", "models in the tournament", board.height, data=kind),
+        Number("DR-S", "matches played", all_matches.height, data=kind),
+        Number("DR-S", "model pairs that met twice", diagnostics.pairs_met_twice(all_matches), data=kind),
+    ]
+    if logs.pairings is not None:
+        numbers.append(Number("DR-S", "byes", logs.pairings["model_b"].null_count(), data=kind))
+    numbers += [
+        Number("DR-S", "ratings: BT maximum-likelihood estimate exists", "yes" if has_mle else "no", data=kind),
+        Number("DR-S", "bootstrap resamples fitted with the ridge (no MLE)", n_ridge, data=kind,
+               note=f"of {n_bootstrap}"),
+    ]
+    sub = board.filter(pl.col("model").is_in(list(logs.reference)))
+    if sub.height >= 3:
+        agree = leaderboard_agreement(sub["rating"].to_numpy(), [logs.reference[m] for m in sub["model"]])
+        numbers.append(Number("DR-S", "Spearman rho, Elo vs reference leaderboard", agree.spearman, data=kind,
+                              note=f"reference: {logs.reference_name}, {sub.height} models"))
+    else:
+        numbers += not_run("DR-S", ["Spearman rho, Elo vs reference leaderboard"], _too_few(logs))
+    planted = max(logs.reference, key=lambda m: logs.reference[m]) if kind == "simulated" else None
+    numbers += [
+        Number("DR-S", "top model by Elo", board["model"][0], data=kind, planted=planted),
+        Number("DR-S", "models whose 95% interval excludes every other model", diagnostics.separated_models(board),
+               data=kind),
+    ]
+    fig = forest(board["model"].to_list(), board["rating"].to_numpy(), board["ci_lower"].to_numpy(),
+                 board["ci_upper"].to_numpy(), xlabel="Elo (Bradley-Terry, 95% bootstrap interval)",
+                 title="§4.1: Swiss tournament leaderboard", reference=1000.0)
+    table = Table(leaderboard_table(board, logs.reference, logs.reference_name), "Leaderboard of the tournament.", 2)
+    return Section(numbers, [Shown(fig, kind)], [table], [mle_note(has_mle, n_ridge, n_bootstrap, board)]), board
+
+
+def mle_note(has_mle: bool, n_ridge: int, n_bootstrap: int, board: pl.DataFrame) -> str:
+    """The text under the leaderboard: whether the MLE exists and how many resamples needed the ridge."""
+    if n_bootstrap > 0:
+        warn = (": more than 2.5% of them, so an interval end can be a ridge value (read it as unbounded)."
+                if n_ridge > RIDGE_SHARE_WARN * n_bootstrap else ".")
+        resamples = f"{n_ridge} of {n_bootstrap} bootstrap resamples had no MLE and were fitted with the ridge{warn}"
+    else:
+        resamples = "No bootstrap (`n_bootstrap = 0`): no intervals."
+    if has_mle:
+        return f"The MLE exists for these matches (the beat graph is strongly connected). {resamples}"
+    return (":::{admonition} No maximum-likelihood estimate for these matches\n:class: warning\nThe beat graph is not "
+            "strongly connected: some group of models never beat or tied a model outside it. The ratings are the "
+            f"ridge fit (reg = {board['ridge'][0]:g}); the gaps between the separated groups come from the ridge, "
+            f"not the data. {resamples}\n:::")
+
+
+def _paper(quantity: str) -> float:
+    return float(paper_values.lookup("DR-T6", quantity).paper)  # type: ignore[arg-type]
+
+
+def fig4_reference(last_k: int) -> list[Reference]:
+    """Table 6's correlations at round 1, rounds 1–2 and all rounds (drawn at ``last_k``), as the paper's points."""
+    ks = [1, 2, last_k]
+    return [Reference.at_points(ks, [_paper(f"{m}, {w}") for w in ("round 1 only", "rounds 1-2 only", "all rounds")],
+                                label=f"paper: {name}")
+            for m, name in (("Spearman rho", "Spearman ρ"), ("Pearson r", "Pearson r"))]
+
+
+def correlation_section(logs: MatchSource, board: pl.DataFrame) -> Section:
+    """DR-T6 and Fig 4: Spearman and Pearson with the reference leaderboard when every match is cut after k
+    rounds, the paper's Table 6 points on the figure; the rubric ablation is not run (needs the LLM examiner)."""
+    kind = logs.kind
+    ref_models = [m for m in board["model"] if m in logs.reference]
+    rubric = not_run("DR-T6", RUBRIC_QUANTITIES, RUBRIC_REASON)
+    if len(ref_models) < 3:
+        return Section([*not_run("DR-T6", T6_QUANTITIES, _too_few(logs)), *rubric])
+    by_k = diagnostics.correlation_by_rounds(logs.rounds, {m: logs.reference[m] for m in ref_models})
+    last, r1 = by_k.row(-1, named=True), by_k.row(0, named=True)
+    r2 = by_k.filter(pl.col("k") == 2).row(0, named=True) if by_k.height >= 2 else last
+    round2 = r2["spearman"] >= last["spearman"] - ROUND2_MARGIN
+    round1 = r1["spearman"] < last["spearman"]
+    numbers = [Number("DR-T6", q, v, data=kind) for q, v in zip(T6_QUANTITIES, (
+        last["spearman"], last["pearson"], r1["spearman"], r1["pearson"], r2["spearman"], r2["pearson"]), strict=True)]
+    numbers += [
+        Number("DR-T6", f"claim: by round 2 Spearman reaches the all-rounds value (at most {ROUND2_MARGIN:g} below it)",
+               _holds(round2), data=kind),
+        Number("DR-T6", "claim: round 1 alone gives a lower Spearman than all rounds", _holds(round1), data=kind),
+        *rubric,
+    ]
+    fig = correlation_by_rounds_plot(by_k, "Fig 4: correlation with the reference leaderboard by rounds used",
+                                     logs.reference_name)
+    notes = [] if round1 and round2 else [fig4_contradiction(round1, round2, kind)]
+    return Section(numbers, [Shown(fig, kind, fig4_reference(int(by_k["k"].max())))],  # type: ignore[arg-type]
+                   [Table(by_k.rename({"n_models": "models", "spearman": "Spearman ρ", "pearson": "Pearson r"}),
+                          "Correlation with the reference leaderboard when matches are cut after k rounds.")],
+                   notes)
+
+
+def fig4_contradiction(round1: bool, round2: bool, kind: str) -> str:
+    """One sentence under Fig 4 when the logs contradict the paper's reading of it."""
+    where = "this simulated tournament" if kind == "simulated" else "these match logs"
+    parts = ([] if round1 else ["round 1 alone already ranks the models as well as all rounds do"]) + (
+        [] if round2 else [f"by round 2 Spearman is still more than {ROUND2_MARGIN:g} below its all-rounds value"])
+    return (f"**Unlike the paper's Fig 4**, in {where} {' and '.join(parts)}: the paper's points (marked *paper*) "
+            "show the correlation rising with the rounds used.")
+
+
+FIG5_NOTE = ("The points marked *paper (named pairs)* are the three pairs the paper names: GPT-5.1-Search vs Grok-4 "
+             "(fewer than 2.0 rounds, drawn at 2.0), Gemini-2.5-Pro vs o3-Search (2.8) and GPT-5.1-Search vs "
+             "o3-Search (3.07). The paper's text leaves their Elo gaps blank; we place them at the gaps of Table 3's "
+             "DR-Arena Elo (126, 13 and 43).")
+
+
+def fig5_reference() -> Reference:
+    """The rounds of the three pairs the text names with Fig 5, at their gap in Table 3's DR-Arena Elo (the
+    paper's gaps are not in its text; placing them there is our choice). "Fewer than 2.0" is drawn at 2.0."""
+    pairs = pl.read_csv(published(FIG5_PAIRS))
+    elo = dict(pl.read_csv(published("dr_arena_table3_leaderboards")).select("model", "dr_arena_elo").iter_rows())
+    gaps = [abs(elo[a] - elo[b]) for a, b in zip(pairs["model_1"], pairs["model_2"], strict=True)]
+    return Reference.at_points(gaps, pairs["mean_rounds"].to_list(), label="paper (named pairs)")
+
+
+def gap_section(logs: MatchSource, board: pl.DataFrame) -> Section:
+    """DR-F5: mean rounds per model pair against the pair's |Elo gap|, Pearson's r and p (scipy), and the claim
+    that rounds fall as the gap grows (r < 0 at p < :data:`ALPHA`)."""
+    kind = logs.kind
+    gap = diagnostics.rounds_vs_gap(logs.rounds, board)
+    fig = rounds_vs_gap_plot(gap.pairs, gap.pearson, gap.p_value, "Fig 5: rounds per match vs Elo gap of the pair")
+    numbers = [
+        Number("DR-F5", "Pearson r, mean rounds vs |Elo gap|", gap.pearson, data=kind),
+        Number("DR-F5", "p-value of that r", gap.p_value, data=kind),
+        Number("DR-F5", "model pairs", gap.pairs.height, data=kind),
+        Number("DR-F5", "mean rounds per match", diagnostics.mean_rounds(logs.rounds), data=kind),
+        Number("DR-F5", f"claim: rounds fall as the Elo gap grows (r < 0, p < {ALPHA:g})",
+               _holds(gap.pearson < 0 and gap.p_value < ALPHA), data=kind),
+    ]
+    return Section(numbers, [Shown(fig, kind, fig5_reference())], notes=[FIG5_NOTE])
+
+
+def profile_table(profile: pl.DataFrame) -> pl.DataFrame:
+    """Fig 6's table with readable columns: rounds, wins, losses, ties, failure rate and the failure types as %
+    of the model's lost rounds."""
+    shares = {f"share_{f}": f"{f.title()} %" for f in match_log.FAILURE_CODES}
+    return profile.select("model", "rounds", "wins", "losses", "ties", (100 * pl.col("failure_rate")).alias("fails %"),
+                          *[(100 * pl.col(c)).alias(name) for c, name in shares.items()])
+
+
+def profile_section(logs: MatchSource) -> Section:
+    """DR-F6: failure rate (non-winning rounds / rounds) per model and the failure types of its lost rounds."""
+    kind = logs.kind
+    profile = diagnostics.failure_profile(logs.rounds)
+    best = profile.row(0, named=True)
+    deep, wide = best["share_DEEP"] or 0, best["share_WIDE"] or 0
+    numbers = [
+        Number("DR-F6", "lowest failure rate (%)", 100 * best["failure_rate"], data=kind,
+               note=f"model: {best['model']}"),
+        Number("DR-F6", "Deep share of the lowest-failure model's losses (%)", 100 * deep, data=kind),
+        Number("DR-F6", "Wide share of the lowest-failure model's losses (%)", 100 * wide, data=kind),
+        Number("DR-F6", "highest failure rate (%)", 100 * float(profile["failure_rate"].max()), data=kind,  # type: ignore[arg-type]
+               note=f"model: {profile['model'][-1]}"),
+        Number("DR-F6", f"claim: the lowest-failure model's Deep and Wide shares are within {BALANCE_POINTS} points "
+                        "(balanced)", _holds(abs(deep - wide) <= BALANCE_POINTS / 100), data=kind),
+    ]
+    fig = failure_profile_plot(profile, "Fig 6: failure profile per model (ordered by failure rate)")
+    caption = ("Failure profile per model: fails % = non-winning rounds over rounds; Deep, Wide, Both, None % = "
+               "the loser's failure type as a share of the model's lost rounds.")
+    return Section(numbers, [Shown(fig, kind)], [Table(profile_table(profile), caption, 1)])
+
+
+def verdict_section(logs: MatchSource) -> Section:
+    """DR-F7: shares of the verdict tiers over all rounds and of the loser's failure types over decided rounds."""
+    kind = logs.kind
+    shares = diagnostics.verdict_shares(logs.rounds)
+
+    def pct(k: str, *cats: str) -> float:
+        return 100 * sum(diagnostics.share(shares, k, c) for c in cats)
+
+    top = shares.filter(pl.col("kind") == "verdict").sort("share", descending=True)["category"][0]
+    numbers = [
+        Number("DR-F7", "rounds", logs.rounds.height, data=kind),
+        Number("DR-F7", "share of Better verdicts (%)", pct("verdict", "Better"), data=kind),
+        Number("DR-F7", "share of Much Better verdicts (%)", pct("verdict", "Much Better"), data=kind),
+        Number("DR-F7", "share of tie verdicts (%)", pct("verdict", "Tie (high)", "Tie (low)"), data=kind),
+        Number("DR-F7", "share of Deep failures (%)", pct("failure type", "DEEP"), data=kind),
+        Number("DR-F7", "share of Wide failures (%)", pct("failure type", "WIDE"), data=kind),
+        Number("DR-F7", "claim: Better is the most frequent verdict tier", _holds(top == "Better"), data=kind),
+    ]
+    fig = verdict_share_plot(shares, "Fig 7: verdict tiers and failure types")
+    return Section(numbers, [Shown(fig, kind, fig7_reference())])
+
+
+def fig7_reference() -> list[Reference]:
+    """Fig 7's printed shares (Better, Much Better; Deep, Wide failures) as marks on the two panels."""
+    def paper(q: str) -> float:
+        return float(paper_values.lookup("DR-F7", q).paper)  # type: ignore[arg-type]
+
+    verdicts = {tick_label(c): paper(f"share of {c} verdicts (%)") for c in ("Better", "Much Better")}
+    failures = {c: paper(f"share of {c.title()} failures (%)") for c in ("DEEP", "WIDE")}
+    return [Reference.at_marks(verdicts, axis="y", ax=0), Reference.at_marks(failures, axis="y", ax=1)]
+
+
+def claims_summary(numbers: list[Number], seed: int) -> str:
+    """What the simulation says about the paper's claims (the ``claim:`` quantities recorded so far), with the
+    caveats of a single simulated tournament."""
+    claims = [n for n in numbers if n.quantity.startswith("claim:") and not n.reason]
+    return ("**What the simulation says about the paper's claims.** "
+            + " ".join(f"*{n.quantity.removeprefix('claim: ')}*: {n.ours} in the simulation." for n in claims)
+            + " These are properties of the loop and the tournament under the simulation's assumptions (independent "
+            "depth and width skills, difficulty rising with depth and width, a noisy examiner), not evidence about "
+            f"real agents; and they come from one simulated tournament (seed {seed}): the claims on round 2 and on "
+            "the Elo gap sit close to their thresholds, and other seeds can turn them either way.")

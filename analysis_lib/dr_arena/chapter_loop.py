@@ -1,0 +1,121 @@
+"""The DR-Arena chapter's DR-L sections: Table 2 and the loop's rules, the framework's released match traces
+replayed through the loop, and the project page's 5-round walkthrough replayed.
+
+Each function returns a :class:`~analysis_lib.dr_arena.sections.Section`; tables carry readable column names.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from analysis_lib.answer_engine.report import Number
+
+from . import match_log
+from .loop import LoopConfig, config_table, replay_trace, transition_table
+from .plots import state_diagram, trace_plot
+from .sections import Section, Shown, Table
+
+#: ``LoopConfig`` fields in words (the config table's first column).
+RULE_LABELS = {
+    "name": "rules", "much_better_points": "points for Much Better", "better_points": "points for Better",
+    "tie_points": "points for a tie", "gap_threshold": "stop when the score gap reaches",
+    "min_rounds": "rounds before the gap rule applies", "max_rounds": "stop after this many rounds",
+    "stop_on_much_better": "stop on a Much Better verdict", "start_depth": "starting depth (root = 1)",
+    "start_width": "starting width constraint", "min_depth": "smallest depth", "min_width": "smallest width",
+    "backtrack_width": "width after a backtrack", "no_child": "a descent without a child",
+}
+TRANSITION_COLUMNS = {"verdict": "verdict", "failure_type": "loser's failure", "action": "action",
+                      "d_depth": "Δ depth", "d_width": "Δ width", "points_a": "points A", "points_b": "points B",
+                      "stops_match": "can end the match"}
+#: The released trace shown as the worked example.
+EXAMPLE_ID = "tree_0022_glm47_vs_pplsonar_1300"
+#: The project page's trace, for quantity names.
+PAGE = "project-page trace (Handheld Game Consoles)"
+
+
+def rules_section(cfg: LoopConfig) -> Section:
+    """Table 2 over the six tiered verdicts and four failure types, drawn from ``cfg``, and ``cfg``'s rules."""
+    table2 = transition_table(cfg)
+    rules = config_table(cfg).with_columns(pl.col("rule").replace_strict(RULE_LABELS, default=pl.col("rule")))
+    numbers = [Number("DR-L", "(verdict, failure type) combinations mapped by Table 2", table2.height, data="none")]
+    return Section(numbers, [Shown(state_diagram(cfg), "none")],
+                   [Table(table2.drop("kind").rename(TRANSITION_COLUMNS),
+                          "Table 2 with the points and stop rule of the rules below.", 0),
+                    Table(rules, f"The loop's rules ({cfg.name}).", 0)])
+
+
+def _reproduced(replay: pl.DataFrame, logged: pl.DataFrame) -> bool:
+    same = all(replay[c].to_list() == replay[f"logged_{c}"].to_list() for c in ("depth", "width", "score_a", "score_b"))
+    return same and replay.height == logged.height
+
+
+def traces_section(cfg: LoopConfig) -> Section:
+    """The framework's released traces, each replayed from its verdicts and failure types alone; a replay must
+    land on every logged depth, width and score and stop at the logged round. One is shown as the worked
+    example."""
+    traces = match_log.published_traces()
+    groups = {mid: g for (mid,), g in traces.group_by("match_id", maintain_order=True)}
+    replays = {mid: replay_trace(g, cfg) for mid, g in groups.items()}
+    ok = sum(_reproduced(r, groups[mid]) for mid, r in replays.items())
+    example = replays[EXAMPLE_ID]
+    fig = trace_plot(example, "Worked example (as App. D): released trace tree_0022 (glm-4.7 vs "
+                              "ppl-sonar-reasoning-pro-high), replayed")
+    numbers = [
+        Number("DR-L", "released match traces replayed", len(replays), data="published"),
+        Number("DR-L", "released traces whose replay reproduces every logged depth, width and score and the stopping "
+                       "round", ok, data="published", note=f"of {len(replays)}"),
+        Number("DR-L", "worked example (tree_0022): rounds played", example.height, data="published",
+               note=f"stop: {example['stop'][-1]}"),
+        Number("DR-L", "worked example (tree_0022): final score gap",
+               abs(example["score_a"][-1] - example["score_b"][-1]), data="published"),
+    ]
+    return Section(numbers, [Shown(fig, "published")],
+                   [Table(trace_table(example), "Released trace tree_0022 replayed: the loop's task and scores beside "
+                                                "the logged ones.", 0)])
+
+
+def page_section(cfg: LoopConfig) -> Section:
+    """The project page's 5-round walkthrough replayed from a depth-2 node without children."""
+    page = match_log.cases_trace()
+    replay = match_log.replay_cases_trace(cfg)
+    same = replay.filter((pl.col("depth") == pl.col("logged_depth")) & (pl.col("width") == pl.col("logged_width")))
+    fig = trace_plot(replay, "App. D worked example from the project page (Sonar-Pro vs Claude-Opus-4.1), replayed")
+    numbers = [
+        Number("DR-L", f"{PAGE}: rounds played", replay.height, data="published"),
+        Number("DR-L", f"{PAGE}: rounds whose depth and width the replay reproduces", same.height, data="published"),
+        Number("DR-L", f"{PAGE}: stop rule after the last round", replay["stop"][-1], data="published"),
+    ]
+    shown = trace_table(replay.with_columns(page["action_on_page"]), "page")
+    return Section(numbers, [Shown(fig, "published")],
+                   [Table(shown, "The project page's match replayed: the loop's depth, width, action and scores; "
+                                 "the page's depth, width and action.", 0)])
+
+
+def _task(depth: str, width: str) -> pl.Expr:
+    return pl.format("{} × {}", pl.col(depth), pl.col(width))
+
+
+def _words(col: str) -> pl.Expr:
+    return pl.col(col).str.replace_all("_", " ")
+
+
+def _scores(frame: pl.DataFrame, a: str, b: str) -> pl.Expr:
+    """``A–B``, in whole points when every score is whole."""
+    whole = all(float(v).is_integer() for v in frame[a].drop_nulls().to_list() + frame[b].drop_nulls().to_list())
+    ca, cb = (pl.col(a).cast(pl.Int64), pl.col(b).cast(pl.Int64)) if whole else (pl.col(a), pl.col(b))
+    return pl.format("{}–{}", ca, cb)
+
+
+def trace_table(replay: pl.DataFrame, logged: str = "logged") -> pl.DataFrame:
+    """A replayed trace as the page shows it: round, verdict, loser's failure, action, the task (depth × width)
+    and scores after the round, the stop, and the ``logged`` task beside it (``"logged"`` or ``"page"``), with the
+    page's action when the trace has one (``action_on_page``), else the logged scores."""
+    cols = [pl.col("round"), pl.col("verdict"), pl.col("failure_type").alias("loser's failure"),
+            _words("action").alias("action"), _task("depth", "width").alias("task (depth × width)"),
+            _scores(replay, "score_a", "score_b").alias("score A–B"), _words("stop").alias("stop"),
+            _task("logged_depth", "logged_width").alias(f"{logged} task")]
+    if "action_on_page" in replay.columns:
+        cols.append(pl.col("action_on_page").alias("action on the page"))
+    elif replay["logged_score_a"].null_count() < replay.height:
+        cols.append(_scores(replay, "logged_score_a", "logged_score_b").alias(f"{logged} score"))
+    return replay.select(cols)

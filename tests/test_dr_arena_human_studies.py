@@ -1,0 +1,57 @@
+"""DR-T4 / DR-T5 / DR-T7: the arithmetic checks on the published tables, on known answers."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from analysis_lib.dr_arena import chapter_published
+from analysis_lib.dr_arena import human_studies as hs
+from analysis_lib.fetch import published
+
+
+@pytest.mark.parametrize(("percent", "n", "k"), [(90.6, 64, 58), (89.1, 64, 57), (96.9, 64, 62), (92.2, 64, 59),
+                                                (33.3, 3, 1), (66.7, 3, 2), (88.0, 50, 44), (0.0, 7, 0)])
+def test_implied_count_known(percent: float, n: int, k: int) -> None:
+    assert hs.implied_count(percent, n) == k
+    assert abs(100 * k / n - percent) <= 0.05
+
+
+@pytest.mark.parametrize(("percent", "n"), [(89.0, 50), (9.0, 50), (92.2, 30), (90.6, 30), (50.0, 3)])
+def test_unreachable(percent: float, n: int) -> None:
+    assert not hs.reachable(percent, n)
+
+
+def test_smallest_denominator_known() -> None:
+    assert hs.smallest_denominator([50.0]) == 2
+    assert hs.smallest_denominator([33.3, 66.7]) == 3
+    assert hs.smallest_denominator([12.5, 37.5]) == 8
+    assert hs.smallest_denominator([0.1], limit=100) is None  # needs n >= 667 at one decimal
+
+
+def test_table5_checks() -> None:
+    t5 = hs.table5()
+    assert t5.height == 3
+    assert hs.column_sums(t5) == {"question_quality": pytest.approx(100.0), "rubric_accuracy": pytest.approx(100.0)}
+    long = hs.table5_long(t5)
+    assert sum(hs.reachable(v, 50) for v in long["value"]) == 4  # 89% and 9% of 50 are 44.5 and 4.5
+    assert hs.smallest_denominator(long["value"].to_list()) == 100
+
+
+def test_table7_checks() -> None:
+    sec = chapter_published.table7_section()
+    got = {n.quantity: n.ours for n in sec.numbers}
+    assert got["percentages that are a whole count of the 64 turns"] == 4
+    assert got["percentages that are a whole count of the 30 matches"] == 0
+    assert got["smallest number of judgements giving every percentage"] == 64
+    assert got["stop efficiency as a count of the matches"] == "none of k/30"
+    assert [n.reason for n in sec.numbers if n.reason] != []
+
+
+def test_table4_section_recomputes_dr_arena_row() -> None:
+    sec = chapter_published.table4_section(pl.read_csv(published("dr_arena_table3_leaderboards")))
+    got = {n.quantity: n for n in sec.numbers}
+    assert got["DR-Arena: Spearman rho with Search Arena (from Table 3)"].ours == pytest.approx(1 - 6 * 2 / (6 * 35))
+    assert got["benchmarks stated to correlate negatively with Search Arena"].ours == 2
+    assert all(n.reason for n in sec.numbers if n.ours is None)
+    assert sec.tables[0].frame.height == 7
