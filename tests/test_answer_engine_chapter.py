@@ -1,4 +1,4 @@
-"""The answer-engine chapter's sections (``answer_engine.chapter``, ``chapter_answers``, ``report``), the two new
+"""The answer-engine chapter's sections (``answer_engine.chapter``, ``chapter_answers``, and ``recording``), the two new
 analyses (AE-F6: Fig 6 implied by Table 3; AE-T1: Table 1 and its checks) and the figures' legibility."""
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from scipy import integrate, stats
 
 from analysis_lib import answer_engine as ae
 from analysis_lib import paper_values
-from analysis_lib.answer_engine import chapter, chapter_answers, findings, implied, plots, report, usability
+from analysis_lib import recording as report
+from analysis_lib.answer_engine import chapter, chapter_answers, findings, implied, plots, usability
 from analysis_lib.fetch import published
 
 FIXTURES = Path(__file__).parent / "fixtures" / "answer_engine"

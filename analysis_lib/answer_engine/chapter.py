@@ -17,6 +17,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from analysis_lib.fetch import published
+from analysis_lib.recording import Number
 
 from . import findings as t1
 from . import implied as f6
@@ -24,7 +25,6 @@ from .metrics import CATEGORIES, Ratio, answer_metrics, figure7_example, minimum
 from .metrics import source_necessity as necessity
 from .plots import figure7_matrices, scorecard, sources_bars
 from .plots_study import findings_bars, implied_violins
-from .report import Number
 from .scorecard import Threshold, category_counts, classify_scorecard, display_name, table2_cited_share
 from .usability import load_usability_tables, usability_comparisons
 

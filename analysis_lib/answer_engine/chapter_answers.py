@@ -2,7 +2,7 @@
 scorecard recomputed with bootstrap intervals (AE-F8), the confidence distributions of Fig 8b (AE-F8b) and
 the agreement of the LLM judges with human labels (AE-P).
 
-Any engine is analysed and shown; only the paper's three engines (:data:`.report.PAPER_ENGINES`, by their
+Any engine is analysed and shown; only the paper's three engines (:data:`PAPER_ENGINES`, by their
 Fig 8 names) have paper values, so only their numbers are recorded, and other engines go to a table of their
 own. A paper engine missing from the records, answers not yet judged (no LLM endpoint, no cached reply), or
 records that cannot be scored are recorded as "not run" with the reason, never as an error.
@@ -16,6 +16,7 @@ import numpy as np
 import polars as pl
 
 from analysis_lib import paper_values
+from analysis_lib.recording import Number, not_run
 
 from .agreement import confidence_distribution, judge_agreement, judge_values, load_answer_labels
 from .chapter import Section, Table
@@ -23,7 +24,6 @@ from .loading import AnswerData
 from .metrics import CATEGORIES, METRICS
 from .plots import confidence_bars, scorecard_intervals
 from .records import confidence_frame
-from .report import PAPER_ENGINES, Number, not_run
 from .scorecard import (
     METRIC_LABELS,
     Threshold,
@@ -42,6 +42,9 @@ QUERY_TYPES = ("debate", "expertise")
 TASK_NAMES = {"confidence": "answer confidence", "support": "factual support"}
 LABELS_REASON = ("the human labels were not released; give a labels file to run it "
                  "(make book ANSWER_LABELS=path/to/labels.csv)")
+
+#: The paper's three engines, by their Fig 8 names (the names this chapter shows on every page).
+PAPER_ENGINES = ("You.com", "BingChat", "Perplexity")
 
 
 def engine_names(engines: list[str]) -> dict[str, str]:

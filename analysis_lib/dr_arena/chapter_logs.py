@@ -12,9 +12,9 @@ from __future__ import annotations
 import polars as pl
 
 from analysis_lib import paper_values
-from analysis_lib.answer_engine.report import Number, not_run
 from analysis_lib.fetch import published
 from analysis_lib.plotting import Reference, forest
+from analysis_lib.recording import Number, not_run
 from analysis_lib.stats import leaderboard_agreement
 
 from . import diagnostics, match_log

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis_lib.answer_engine.report import Number
+from analysis_lib.recording import Number
 
 from . import match_log
 from .loop import LoopConfig, config_table, replay_trace, transition_table

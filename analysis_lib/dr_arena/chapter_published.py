@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis_lib.answer_engine.report import Number, not_run
 from analysis_lib.plotting import scatter_fit
+from analysis_lib.recording import Number, not_run
 from analysis_lib.stats import leaderboard_correlations
 
 from . import human_studies as hs

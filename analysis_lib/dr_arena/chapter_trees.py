@@ -13,8 +13,8 @@ from typing import Any
 import polars as pl
 
 from analysis_lib import paper_values
-from analysis_lib.answer_engine.report import Number
 from analysis_lib.plotting import barh, count_histograms
+from analysis_lib.recording import Number
 
 from . import diagnostics
 from .sections import Section, Shown, Table

@@ -1,7 +1,7 @@
 """What a DR-Arena chapter section hands the notebook: numbers to record, figures and tables to show.
 
 A section function of :mod:`.chapter_published` or :mod:`.chapter_logs` returns a :class:`Section`; the notebook
-shows its figures (``plotting.show``), records its numbers (:func:`analysis_lib.answer_engine.report.record`, any
+shows its figures (``plotting.show``), records its numbers (:func:`analysis_lib.recording.record`, any
 recorder with ``number`` / ``not_run``) and shows its tables, in a few lines.
 """
 
@@ -13,8 +13,8 @@ from typing import NamedTuple
 import polars as pl
 from matplotlib.figure import Figure
 
-from analysis_lib.answer_engine.report import Number
 from analysis_lib.plotting import Reference
+from analysis_lib.recording import Number
 
 
 class Table(NamedTuple):

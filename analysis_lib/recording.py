@@ -1,5 +1,6 @@
-"""What the chapter records: one :class:`Number` per recorded quantity, built by the section functions of
-:mod:`.chapter` and :mod:`.chapter_answers`, and :func:`record`, which hands them to the book's recorder.
+"""What a chapter records: one :class:`Number` per recorded quantity, built by a paper package's section functions
+(``answer_engine.chapter``, ``answer_engine.chapter_answers``, ``dr_arena.chapter_*``), and :func:`record`, which hands
+them to the book's recorder.
 
 The recorder is passed in (anything with the :class:`Recorder` methods), so the library never imports the book.
 A number with a ``reason`` is recorded as "not run" with that reason and no value.
@@ -10,9 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
-
-#: The paper's three engines, by their Fig 8 names (the names this chapter shows on every page).
-PAPER_ENGINES = ("You.com", "BingChat", "Perplexity")
 
 
 class Recorder(Protocol):
