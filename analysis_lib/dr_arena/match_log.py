@@ -146,9 +146,13 @@ def read_match_log(path: str | Path) -> list[dict[str, Any]]:
             problem = line_problem(line)
             if problem:
                 raise MatchLogError(f"{where}: {problem}")
-            if not line.strip():
+            if not line.strip(b" \t\r\n"):  # JSON's whitespace only: other blank characters are not JSON
                 continue
-            rec = _check(json.loads(line), where)
+            try:
+                parsed = json.loads(line)
+            except ValueError as err:
+                raise MatchLogError(f"{where}: not a JSON object ({one_line(str(err))})") from None
+            rec = _check(parsed, where)
             head = first.setdefault(rec["match_id"], rec)
             for k in MATCH_FIELDS:
                 if rec[k] != head[k]:
