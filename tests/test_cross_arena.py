@@ -146,7 +146,7 @@ def test_loader_accepts_primary_intent(tmp_path):
         ),
         (_row(model_a="gpt-4o", model_b="claude"), r"line 2, fields 'model_a'/'model_b': neither side"),
         (_row(model_b=S), r"line 2, fields 'model_a'/'model_b': both sides"),
-        ([1, 2], r"line 2: expected a JSON object"),
+        ([1, 2], r"text_arena_battles\.jsonl, line 2: not a JSON object \(a list\)"),
     ],
 )
 def test_loader_names_line_and_field(tmp_path, bad, match):
@@ -160,7 +160,7 @@ def test_loader_rejects_invalid_json_line(tmp_path):
 
 
 def test_loader_missing_file_says_where_to_get_it(tmp_path):
-    with pytest.raises(FileNotFoundError, match="lmarena/search-arena"):
+    with pytest.raises(TextArenaFormatError, match=r"nope\.jsonl: not found.*lmarena/search-arena"):
         load_text_arena(tmp_path / "nope.jsonl")
 
 
@@ -225,7 +225,7 @@ def test_path_with_colon_under_samples_is_read_as_a_file(tmp_path, monkeypatch):
     frame = load_text_arena("samples/x:y.jsonl")
     assert frame.height == 1
     assert text_arena_kind("samples/x:y.jsonl") == "real"
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(TextArenaFormatError, match=r"missing\.jsonl: not found"):
         load_text_arena("samples/missing.jsonl")
 
 
