@@ -1,6 +1,7 @@
 """Cross-arena vote coding, tabulation, the Text Arena loader and the Text Arena simulator."""
 
 import json
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import polars as pl
@@ -27,6 +28,7 @@ from analysis_lib.search_arena.models import NON_SEARCH_RAW, TEXT_ARENA_SEARCH_M
 from analysis_lib.search_arena.simulate import simulate_text_arena
 from analysis_lib.search_arena.simulate.text_arena_battles import PLANTED_COUNTS, planted_counts
 
+FIXTURES = Path(__file__).parent / "fixtures" / "search_arena"
 S, NS = TEXT_ARENA_SEARCH_MODEL, "gemini-2.5-pro-exp-03-25"
 CONV = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
 
@@ -341,3 +343,47 @@ def test_cross_arena_figure_draws_the_vote_counts():
     labels = [t.get_text() for t in ax.texts]
     assert labels[0] == f"{first['share_search']:.0%}"
     plt.close(fig)
+
+
+# ------------------------------------------------------------------------------------------ chapter 05 sections
+
+
+def test_chapter_text_arena_section_records_the_vote_counts():
+    from analysis_lib.search_arena.cross_arena import chapter
+
+    frame, _ = load_text_arena_report(FIXTURES / "text_arena_small.jsonl")
+    votes = chapter.text_arena_section(frame, "real")
+    got = {n.quantity: n.ours for n in votes.section.numbers}
+    assert (got["battles"], got["ties"], got["search-preferred"], got["non-search-preferred"]) == (3, 1, 2, 0)
+    # two search-preferred of two decided votes: one-sided binomial p = 0.5 ** 2 (scipy's exact test)
+    assert got["p-value, battle data"] == pytest.approx(sps.binomtest(2, 2, 0.5, alternative="greater").pvalue)
+    assert got["Factual Lookup: favoured side"] == "search"
+    headers = votes.section.tables[1].frame.columns
+    assert "p (paper's test)" in headers and "p_value" not in headers
+
+
+def test_chapter_search_arena_without_the_non_search_model_is_not_run():
+    from analysis_lib.search_arena.cross_arena import chapter
+    from analysis_lib.search_arena.simulate import simulate_release
+
+    battles = loader.load_battles(simulate_release(200, seed=0).raw)
+    without = battles.filter((pl.col("raw_model_a") != NON_SEARCH_RAW) & (pl.col("raw_model_b") != NON_SEARCH_RAW))
+    votes = chapter.search_arena_section(without, "simulated")
+    assert votes.by_intent is None
+    assert {n.quantity for n in votes.section.numbers} == {
+        "battles", "ties", "search-preferred", "non-search-preferred", "p-value, battle data",
+        "Factual Lookup p-value", "Factual Lookup: favoured side", "Info Synthesis p-value",
+        "Info Synthesis: favoured side"}
+    assert all(n.reason == chapter.NO_BATTLES and n.ours is None for n in votes.section.numbers)
+    text_frame, _ = load_text_arena_report("sample:120", seed=1)
+    fig8 = chapter.figure8_section(chapter.text_arena_section(text_frame, "simulated"), votes, "simulated", "simulated")
+    assert len(fig8.figures) == 1 and [n.reason for n in fig8.numbers] == ["", chapter.NO_BATTLES, chapter.NO_BATTLES]
+    plt.close("all")
+
+
+def test_chapter_text_arena_read_names_what_was_left_out():
+    from analysis_lib.search_arena.cross_arena import chapter
+
+    assert chapter.text_arena_read(4, 3, {"no vote (winner null)": 1}) == (
+        " 4 rows read, 3 voted battles kept (left out: 1 no vote (winner null)).")
+    assert chapter.text_arena_read(2, 2, {}) == " 2 rows read, 2 voted battles kept."
