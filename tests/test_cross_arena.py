@@ -358,8 +358,10 @@ def test_chapter_text_arena_section_records_the_vote_counts():
     # two search-preferred of two decided votes: one-sided binomial p = 0.5 ** 2 (scipy's exact test)
     assert got["p-value, battle data"] == pytest.approx(sps.binomtest(2, 2, 0.5, alternative="greater").pvalue)
     assert got["Factual Lookup: favoured side"] == "search"
-    headers = votes.section.tables[1].frame.columns
-    assert "p (paper's test)" in headers and "p_value" not in headers
+    counts, tests = (t.frame for t in votes.section.tables)
+    assert counts.columns == ["intent", "battles", "search", "non-search", "ties", "% search", "% non-search", "% ties"]
+    assert counts.filter(pl.col("intent") == "Factual Lookup").row(0) == ("Factual Lookup", 2, 2, 0, 0, 100.0, 0.0, 0.0)
+    assert tests.columns == ["intent", "favoured side", "p (paper's test)", "p two-sided", "p two-sided, Holm"]
 
 
 def test_chapter_search_arena_without_the_non_search_model_is_not_run():
@@ -387,3 +389,19 @@ def test_chapter_text_arena_read_names_what_was_left_out():
     assert chapter.text_arena_read(4, 3, {"no vote (winner null)": 1}) == (
         " 4 rows read, 3 voted battles kept (left out: 1 no vote (winner null)).")
     assert chapter.text_arena_read(2, 2, {}) == " 2 rows read, 2 voted battles kept."
+
+
+def test_vote_bars_draw_each_count_and_share_at_10_pt():
+    from analysis_lib.plotting.display import prepare, smallest_font_pt
+    from analysis_lib.search_arena.plots import vote_bars
+
+    frame, _ = load_text_arena_report("sample", seed=0)
+    long = vote_shares_long(vote_table(frame))
+    fig = vote_bars(long, INTENT_ORDER, title="Fig 8")
+    widths = sorted(p.get_width() for p in fig.axes[0].patches)
+    assert widths == sorted(float(c) for c in long["count"])
+    labels = {t.get_text() for t in fig.axes[0].texts}
+    assert {f"{s:.0%}" for s in long["share"]} <= labels
+    prepare(fig, "simulated")
+    assert smallest_font_pt(fig) >= 10 - 0.05 and fig.get_size_inches()[0] == pytest.approx(7.0)
+    plt.close(fig)

@@ -25,7 +25,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from analysis_lib.plotting import Reference, draw_reference
-from analysis_lib.plotting.style import ACCENT, PROVIDER_COLORS, contrast_text_color
+from analysis_lib.plotting.style import ACCENT, PROVIDER_COLORS, VOTE_COLORS, contrast_text_color
 
 
 def distribution_by_group(
@@ -105,6 +105,38 @@ def matrix_heatmap(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Se
     bar = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
     bar.set_label(cbar_label, fontsize=10)
     bar.ax.tick_params(labelsize=10)
+    if title:
+        ax.set_title(title, fontsize=11)
+    return fig
+
+
+def vote_bars(long: pl.DataFrame, order: Sequence[str], *, title: str = "", by: str = "intent") -> Figure:
+    """Figure 8 sized for the page: per category (``order``, first on top) one horizontal bar per vote (search,
+    non-search, tie) with its count, labelled with its share of the category's battles right of the bar; every
+    text 10 pt in a 7 in figure (vertical bars three to a category left their 10 pt labels overlapping).
+    ``long`` has columns ``by``, ``vote``, ``count``, ``share`` (:func:`~analysis_lib.search_arena.cross_arena.
+    vote_shares_long`)."""
+    present = set(long[by].to_list())
+    cats = [c for c in order if c in present]
+    votes = [v for v in VOTE_COLORS if v in set(long["vote"].to_list())]
+    height = 0.8 / max(len(votes), 1)
+    fig, ax = plt.subplots(figsize=(WIDTH, 0.62 * len(cats) + 1.6))
+    y = np.arange(len(cats))[::-1].astype(float)
+    for k, vote in enumerate(votes):
+        sub = {r[by]: r for r in long.filter(pl.col("vote") == vote).iter_rows(named=True)}
+        counts = np.array([sub[c]["count"] if c in sub else 0 for c in cats], dtype=float)
+        pos = y + ((len(votes) - 1) / 2 - k) * height
+        ax.barh(pos, counts, height * 0.92, label=vote, color=VOTE_COLORS[vote], edgecolor="black", linewidth=0.4)
+        for yi, n, c in zip(pos, counts, cats, strict=True):
+            if c in sub:
+                ax.annotate(f"{sub[c]['share']:.0%}", (n, yi), xytext=(3, 0), textcoords="offset points",
+                            va="center", fontsize=10)
+    ax.set_yticks(y, cats, fontsize=10)
+    ax.set_xlim(0, max(1.0, float(long["count"].max() or 0)) * 1.15)  # type: ignore[arg-type]
+    ax.set_xlabel("battles (label: share of the intent's battles)", fontsize=10)
+    ax.tick_params(axis="x", labelsize=10)
+    ax.grid(axis="y", visible=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=len(votes), fontsize=10, frameon=False)
     if title:
         ax.set_title(title, fontsize=11)
     return fig

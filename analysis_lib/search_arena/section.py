@@ -86,12 +86,6 @@ def record(rec: Recorder, numbers: Iterable[Number]) -> None:
             rec.number(n.analysis_id, n.quantity, n.ours, note=n.note, data=n.data, planted=n.planted)
 
 
-def as_percent(table: pl.DataFrame) -> pl.DataFrame:
-    """``share_*`` columns (fractions) as percentages with one decimal, renamed ``% *``."""
-    return table.with_columns(pl.selectors.starts_with("share_").mul(100).round(1)).rename(
-        lambda c: c.replace("share_", "% "))
-
-
 def show(sec: Section, rec: Recorder, html_table: Callable[..., Any], *ids: str, digits: int = 3) -> None:
     """Show one section in a notebook: its figures (:func:`analysis_lib.plotting.show`, the paper's values drawn),
     its tables (``html_table``: the book's table renderer), its text; record its numbers and show the numbers of

@@ -19,7 +19,7 @@ import polars as pl
 
 from analysis_lib import paper_values, plotting, stats
 from analysis_lib.fetch import published
-from analysis_lib.search_arena import models
+from analysis_lib.search_arena import models, plots
 from analysis_lib.search_arena.cross_arena.appendix_f import fact_synth_transcription, search_vs_nonsearch_gains
 from analysis_lib.search_arena.cross_arena.votes import (
     INTENT_ORDER,
@@ -29,7 +29,7 @@ from analysis_lib.search_arena.cross_arena.votes import (
     vote_shares_long,
     vote_table,
 )
-from analysis_lib.search_arena.section import Figure, Number, Section, Table, as_percent, not_run
+from analysis_lib.search_arena.section import Figure, Number, Section, Table, not_run
 
 #: The counts recorded per arena: (quantity, column of :func:`vote_table`).
 BATTLE_QUANTITIES = [("battles", "n"), ("ties", "tie"), ("search-preferred", "search"),
@@ -42,11 +42,11 @@ TEXT_TARGET = "calibration target of the Text Arena simulator"
 SEARCH_TARGET = ("calibration target of the Search Arena simulator in expectation only: each simulated release draws "
                  "these few hundred votes at random, so one release's counts and p-value scatter widely around the "
                  "paper's")
-#: Readable headers of the vote and binomial-test tables.
-TEST_COLUMNS = {"n": "battles", "n_decisive": "decided battles", "search": "search-preferred",
-                "non_search": "non-search-preferred", "tie": "ties", "% non_search": "% non-search",
-                "favours": "favoured side", "p_value": "p (paper's test)", "p_two_sided": "p two-sided",
-                "in_family": "Fig 8 intent", "p_two_sided_holm": "p two-sided, Holm", "alternative": "alternative"}
+#: The vote table's columns shown (counts and shares) and the test table's (side and p-values), with their headers.
+VOTE_COLUMNS = {"intent": "intent", "n": "battles", "search": "search", "non_search": "non-search", "tie": "ties",
+                "share_search": "% search", "share_non_search": "% non-search", "share_tie": "% ties"}
+TEST_COLUMNS = {"intent": "intent", "favours": "favoured side", "p_value": "p (paper's test)",
+                "p_two_sided": "p two-sided", "p_two_sided_holm": "p two-sided, Holm"}
 
 
 def published_totals(analysis_id: str, arena: str) -> Section:
@@ -72,10 +72,10 @@ def _intent_note(row: dict[str, object], extra: str) -> str:
             f"Holm over 8 intents {row['p_two_sided_holm']:.3g}{extra}")
 
 
-def _readable(table: pl.DataFrame) -> pl.DataFrame:
-    """A vote or test table with readable headers (shares as percentages)."""
-    table = as_percent(table)
-    return table.rename({k: v for k, v in TEST_COLUMNS.items() if k in table.columns})
+def _readable(table: pl.DataFrame, columns: dict[str, str]) -> pl.DataFrame:
+    """The ``columns`` of a vote or test table under readable headers, shares as percentages (fits the page)."""
+    shown = table.select(list(columns)).rename(columns)
+    return shown.with_columns(pl.selectors.starts_with("% ").mul(100).round(1))
 
 
 @dataclass
@@ -98,8 +98,8 @@ def text_arena_section(text_battles: pl.DataFrame, text_kind: str) -> ArenaVotes
         numbers.append(Number("SA-33T", f"{r['intent']} p-value", r["p_value"], data=text_kind,
                               note=_intent_note(r, f"; {target}" if target else "")))
         numbers.append(Number("SA-33T", f"{r['intent']}: favoured side", r["favours"], data=text_kind))
-    tables = [Table(_readable(by_intent), "Text Arena votes by intent (% of each intent's battles)"),
-              Table(_readable(tests), "Text Arena binomial tests by intent", 4)]
+    tables = [Table(_readable(by_intent, VOTE_COLUMNS), "Text Arena votes by intent (% of each intent's battles)"),
+              Table(_readable(tests, TEST_COLUMNS), "Text Arena binomial tests by intent", 4)]
     return ArenaVotes(Section(numbers, tables=tables), by_intent)
 
 
@@ -121,8 +121,8 @@ def search_arena_section(battles: pl.DataFrame, kind: str) -> ArenaVotes:
     for r in tests.filter(pl.col("intent").is_in(SEARCH_INTENTS)).iter_rows(named=True):
         numbers.append(Number("SA-33S", f"{r['intent']} p-value", r["p_value"], note=_intent_note(r, no_effect)))
         numbers.append(Number("SA-33S", f"{r['intent']}: favoured side", r["favours"]))
-    tables = [Table(_readable(by_intent), "Search Arena votes by intent (% of each intent's battles)"),
-              Table(_readable(tests), "Search Arena binomial tests by intent", 4)]
+    tables = [Table(_readable(by_intent, VOTE_COLUMNS), "Search Arena votes by intent (% of each intent's battles)"),
+              Table(_readable(tests, TEST_COLUMNS), "Search Arena binomial tests by intent", 4)]
     return ArenaVotes(Section(numbers, tables=tables), by_intent)
 
 
@@ -131,8 +131,8 @@ def figure8_section(text: ArenaVotes, search: ArenaVotes, text_kind: str, kind: 
     Text Arena panel and the Text Arena number."""
     if text.by_intent is None:
         raise ValueError("figure8_section: the Text Arena section has no vote table")
-    figures = [Figure(plotting.vote_distribution(
-        vote_shares_long(text.by_intent), order=INTENT_ORDER,
+    figures = [Figure(plots.vote_bars(
+        vote_shares_long(text.by_intent), INTENT_ORDER,
         title="Text Arena: search vs non-search Gemini-2.5-Pro (Fig 8, left)"), text_kind)]
     if search.by_intent is None:
         ties_text = compare_tie_shares(text.by_intent, text.by_intent.clear())  # most_tied reads the first only
@@ -141,8 +141,8 @@ def figure8_section(text: ArenaVotes, search: ArenaVotes, text_kind: str, kind: 
         numbers += not_run("SA-F8", ["tie share, Text Arena minus Search Arena (overall, points)",
                                      "intents with more ties in the Text Arena than in the Search Arena"], NO_BATTLES)
         return Section(numbers, figures)
-    figures.append(Figure(plotting.vote_distribution(
-        vote_shares_long(search.by_intent), order=INTENT_ORDER,
+    figures.append(Figure(plots.vote_bars(
+        vote_shares_long(search.by_intent), INTENT_ORDER,
         title="Search Arena: non-search Gemini-2.5-Pro vs search models (Fig 8, right)"), kind))
     ties = compare_tie_shares(text.by_intent, search.by_intent)
     both = "simulated" if "simulated" in (kind, text_kind) else kind
