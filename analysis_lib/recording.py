@@ -1,25 +1,36 @@
-"""What a chapter records: one :class:`Number` per recorded quantity, built by a paper package's section functions
-(``answer_engine.chapter``, ``answer_engine.chapter_answers``, ``dr_arena.chapter_*``), and :func:`record`, which hands
-them to the book's recorder.
+"""What a chapter section hands its notebook cell, in one shape for every paper: the numbers to record
+(:class:`Number`: a value, or the reason it did not run), the figures to show (:class:`Figure`, each with the
+paper's values to draw), tables with readable column names (:class:`Table`) and reader notes (Markdown).
 
-The recorder is passed in (anything with the :class:`Recorder` methods), so the library never imports the book.
-A number with a ``reason`` is recorded as "not run" with that reason and no value.
+:func:`record` hands the numbers to the book's recorder and :func:`show` shows a whole :class:`Section` in a
+notebook. The recorder is passed in (anything with the :class:`Recorder` methods) and so is the book's table
+renderer, so the library never imports the book. A number with a ``reason`` is recorded as "not run" with that
+reason and no value; ``data=None`` is the recorder's own data kind.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
+
+import polars as pl
+from matplotlib.figure import Figure as MplFigure
+
+from analysis_lib import plotting
+from analysis_lib.extras import require
+from analysis_lib.plotting import Reference
 
 
 class Recorder(Protocol):
-    """The two methods of ``bookbuild.recorder.Recorder`` that :func:`record` calls."""
+    """The methods of ``bookbuild.recorder.Recorder`` that :func:`record` and :func:`show` call."""
 
     def number(self, analysis_id: str, quantity: str, ours: Any, *, note: str = "", data: Any = None,
                planted: Any = None) -> None: ...
 
     def not_run(self, analysis_id: str, quantity: str, *, reason: str) -> None: ...
+
+    def section(self, analysis_id: str, digits: int = 3, keep: Callable[[str], bool] | None = None) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,34 @@ class Number:
     reason: str = ""
 
 
+class Table(NamedTuple):
+    """A table to show: the frame (readable column names), its caption and the decimals of its numbers."""
+
+    frame: pl.DataFrame
+    caption: str = ""
+    digits: int = 3
+
+
+class Figure(NamedTuple):
+    """A figure to show: the matplotlib figure, its data kind (``real``, ``simulated``, ``published``, ``none``:
+    the stamp) and the paper's values to draw on it (None for none)."""
+
+    figure: MplFigure
+    kind: str
+    reference: Reference | list[Reference] | None = None
+
+
+@dataclass
+class Section:
+    """One section's output, in the order a cell shows it: figures, tables, then notes (Markdown); its numbers are
+    recorded."""
+
+    numbers: list[Number] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
 def not_run(analysis_id: str, quantities: Iterable[str], reason: str) -> list[Number]:
     """The same not-run ``reason`` for each quantity."""
     return [Number(analysis_id, q, reason=reason) for q in quantities]
@@ -48,3 +87,21 @@ def record(rec: Recorder, numbers: Iterable[Number]) -> None:
             rec.not_run(n.analysis_id, n.quantity, reason=n.reason)
         else:
             rec.number(n.analysis_id, n.quantity, n.ours, note=n.note, data=n.data, planted=n.planted)
+
+
+def show(sec: Section, rec: Recorder, html_table: Callable[..., Any], *ids: str, digits: int = 3,
+         keep: Callable[[str], bool] | None = None) -> None:
+    """Show one section in a notebook: its figures (:func:`analysis_lib.plotting.show`, the paper's values drawn),
+    its tables (``html_table``: the book's table renderer), its notes; record its numbers and show the numbers of
+    each analysis ID in ``ids`` beside the paper's (``rec.section``; ``keep``, a predicate on the quantity, shows
+    part of them, for an ID whose numbers span several sections)."""
+    ipy = require("IPython.display", "book", purpose="showing a section in a notebook")
+    for fig in sec.figures:
+        plotting.show(fig.figure, fig.kind, reference=fig.reference)
+    for table in sec.tables:
+        ipy.display(html_table(table.frame, caption=table.caption, digits=table.digits))
+    for note in sec.notes:
+        ipy.display(ipy.Markdown(note))
+    record(rec, sec.numbers)
+    for analysis_id in ids:
+        ipy.display(rec.section(analysis_id, digits=digits, keep=keep))

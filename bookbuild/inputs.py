@@ -10,7 +10,7 @@ option, the file and the loader's message (the runner exits 2). Each input is re
 input                   loader                                                                 counts
 ======================  =====================================================================  ============
 ``data_source``         :func:`analysis_lib.search_arena.loader.load_battles_report`           conversations
-``attribution_source``  the same (the citation-attribution subset is a release file)           conversations
+``attribution_source``  :func:`analysis_lib.search_arena.attribution_io.load_attribution`        conversations
 ``nugget_records``      :func:`analysis_lib.nuggets.records.load_nugget_records`                battles
 ``match_logs``          :func:`analysis_lib.dr_arena.match_log.validate_match_logs`             rounds
 ``answer_records``      :func:`analysis_lib.answer_engine.records.load_answer_records`          answer records
@@ -35,7 +35,7 @@ from analysis_lib.answer_engine import agreement as ae_agreement
 from analysis_lib.answer_engine import records as ae_records
 from analysis_lib.dr_arena import match_log
 from analysis_lib.nuggets import records as ng_records
-from analysis_lib.search_arena import loader, release
+from analysis_lib.search_arena import attribution_io, loader, release
 from analysis_lib.search_arena.cross_arena import text_arena
 from bookbuild import keys
 
@@ -68,7 +68,8 @@ def _release_rows(path: str, seed: int, cache_dir: Path | None) -> tuple[int, st
 def _loaders(seed: int, cache_dir: Path | None) -> dict[str, Callable[[str], tuple[int, str]]]:
     return {
         "data_source": lambda p: _release_rows(p, seed, cache_dir),
-        "attribution_source": lambda p: _release_rows(p, seed, cache_dir),
+        "attribution_source": lambda p: (attribution_io.load_attribution(p, seed=seed, cache_dir=cache_dir).tidy.height,
+                                         "conversations"),
         "nugget_records": lambda p: (ng_records.load_nugget_records(p).n_battles, "battles"),
         "match_logs": lambda p: (match_log.validate_match_logs(p), "rounds"),
         "answer_records": lambda p: (len(ae_records.load_answer_records(p)), "answer records"),

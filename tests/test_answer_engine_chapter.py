@@ -47,7 +47,7 @@ def thresholds():
     return ae.load_thresholds()
 
 
-def _every_number_has_a_paper_row(section: chapter.Section) -> None:
+def _every_number_has_a_paper_row(section: report.Section) -> None:
     for n in section.numbers:
         paper_values.lookup(n.analysis_id, n.quantity)  # KeyError naming the row otherwise
 
@@ -229,9 +229,9 @@ def test_every_chapter_figure_is_legible_at_display_size(card, thresholds):
                 chapter_answers.recomputed_scorecard_section(data, card, thresholds, n_bootstrap=10, seed=0),
                 chapter_answers.confidence_section(data)]
     for sec in sections:
-        for fig in sec.figures:
-            assert plots.smallest_displayed_font(fig) >= plots.MIN_FONT_PT, fig.texts[:1]
-            plt.close(fig)
+        for shown in sec.figures:
+            assert plots.smallest_displayed_font(shown.figure) >= plots.MIN_FONT_PT, shown.figure.texts[:1]
+            plt.close(shown.figure)
 
 
 def test_the_legibility_measure_sees_small_and_wide_figures():

@@ -1,6 +1,7 @@
 """Cross-arena vote coding, tabulation, the Text Arena loader and the Text Arena simulator."""
 
 import json
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import polars as pl
@@ -27,6 +28,7 @@ from analysis_lib.search_arena.models import NON_SEARCH_RAW, TEXT_ARENA_SEARCH_M
 from analysis_lib.search_arena.simulate import simulate_text_arena
 from analysis_lib.search_arena.simulate.text_arena_battles import PLANTED_COUNTS, planted_counts
 
+FIXTURES = Path(__file__).parent / "fixtures" / "search_arena"
 S, NS = TEXT_ARENA_SEARCH_MODEL, "gemini-2.5-pro-exp-03-25"
 CONV = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
 
@@ -146,7 +148,7 @@ def test_loader_accepts_primary_intent(tmp_path):
         ),
         (_row(model_a="gpt-4o", model_b="claude"), r"line 2, fields 'model_a'/'model_b': neither side"),
         (_row(model_b=S), r"line 2, fields 'model_a'/'model_b': both sides"),
-        ([1, 2], r"line 2: expected a JSON object"),
+        ([1, 2], r"text_arena_battles\.jsonl, line 2: not a JSON object \(a list\)"),
     ],
 )
 def test_loader_names_line_and_field(tmp_path, bad, match):
@@ -160,7 +162,7 @@ def test_loader_rejects_invalid_json_line(tmp_path):
 
 
 def test_loader_missing_file_says_where_to_get_it(tmp_path):
-    with pytest.raises(FileNotFoundError, match="lmarena/search-arena"):
+    with pytest.raises(TextArenaFormatError, match=r"nope\.jsonl: not found.*lmarena/search-arena"):
         load_text_arena(tmp_path / "nope.jsonl")
 
 
@@ -225,7 +227,7 @@ def test_path_with_colon_under_samples_is_read_as_a_file(tmp_path, monkeypatch):
     frame = load_text_arena("samples/x:y.jsonl")
     assert frame.height == 1
     assert text_arena_kind("samples/x:y.jsonl") == "real"
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(TextArenaFormatError, match=r"missing\.jsonl: not found"):
         load_text_arena("samples/missing.jsonl")
 
 
@@ -340,4 +342,66 @@ def test_cross_arena_figure_draws_the_vote_counts():
     first = table.row(0, named=True)  # Factual Lookup
     labels = [t.get_text() for t in ax.texts]
     assert labels[0] == f"{first['share_search']:.0%}"
+    plt.close(fig)
+
+
+# ------------------------------------------------------------------------------------------ chapter 05 sections
+
+
+def test_chapter_text_arena_section_records_the_vote_counts():
+    from analysis_lib.search_arena.cross_arena import chapter
+
+    frame, _ = load_text_arena_report(FIXTURES / "text_arena_small.jsonl")
+    votes = chapter.text_arena_section(frame, "real")
+    got = {n.quantity: n.ours for n in votes.section.numbers}
+    assert (got["battles"], got["ties"], got["search-preferred"], got["non-search-preferred"]) == (3, 1, 2, 0)
+    # two search-preferred of two decided votes: one-sided binomial p = 0.5 ** 2 (scipy's exact test)
+    assert got["p-value, battle data"] == pytest.approx(sps.binomtest(2, 2, 0.5, alternative="greater").pvalue)
+    assert got["Factual Lookup: favoured side"] == "search"
+    counts, tests = (t.frame for t in votes.section.tables)
+    assert counts.columns == ["intent", "battles", "search", "non-search", "ties", "% search", "% non-search", "% ties"]
+    assert counts.filter(pl.col("intent") == "Factual Lookup").row(0) == ("Factual Lookup", 2, 2, 0, 0, 100.0, 0.0, 0.0)
+    assert tests.columns == ["intent", "favoured side", "p (paper's test)", "p two-sided", "p two-sided, Holm"]
+
+
+def test_chapter_search_arena_without_the_non_search_model_is_not_run():
+    from analysis_lib.search_arena.cross_arena import chapter
+    from analysis_lib.search_arena.simulate import simulate_release
+
+    battles = loader.load_battles(simulate_release(200, seed=0).raw)
+    without = battles.filter((pl.col("raw_model_a") != NON_SEARCH_RAW) & (pl.col("raw_model_b") != NON_SEARCH_RAW))
+    votes = chapter.search_arena_section(without, "simulated")
+    assert votes.by_intent is None
+    assert {n.quantity for n in votes.section.numbers} == {
+        "battles", "ties", "search-preferred", "non-search-preferred", "p-value, battle data",
+        "Factual Lookup p-value", "Factual Lookup: favoured side", "Info Synthesis p-value",
+        "Info Synthesis: favoured side"}
+    assert all(n.reason == chapter.NO_BATTLES and n.ours is None for n in votes.section.numbers)
+    text_frame, _ = load_text_arena_report("sample:120", seed=1)
+    fig8 = chapter.figure8_section(chapter.text_arena_section(text_frame, "simulated"), votes, "simulated", "simulated")
+    assert len(fig8.figures) == 1 and [n.reason for n in fig8.numbers] == ["", chapter.NO_BATTLES, chapter.NO_BATTLES]
+    plt.close("all")
+
+
+def test_chapter_text_arena_read_names_what_was_left_out():
+    from analysis_lib.search_arena.cross_arena import chapter
+
+    assert chapter.text_arena_read(4, 3, {"no vote (winner null)": 1}) == (
+        " 4 rows read, 3 voted battles kept (left out: 1 no vote (winner null)).")
+    assert chapter.text_arena_read(2, 2, {}) == " 2 rows read, 2 voted battles kept."
+
+
+def test_vote_bars_draw_each_count_and_share_at_10_pt():
+    from analysis_lib.plotting.display import prepare, smallest_font_pt
+    from analysis_lib.search_arena.plots import vote_bars
+
+    frame, _ = load_text_arena_report("sample", seed=0)
+    long = vote_shares_long(vote_table(frame))
+    fig = vote_bars(long, INTENT_ORDER, title="Fig 8")
+    widths = sorted(p.get_width() for p in fig.axes[0].patches)
+    assert widths == sorted(float(c) for c in long["count"])
+    labels = {t.get_text() for t in fig.axes[0].texts}
+    assert {f"{s:.0%}" for s in long["share"]} <= labels
+    prepare(fig, "simulated")
+    assert smallest_font_pt(fig) >= 10 - 0.05 and fig.get_size_inches()[0] == pytest.approx(7.0)
     plt.close(fig)

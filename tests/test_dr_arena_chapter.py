@@ -19,8 +19,8 @@ from analysis_lib.dr_arena import (
     loop,
     source,
 )
-from analysis_lib.dr_arena.sections import Section
 from analysis_lib.fetch import published
+from analysis_lib.recording import Section
 
 #: Two small trees (root with children to depth 3) for a quick simulated tournament.
 TREE = {"children": [{"children": [{"children": []}, {"children": []}]}, {"children": [{"children": []}]},

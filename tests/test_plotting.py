@@ -108,7 +108,7 @@ def test_distribution_by_group_draws_one_box_per_group_with_the_mean_labelled():
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
     labels = sorted(t.get_text() for t in ax.texts)
-    assert labels == sorted(f"{m:.0f}" for m in summary["mean"])
+    assert labels == sorted(f"mean {m:.0f}" for m in summary["mean"])  # "mean", not read as a percentile
 
 
 def test_count_histograms_show_small_bars():

@@ -155,3 +155,47 @@ def test_source_share_difference():
     lo, hi = confint_proportions_2indep(3, 4, 1, 3, method="newcomb", compare="diff")
     assert (row["ci_lower"], row["ci_upper"]) == (pytest.approx(lo), pytest.approx(hi))
     assert (row["n"], row["n_baseline"]) == (4, 3)
+
+
+# ------------------------------------------------------------------------------------------ chapter 03 sections
+
+
+def test_d6_checks_compare_each_pair_strictly_and_skip_missing_models():
+    from analysis_lib.search_arena.preference_chapter import D6_CLAIMS, d6_checks
+
+    length = {"sonar-pro-high": 400.0, "sonar-pro": 300.0}
+    cites = {"sonar-pro-high": 9.0, "sonar-pro": 9.0, "sonar-reasoning-pro-high": 7.0, "sonar": 8.0,
+             "sonar-reasoning": 8.5}
+    got = d6_checks({"response_length": length, "citation_count": cites})
+    assert list(got) == [c[0] for c in D6_CLAIMS]
+    assert got == {
+        "sonar-pro-high answers longer than sonar-pro": "yes",
+        "sonar-pro-high cites more than sonar-pro": "no",  # equal means: not "more"
+        "sonar-reasoning-pro-high cites fewer than sonar-pro-high": "yes",
+        "sonar-reasoning cites fewer than sonar": "no",
+        "gemini-2.5-pro-grounding cites fewer than gemini-2.5-flash-grounding": None,  # neither model present
+    }
+
+
+def test_paper_means_read_the_fig5_values_of_the_paper_values_table():
+    from analysis_lib.search_arena.preference_chapter import paper_means
+
+    intents = ["Factual Lookup", "Creative Generation", "Analysis", "Guidance"]
+    assert paper_means("response_length", intents) == {"Factual Lookup": 168.3, "Creative Generation": 422.8,
+                                                       "Analysis": 393.2}  # SA §3.1; Guidance has none
+    assert paper_means("citation_count", ["Recommendation", "Text Processing"]) == {"Recommendation": 6.9,
+                                                                                      "Text Processing": 4.2}
+
+
+def test_coefficient_tables_name_the_storage_convention():
+    from analysis_lib.search_arena import loader
+    from analysis_lib.search_arena.preference_chapter import coefficient_tables
+    from analysis_lib.search_arena.simulate import simulate_release
+
+    battles = bt.prepare_battles(loader.load_battles(simulate_release(800, seed=0).raw)).frame
+    coef = bt.style_control(battles, bt.LENGTH, n_bootstrap=0).coefficients()
+    shift = bt.convention_shift(battles, bt.LENGTH)
+    fit, storage = coefficient_tables(coef, shift, "Length")
+    assert "paper" not in storage.frame.columns and "int32 storage (the authors')" in storage.frame.columns
+    assert storage.frame["shift (exact − int32)"][0] == pytest.approx(shift["float"][0] - shift["paper"][0])
+    assert fit.frame.columns[0] == "feature"

@@ -10,14 +10,10 @@ and its threshold lives here; the paper's values are in ``resources/paper_values
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import NamedTuple
-
 import polars as pl
-from matplotlib.figure import Figure
 
 from analysis_lib.fetch import published
-from analysis_lib.recording import Number
+from analysis_lib.recording import Figure, Number, Section, Table
 
 from . import findings as t1
 from . import implied as f6
@@ -27,23 +23,6 @@ from .plots import figure7_matrices, scorecard, sources_bars
 from .plots_study import findings_bars, implied_violins
 from .scorecard import Threshold, category_counts, classify_scorecard, display_name, table2_cited_share
 from .usability import load_usability_tables, usability_comparisons
-
-
-class Table(NamedTuple):
-    """A table to show: the frame, its caption and the decimals of its numbers."""
-
-    frame: pl.DataFrame
-    caption: str = ""
-    digits: int = 2
-
-
-@dataclass
-class Section:
-    """One section's output: numbers to record, figures to show (in order) and tables to show after them."""
-
-    numbers: list[Number] = field(default_factory=list)
-    figures: list[Figure] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
 
 
 def _braces(cover: object) -> str:
@@ -69,7 +48,7 @@ def figure7_section() -> Section:
                     f"sources {[int(j) + 1 for j in vc.cols.nonzero()[0]]}); a vertex cover must touch every edge")]
     fig = figure7_matrices(ex.citations, ex.support, ex.relevant,
                            title="Fig 7 example: citation and factual-support matrices")
-    return Section(numbers, [fig])
+    return Section(numbers, [Figure(fig, "published")])
 
 
 def published_scorecard_section(card: pl.DataFrame, thresholds: dict[str, Threshold]) -> Section:
@@ -81,7 +60,7 @@ def published_scorecard_section(card: pl.DataFrame, thresholds: dict[str, Thresh
     numbers += [Number("AE-F8", f"{display_name(r['engine'])}: {r['metric']} category, published value",
                        r["category"], note=f"{r['value']:.1f}%") for r in classified.iter_rows(named=True)]
     fig = scorecard(card, thresholds, title="Fig 8a: the published scorecard in Table 7's colours")
-    return Section(numbers, [fig])
+    return Section(numbers, [Figure(fig, "published")])
 
 
 def table2_section() -> Section:
@@ -92,7 +71,7 @@ def table2_section() -> Section:
     numbers = [Number("AE-T2", f"{display_name(r['engine'])}: % of displayed sources cited "
                                "(mean cited / mean displayed, truncated)", r["pct_floor"],
                       note=f"unrounded {r['pct_cited']:.2f}%") for r in t2.iter_rows(named=True)]
-    return Section(numbers, [fig])
+    return Section(numbers, [Figure(fig, "published")])
 
 
 def findings_section() -> Section:
@@ -123,7 +102,7 @@ def findings_section() -> Section:
                           pl.format("{}/{}", "participants", "out_of").alias("participants"),
                           pl.col("share").alias("% of denominator"))
     fig = findings_bars(shares, title="Table 1: participants who raised each finding")
-    return Section(numbers, [fig], [Table(shown, "Table 1 as published", 1)])
+    return Section(numbers, [Figure(fig, "published")], [Table(shown, "Table 1 as published", 1)])
 
 
 def implied_section(family: f6.Family = "gamma") -> Section:
@@ -154,7 +133,7 @@ def implied_section(family: f6.Family = "gamma") -> Section:
                           title=f"Fig 6 as implied by Table 3: {family} fits, not observations")
     caption = (f"Table 3's statistics beside the implied distributions' ({family} matched to mean and SD; the "
                "three engines together as their equal mixture, which Table 3 does not summarise)")
-    return Section(numbers, [fig], [Table(shown, caption, 2)])
+    return Section(numbers, [Figure(fig, "published")], [Table(shown, caption, 2)])
 
 
 def _p(column: str) -> pl.Expr:

@@ -16,10 +16,9 @@ import numpy as np
 import polars as pl
 
 from analysis_lib import paper_values
-from analysis_lib.recording import Number, not_run
+from analysis_lib.recording import Figure, Number, Section, Table, not_run
 
 from .agreement import confidence_distribution, judge_agreement, judge_values, load_answer_labels
-from .chapter import Section, Table
 from .loading import AnswerData
 from .metrics import CATEGORIES, METRICS
 from .plots import confidence_bars, scorecard_intervals
@@ -113,7 +112,7 @@ def recomputed_scorecard_section(answers: AnswerData, card: pl.DataFrame, thresh
         tables.append(Table(extra, "Engines the paper did not evaluate: percentages, "
                                    f"{100 * level:g}% bootstrap intervals and Table 7 category counts (no paper value)",
                             1))
-    return Section(numbers, [fig], tables)
+    return Section(numbers, [Figure(fig, answers.kind)], tables)
 
 
 def confidence_section(answers: AnswerData) -> Section:
@@ -155,7 +154,7 @@ def confidence_section(answers: AnswerData) -> Section:
     fig = confidence_bars(confidence_distribution(conf), names,
                           reference={n: v for n, v in paper_strongly_confident().items() if n in by_name},
                           title="Fig 8b: answer confidence by engine and query type")
-    return Section(numbers, [fig])
+    return Section(numbers, [Figure(fig, answers.kind)])
 
 
 def paper_strongly_confident() -> dict[str, float]:

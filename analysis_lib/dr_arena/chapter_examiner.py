@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from analysis_lib import llm
-from analysis_lib.recording import Number, not_run
+from analysis_lib.recording import Number, Section, Table, not_run
 
 from . import examiner, framework_prompts, match_log
-from .sections import Section, Table
 
 #: Folder of the LLM tournament's match logs, under the results folder.
 LOG_FOLDER = "dr_arena_llm_logs"

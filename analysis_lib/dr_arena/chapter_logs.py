@@ -2,7 +2,7 @@
 ``MATCH_LOGS``): DR-S (Swiss tournament and ratings), DR-T6 / Fig 4 (correlation by rounds used), DR-F5 (rounds
 against the Elo gap), DR-F6 (failure profiles), DR-F7 (verdict shares) and the summary of the paper's claims.
 
-Each function returns a :class:`~analysis_lib.dr_arena.sections.Section`. The claims' thresholds are here
+Each function returns a :class:`~analysis_lib.recording.Section`. The claims' thresholds are here
 (:data:`ROUND2_MARGIN`, :data:`BALANCE_POINTS`, :data:`ALPHA`) and the labels are built from them; the paper's
 values drawn on the figures come from ``resources/paper_values/dr.csv`` and ``published/``.
 """
@@ -14,7 +14,7 @@ import polars as pl
 from analysis_lib import paper_values
 from analysis_lib.fetch import published
 from analysis_lib.plotting import Reference, forest
-from analysis_lib.recording import Number, not_run
+from analysis_lib.recording import Figure, Number, Section, Table, not_run
 from analysis_lib.stats import leaderboard_agreement
 
 from . import diagnostics, match_log
@@ -25,7 +25,6 @@ from .plots import (
     tick_label,
     verdict_share_plot,
 )
-from .sections import Section, Shown, Table
 from .source import MatchSource
 from .tournament import leaderboard_table, ratings
 
@@ -91,7 +90,7 @@ def swiss_section(logs: MatchSource, n_bootstrap: int, seed: int) -> tuple[Secti
                  board["ci_upper"].to_numpy(), xlabel="Elo (Bradley-Terry, 95% bootstrap interval)",
                  title="§4.1: Swiss tournament leaderboard", reference=1000.0)
     table = Table(leaderboard_table(board, logs.reference, logs.reference_name), "Leaderboard of the tournament.", 2)
-    return Section(numbers, [Shown(fig, kind)], [table], [mle_note(has_mle, n_ridge, n_bootstrap, board)]), board
+    return Section(numbers, [Figure(fig, kind)], [table], [mle_note(has_mle, n_ridge, n_bootstrap, board)]), board
 
 
 def mle_note(has_mle: bool, n_ridge: int, n_bootstrap: int, board: pl.DataFrame) -> str:
@@ -146,7 +145,7 @@ def correlation_section(logs: MatchSource, board: pl.DataFrame) -> Section:
     fig = correlation_by_rounds_plot(by_k, "Fig 4: correlation with the reference leaderboard by rounds used",
                                      logs.reference_name)
     notes = [] if round1 and round2 else [fig4_contradiction(round1, round2, kind)]
-    return Section(numbers, [Shown(fig, kind, fig4_reference(int(by_k["k"].max())))],  # type: ignore[arg-type]
+    return Section(numbers, [Figure(fig, kind, fig4_reference(int(by_k["k"].max())))],  # type: ignore[arg-type]
                    [Table(by_k.rename({"n_models": "models", "spearman": "Spearman ρ", "pearson": "Pearson r"}),
                           "Correlation with the reference leaderboard when matches are cut after k rounds.")],
                    notes)
@@ -190,7 +189,7 @@ def gap_section(logs: MatchSource, board: pl.DataFrame) -> Section:
         Number("DR-F5", f"claim: rounds fall as the Elo gap grows (r < 0, p < {ALPHA:g})",
                _holds(gap.pearson < 0 and gap.p_value < ALPHA), data=kind),
     ]
-    return Section(numbers, [Shown(fig, kind, fig5_reference())], notes=[FIG5_NOTE])
+    return Section(numbers, [Figure(fig, kind, fig5_reference())], notes=[FIG5_NOTE])
 
 
 def profile_table(profile: pl.DataFrame) -> pl.DataFrame:
@@ -220,7 +219,7 @@ def profile_section(logs: MatchSource) -> Section:
     fig = failure_profile_plot(profile, "Fig 6: failure profile per model (ordered by failure rate)")
     caption = ("Failure profile per model: fails % = non-winning rounds over rounds; Deep, Wide, Both, None % = "
                "the loser's failure type as a share of the model's lost rounds.")
-    return Section(numbers, [Shown(fig, kind)], [Table(profile_table(profile), caption, 1)])
+    return Section(numbers, [Figure(fig, kind)], [Table(profile_table(profile), caption, 1)])
 
 
 def verdict_section(logs: MatchSource) -> Section:
@@ -242,7 +241,7 @@ def verdict_section(logs: MatchSource) -> Section:
         Number("DR-F7", "claim: Better is the most frequent verdict tier", _holds(top == "Better"), data=kind),
     ]
     fig = verdict_share_plot(shares, "Fig 7: verdict tiers and failure types")
-    return Section(numbers, [Shown(fig, kind, fig7_reference())])
+    return Section(numbers, [Figure(fig, kind, fig7_reference())])
 
 
 def fig7_reference() -> list[Reference]:

@@ -1,19 +1,18 @@
 """The DR-Arena chapter's DR-L sections: Table 2 and the loop's rules, the framework's released match traces
 replayed through the loop, and the project page's 5-round walkthrough replayed.
 
-Each function returns a :class:`~analysis_lib.dr_arena.sections.Section`; tables carry readable column names.
+Each function returns a :class:`~analysis_lib.recording.Section`; tables carry readable column names.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from analysis_lib.recording import Number
+from analysis_lib.recording import Figure, Number, Section, Table
 
 from . import match_log
 from .loop import LoopConfig, config_table, replay_trace, transition_table
 from .plots import state_diagram, trace_plot
-from .sections import Section, Shown, Table
 
 #: ``LoopConfig`` fields in words (the config table's first column).
 RULE_LABELS = {
@@ -38,7 +37,7 @@ def rules_section(cfg: LoopConfig) -> Section:
     table2 = transition_table(cfg)
     rules = config_table(cfg).with_columns(pl.col("rule").replace_strict(RULE_LABELS, default=pl.col("rule")))
     numbers = [Number("DR-L", "(verdict, failure type) combinations mapped by Table 2", table2.height, data="none")]
-    return Section(numbers, [Shown(state_diagram(cfg), "none")],
+    return Section(numbers, [Figure(state_diagram(cfg), "none")],
                    [Table(table2.drop("kind").rename(TRANSITION_COLUMNS),
                           "Table 2 with the points and stop rule of the rules below.", 0),
                     Table(rules, f"The loop's rules ({cfg.name}).", 0)])
@@ -69,7 +68,7 @@ def traces_section(cfg: LoopConfig) -> Section:
         Number("DR-L", "worked example (tree_0022): final score gap",
                abs(example["score_a"][-1] - example["score_b"][-1]), data="published"),
     ]
-    return Section(numbers, [Shown(fig, "published")],
+    return Section(numbers, [Figure(fig, "published")],
                    [Table(trace_table(example), "Released trace tree_0022 replayed: the loop's task and scores beside "
                                                 "the logged ones.", 0)])
 
@@ -86,7 +85,7 @@ def page_section(cfg: LoopConfig) -> Section:
         Number("DR-L", f"{PAGE}: stop rule after the last round", replay["stop"][-1], data="published"),
     ]
     shown = trace_table(replay.with_columns(page["action_on_page"]), "page")
-    return Section(numbers, [Shown(fig, "published")],
+    return Section(numbers, [Figure(fig, "published")],
                    [Table(shown, "The project page's match replayed: the loop's depth, width, action and scores; "
                                  "the page's depth, width and action.", 0)])
 

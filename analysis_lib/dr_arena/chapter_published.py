@@ -9,11 +9,10 @@ from __future__ import annotations
 import polars as pl
 
 from analysis_lib.plotting import scatter_fit
-from analysis_lib.recording import Number, not_run
+from analysis_lib.recording import Figure, Number, Section, Table, not_run
 from analysis_lib.stats import leaderboard_correlations
 
 from . import human_studies as hs
-from .sections import Section, Shown, Table
 
 #: Why Table 4's other rows cannot be shown.
 T4_MISSING = ("Table 4's body is not in the paper's text as we have it: the prose gives DR-Arena's values and, "
@@ -39,7 +38,7 @@ def table3_section(t3: pl.DataFrame) -> Section:
     fig = scatter_fit(t3["search_arena_elo"].to_numpy(), t3["dr_arena_elo"].to_numpy(), labels=t3["model"].to_list(),
                       xlabel="Search Arena Elo", ylabel="DR-Arena Elo",
                       title=f"Fig 3 (from Table 3): Spearman {agree.spearman:.3f}, Pearson {agree.pearson:.3f}")
-    return Section(numbers, [Shown(fig, "published")])
+    return Section(numbers, [Figure(fig, "published")])
 
 
 def table4_section(t3: pl.DataFrame) -> Section:

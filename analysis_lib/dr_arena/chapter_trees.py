@@ -1,7 +1,7 @@
 """The DR-Arena chapter's sections on the released information trees: the data banner's text, DR-T89 (Tables 8
 and 9) and DR-F8 (Fig 8: tree topology, and the task at the end of each match from the chapter's match logs).
 
-Each section function returns a :class:`~analysis_lib.dr_arena.sections.Section` (numbers, figures, tables); the
+Each section function returns a :class:`~analysis_lib.recording.Section` (numbers, figures, tables); the
 paper's values are in ``resources/paper_values/dr.csv``.
 """
 
@@ -14,10 +14,9 @@ import polars as pl
 
 from analysis_lib import paper_values
 from analysis_lib.plotting import barh, count_histograms
-from analysis_lib.recording import Number
+from analysis_lib.recording import Figure, Number, Section, Table
 
 from . import diagnostics
-from .sections import Section, Shown, Table
 from .trees import (
     COMPARISON_COLUMNS,
     all_nodes,
@@ -92,7 +91,7 @@ def t89_section(summary: dict[str, Any]) -> Section:
         Number("DR-T89", "summary topics absent from Table 9", absent.height,
                note=f"{int(absent['ours'].sum())} trees: " + "; ".join(absent["topic"].to_list())),
     ]
-    return Section(numbers, [Shown(fig, "real")],
+    return Section(numbers, [Figure(fig, "real")],
                    [Table(t8.rename(COMPARISON_COLUMNS["domain"]), "Table 8: trees per source domain.", 0),
                     Table(t9.rename(COMPARISON_COLUMNS["topic"]), "Table 9: trees per topic.", 0)])
 
@@ -139,5 +138,5 @@ def f8_section(trees: Mapping[str, Any], summary: dict[str, Any], missing: list[
         Number("DR-F8", "most common match-end width constraint, match logs", diagnostics.mode(ends["width"]),
                data=logs_kind),
     ]
-    return Section(numbers, [Shown(per_tree, "real"), Shown(per_node, "real"), Shown(at_end, logs_kind)],
+    return Section(numbers, [Figure(per_tree, "real"), Figure(per_node, "real"), Figure(at_end, logs_kind)],
                    [Table(check.rename(CHECK_COLUMNS), "Each released tree file against its summary.json entry.", 0)])

@@ -24,7 +24,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from analysis_lib.plotting.style import ACCENT, PROVIDER_COLORS
+from analysis_lib.plotting import Reference, draw_reference
+from analysis_lib.plotting.style import ACCENT, PROVIDER_COLORS, VOTE_COLORS, contrast_text_color
 
 
 def distribution_by_group(
@@ -37,15 +38,18 @@ def distribution_by_group(
     title: str = "",
     log_x: bool = False,
     fmt: str = "{:.1f}",
+    reference: Reference | None = None,
 ) -> Figure:
     """Box per value of ``by`` over the per-response ``column`` of ``values``, in the order of ``summary``
     (a :func:`analysis_lib.search_arena.preference.mean_ci` frame with ``by, mean, ci``), first row on top; the mean ±
-    its 95% t-interval is a black diamond with a bar, labelled with the mean right of the 95th percentile."""
+    its 95% t-interval is a black diamond with a bar, labelled "mean <value>" right of the 95th percentile;
+    ``reference`` (the paper's values) is drawn with its entry in the legend under the axes."""
     groups = summary[by].to_list()
     data = [values.filter(pl.col(by) == g)[column].drop_nulls().to_numpy().astype(float) for g in groups]
     fig, ax = plt.subplots(figsize=(7.0, max(2.8, 0.42 * len(groups) + 1.2)))
     y = np.arange(len(groups))[::-1]
-    ax.boxplot(data, positions=y, vert=False, whis=(5, 95), showfliers=False, widths=0.55, patch_artist=True,
+    ax.boxplot(data, positions=y, orientation="horizontal", whis=(5, 95), showfliers=False, widths=0.55,
+               patch_artist=True,
                boxprops={"facecolor": ACCENT, "alpha": 0.35, "edgecolor": ACCENT},
                medianprops={"color": ACCENT, "linewidth": 1.5}, whiskerprops={"color": "#555555"},
                capprops={"color": "#555555"})
@@ -53,20 +57,88 @@ def distribution_by_group(
     ax.errorbar(mean, y, xerr=half, fmt="D", color="black", ms=4, capsize=2, zorder=4)
     p95 = np.array([np.percentile(d, 95) if d.size else np.nan for d in data])
     for yi, m, right in zip(y, mean, p95, strict=True):
-        ax.annotate(fmt.format(m), (right, yi), xytext=(4, 0), textcoords="offset points", va="center",
-                    fontsize=8)
+        ax.annotate("mean " + fmt.format(m), (right, yi), xytext=(4, 0), textcoords="offset points",
+                    va="center", fontsize=10)
     if log_x:
         ax.set_xscale("log")
-    ax.set_xlim(right=ax.get_xlim()[1] * (1.25 if log_x else 1.1))
+    ax.set_xlim(right=ax.get_xlim()[1] * (1.5 if log_x else 1.3))
     ax.set_yticks(y, groups)
     ax.set_xlabel(xlabel)
     ax.grid(axis="y", visible=False)
-    ax.legend(handles=[Patch(facecolor=ACCENT, alpha=0.35, label="quartiles (line: median)"),
-                       Line2D([], [], color="#555555", label="5th–95th percentile"),
-                       Line2D([], [], marker="D", color="black", ms=4, label="mean ± 95% CI (value at right)")],
-              loc="lower right", fontsize=7)
+    handles: list[Any] = [Patch(facecolor=ACCENT, alpha=0.35, label="quartiles (line: median)"),
+                          Line2D([], [], color="#555555", label="5th–95th percentile"),
+                          Line2D([], [], marker="D", color="black", ms=4, label="mean ± 95% CI (its value at right)")]
+    if reference is not None:  # drawn here, so that its entry joins this legend below the axes
+        draw_reference(fig, reference)
+        drawn = ax.get_legend()
+        if drawn is not None:
+            handles.append(drawn.legend_handles[-1])
+            drawn.remove()
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=10,
+              frameon=False)
     if title:
         ax.set_title(title)
+    return fig
+
+
+def matrix_heatmap(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *, cbar_label: str,
+                   fmt: str = "{:.0f}", cmap: str = "Blues", center: float | None = None, title: str = "") -> Figure:
+    """An annotated model-by-model matrix (Fig D.2, D.4, E.2, E.3) sized for the page: 7 in wide (the column, so it
+    is shown unshrunk), every text 10 pt, cells at least about 0.3 in so a three-digit value fits in its cell;
+    NaN cells blank; ``center`` makes a diverging scale symmetric about it."""
+    matrix = np.asarray(matrix, dtype=float)
+    n_rows, n_cols = matrix.shape
+    fig, ax = plt.subplots(figsize=(WIDTH, max(2.4, 0.34 * n_rows + 2.6)), layout="constrained")
+    finite = matrix[np.isfinite(matrix)]
+    vmin, vmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    if center is not None:
+        half = max(abs(vmax - center), abs(center - vmin)) or 1.0
+        vmin, vmax = center - half, center + half
+    im = ax.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.set_xticks(np.arange(n_cols), col_labels, rotation=45, ha="right", rotation_mode="anchor", fontsize=10)
+    ax.set_yticks(np.arange(n_rows), row_labels, fontsize=10)
+    ax.grid(False)
+    for (i, j), v in np.ndenumerate(matrix):
+        if np.isfinite(v):
+            ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=10,
+                    color=contrast_text_color(im.cmap(im.norm(v))))
+    bar = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
+    bar.set_label(cbar_label, fontsize=10)
+    bar.ax.tick_params(labelsize=10)
+    if title:
+        ax.set_title(title, fontsize=11)
+    return fig
+
+
+def vote_bars(long: pl.DataFrame, order: Sequence[str], *, title: str = "", by: str = "intent") -> Figure:
+    """Figure 8 sized for the page: per category (``order``, first on top) one horizontal bar per vote (search,
+    non-search, tie) with its count, labelled with its share of the category's battles right of the bar; every
+    text 10 pt in a 7 in figure (vertical bars three to a category left their 10 pt labels overlapping).
+    ``long`` has columns ``by``, ``vote``, ``count``, ``share`` (:func:`~analysis_lib.search_arena.cross_arena.
+    vote_shares_long`)."""
+    present = set(long[by].to_list())
+    cats = [c for c in order if c in present]
+    votes = [v for v in VOTE_COLORS if v in set(long["vote"].to_list())]
+    height = 0.8 / max(len(votes), 1)
+    fig, ax = plt.subplots(figsize=(WIDTH, 0.62 * len(cats) + 1.6))
+    y = np.arange(len(cats))[::-1].astype(float)
+    for k, vote in enumerate(votes):
+        sub = {r[by]: r for r in long.filter(pl.col("vote") == vote).iter_rows(named=True)}
+        counts = np.array([sub[c]["count"] if c in sub else 0 for c in cats], dtype=float)
+        pos = y + ((len(votes) - 1) / 2 - k) * height
+        ax.barh(pos, counts, height * 0.92, label=vote, color=VOTE_COLORS[vote], edgecolor="black", linewidth=0.4)
+        for yi, n, c in zip(pos, counts, cats, strict=True):
+            if c in sub:
+                ax.annotate(f"{sub[c]['share']:.0%}", (n, yi), xytext=(3, 0), textcoords="offset points",
+                            va="center", fontsize=10)
+    ax.set_yticks(y, cats, fontsize=10)
+    ax.set_xlim(0, max(1.0, float(long["count"].max() or 0)) * 1.15)  # type: ignore[arg-type]
+    ax.set_xlabel("battles (label: share of the intent's battles)", fontsize=10)
+    ax.tick_params(axis="x", labelsize=10)
+    ax.grid(axis="y", visible=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=len(votes), fontsize=10, frameon=False)
+    if title:
+        ax.set_title(title, fontsize=11)
     return fig
 
 

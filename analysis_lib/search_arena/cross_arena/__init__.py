@@ -45,6 +45,7 @@ from analysis_lib.search_arena.cross_arena.text_arena import (
     load_text_arena,
     load_text_arena_report,
     text_arena_kind,
+    validate_text_arena,
 )
 from analysis_lib.search_arena.cross_arena.votes import (
     EXCLUDED_OPPONENT_SUBSTRING,
@@ -64,5 +65,5 @@ __all__ = [
     "TextArenaFormatError",
     "TieShareComparison", "compare_tie_shares", "fact_synth_transcription", "intent_tests", "load_text_arena",
     "load_text_arena_report", "orient_votes", "search_arena_cross_battles", "search_vs_nonsearch_gains",
-    "text_arena_kind", "vote_shares_long", "vote_table",
+    "text_arena_kind", "validate_text_arena", "vote_shares_long", "vote_table",
 ]

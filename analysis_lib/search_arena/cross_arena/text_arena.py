@@ -5,6 +5,15 @@ The loader reports what it read, dropped and flagged in a :class:`analysis_lib.s
 report type of the project's loaders): ``n_raw`` = lines read, ``n_rows`` = battles kept, ``dropped`` by reason,
 ``flags`` = how many battles carried their conversations in each field pair (``conversation_a/b`` or
 ``messages_a/b``).
+
+Validation (issue #25): every failure is a :class:`TextArenaFormatError`, a
+:class:`~analysis_lib.search_arena.release_io.DataValidationError` (the package's one error type, a ``ValueError``),
+with one line naming the file (by its name), the line, the field and what was expected, a bad value quoted by a
+short prefix. Only a regular, non-empty JSON-lines file is read (:func:`release_io.check_file`: no folder, FIFO or
+device), each line checked first (:func:`release_io.jsonl_problem`: UTF-8, JSON, nesting depth, one object per
+line); a ``question_id`` seen on an earlier line, a ``turn`` that is not a positive whole number (NaN, Inf, 1.5,
+"2") and a file without one voted battle are refused. :func:`validate_text_arena` is the check the book's runner
+calls before any notebook runs.
 """
 
 from __future__ import annotations
@@ -20,14 +29,33 @@ import polars as pl
 from analysis_lib.search_arena.cross_arena.votes import orient_votes
 from analysis_lib.search_arena.loader import LoadReport, sample_size
 from analysis_lib.search_arena.models import TEXT_ARENA_SEARCH_MODEL
+from analysis_lib.search_arena.release_io import DataValidationError, check_file, jsonl_problem, short
 from analysis_lib.search_arena.schema import WINNERS
 from analysis_lib.search_arena.simulate.text_arena_battles import N_BATTLES, simulate_text_arena
 
 log = logging.getLogger(__name__)
 
 
-class TextArenaFormatError(ValueError):
-    """A line of the Text Arena file does not have the expected fields; the message names line and field."""
+class TextArenaFormatError(DataValidationError):
+    """The Text Arena file cannot be read as the deployment's battles; the message names file, line and field."""
+
+
+MAX_TURN = 2**31 - 1
+
+
+def _turn(value: Any, where: str) -> int | None:
+    """``turn`` as a positive whole number (``None`` when absent or null); NaN, Inf, fractions, strings and
+    booleans are refused."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TextArenaFormatError(f"{where}, field 'turn': expected a positive whole number, got {short(value)}")
+    if isinstance(value, float) and not (value == value and abs(value) != float("inf") and value.is_integer()):
+        raise TextArenaFormatError(f"{where}, field 'turn': expected a positive whole number, got {value!r}")
+    if not 1 <= value <= MAX_TURN:
+        raise TextArenaFormatError(
+            f"{where}, field 'turn': expected a positive whole number up to {MAX_TURN:,}, got {short(value)}")
+    return int(value)
 
 
 def _check_conversation(value: Any, where: str) -> str:
@@ -37,9 +65,10 @@ def _check_conversation(value: Any, where: str) -> str:
         )
     for i, msg in enumerate(value):
         if not isinstance(msg, Mapping) or "role" not in msg or "content" not in msg:
-            raise TextArenaFormatError(f"{where}[{i}]: expected a dict with 'role' and 'content', got {msg!r:.80}")
+            raise TextArenaFormatError(f"{where}[{i}]: expected a dict with 'role' and 'content', got {short(msg)}")
     if value[0]["role"] != "user":
-        raise TextArenaFormatError(f"{where}[0]: the first message must be the user's, got role {value[0]['role']!r}")
+        raise TextArenaFormatError(
+            f"{where}[0]: the first message must be the user's, got role {short(value[0]['role'])}")
     content = value[0]["content"]
     if isinstance(content, list):  # multimodal content: keep the text parts
         content = " ".join(str(p.get("text", "")) if isinstance(p, Mapping) else str(p) for p in content)
@@ -57,7 +86,7 @@ def _parse_text_arena_row(row: Any, where: str, search_model: str) -> tuple[dict
         raise TextArenaFormatError(f"{where}, field 'winner': missing")
     winner = row["winner"]
     if winner is not None and winner not in WINNERS:
-        raise TextArenaFormatError(f"{where}, field 'winner': {winner!r} is not one of {list(WINNERS)} or null")
+        raise TextArenaFormatError(f"{where}, field 'winner': {short(winner)} is not one of {list(WINNERS)} or null")
     intent_field = "intent" if "intent" in row else "primary_intent" if "primary_intent" in row else None
     if intent_field is None or not isinstance(row[intent_field], str) or not row[intent_field]:
         raise TextArenaFormatError(f"{where}, field 'intent' (or 'primary_intent'): missing or not a string")
@@ -74,11 +103,11 @@ def _parse_text_arena_row(row: Any, where: str, search_model: str) -> tuple[dict
     if (a == search_model) == (b == search_model):
         what = "both sides are" if a == search_model else "neither side is"
         raise TextArenaFormatError(
-            f"{where}, fields 'model_a'/'model_b': {what} the search model {search_model!r} ({a!r} vs {b!r})"
+            f"{where}, fields 'model_a'/'model_b': {what} the search model {search_model!r} ({short(a)} vs {short(b)})"
         )
+    turn = _turn(row.get("turn"), where)
     if winner is None:
         return None, "no vote (winner null)", conv
-    turn = row.get("turn")
     record = {
         "battle_id": str(row.get("question_id") or row.get("id") or where),
         "model_a": a,
@@ -88,7 +117,7 @@ def _parse_text_arena_row(row: Any, where: str, search_model: str) -> tuple[dict
         "non_search_model": b if a == search_model else a,
         "intent": row[intent_field],
         "prompt": prompt,
-        "turn": int(turn) if isinstance(turn, (int, float)) and not isinstance(turn, bool) else None,
+        "turn": turn,
         "language": row.get("language") if isinstance(row.get("language"), str) else None,
     }
     return record, "", conv
@@ -124,8 +153,9 @@ def load_text_arena_report(
     ``model_a``, ``model_b`` (exactly one of them ``search_model``), ``winner`` (``model_a``, ``model_b``, ``tie``,
     ``tie (bothbad)`` or null), ``intent`` (or ``primary_intent``) and the two conversations as
     ``conversation_a``/``conversation_b`` or ``messages_a``/``messages_b`` (lists of ``{role, content}``, user first). A
-    malformed line raises :class:`TextArenaFormatError` naming the line and the field; blank lines are skipped; rows
-    with a null winner are dropped and counted in the report.
+    malformed line raises :class:`TextArenaFormatError` naming the file, the line and the field (see the module
+    docstring); blank lines are skipped; rows with a null winner are dropped and counted in the report; a
+    ``question_id`` repeated on a later line and a source without one voted battle are refused.
 
     The frame has one row per battle: ``battle_id``, ``model_a``, ``model_b``, ``winner``, ``search_side``,
     ``non_search_model``, ``intent``, ``prompt``, ``turn``, ``language`` and the oriented ``vote``.
@@ -136,43 +166,76 @@ def load_text_arena_report(
         items: Iterable[tuple[str, Any]] = ((f"sample row {i + 1}", r) for i, r in enumerate(rows))
         label = str(source)
     elif isinstance(source, (str, Path)):
-        path = Path(source)
-        if not path.exists():
-            raise FileNotFoundError(
-                f"Text Arena file {path} not found. It is data/text_arena_battles.jsonl in "
-                "github.com/lmarena/search-arena (Git LFS); pass its local path, or 'sample' for the simulator."
-            )
+        path = _checked_path(Path(source))
         items = _jsonl_items(path)
-        label = str(path)
+        label = path.name
     else:
         items = ((f"row {i + 1}", r) for i, r in enumerate(source))
         label = "rows"
     report = LoadReport(source=label)
     records = []
+    first_seen: dict[str, str] = {}
     for where, row in items:
         report.n_raw += 1
         record, reason, conv = _parse_text_arena_row(row, where, search_model)
+        question_id = row.get("question_id")
+        if question_id is not None:
+            if str(question_id) in first_seen:
+                raise TextArenaFormatError(
+                    f"{where}, field 'question_id': {short(question_id)} already on {first_seen[str(question_id)]} "
+                    "(expected each battle once)")
+            first_seen[str(question_id)] = where.rsplit(", ", 1)[-1]
         flag = f"conversations read from {conv}_a/{conv}_b"
         report.flags[flag] = report.flags.get(flag, 0) + 1
         if record is None:
             report.dropped[reason] = report.dropped.get(reason, 0) + 1
             continue
         records.append(record)
+    if not records:
+        raise TextArenaFormatError(
+            f"{label}: holds no voted battle ({report.n_raw} rows, {sum(report.dropped.values())} without a vote); "
+            "expected the Text Arena battles with their votes")
     report.n_rows = len(records)
     frame = orient_votes(pl.DataFrame(records, schema=_TEXT_ARENA_SCHEMA))
     return frame, report
 
 
+WHERE_TO_GET = ("it is data/text_arena_battles.jsonl in github.com/lmarena/search-arena (Git LFS); pass its local "
+                "path, or 'sample' for the simulator")
+
+
+def _checked_path(path: Path) -> Path:
+    """``path`` when it is a regular, non-empty JSON-lines file whose every line is one JSON object (UTF-8, nested
+    at most :data:`release_io.MAX_JSON_DEPTH` levels); else :class:`TextArenaFormatError` naming it."""
+    if not path.exists() and not path.is_symlink():
+        raise TextArenaFormatError(f"Text Arena file {path.name}: not found ({WHERE_TO_GET})")
+    try:
+        checked, fmt = check_file(path)
+    except DataValidationError as err:
+        message = str(err).replace(str(path), path.name, 1)
+        raise TextArenaFormatError(message.replace("a Search Arena release", "the Text Arena battles")) from None
+    if fmt != "jsonl":
+        raise TextArenaFormatError(f"{path.name}: expected a JSON-lines file (.jsonl), got {short(path.suffix)}")
+    problem = jsonl_problem(checked)
+    if problem:
+        raise TextArenaFormatError(f"{path.name}{problem}")
+    return checked
+
+
 def _jsonl_items(path: Path) -> Iterable[tuple[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
+    """``(where, object)`` per non-blank line of a file :func:`_checked_path` accepted (so each line parses)."""
+    with path.open("rb") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
-            where = f"{path.name}, line {lineno}"
-            try:
-                yield where, json.loads(line)
-            except json.JSONDecodeError as err:
-                raise TextArenaFormatError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
+            yield f"{path.name}, line {lineno}", json.loads(line)
+
+
+def validate_text_arena(path: str | Path, *, search_model: str = TEXT_ARENA_SEARCH_MODEL) -> int:
+    """The voted battles of a Text Arena file, read and checked in full as :func:`load_text_arena_report` reads it
+    (the book's runner calls this before any notebook runs); raises :class:`TextArenaFormatError`."""
+    frame, _ = load_text_arena_report(Path(path), search_model=search_model)
+    return frame.height
 
 
 def load_text_arena(source: str | Path | Iterable[Mapping[str, Any]], **kwargs: Any) -> pl.DataFrame:

@@ -1,0 +1,201 @@
+"""The citation-attribution subset (``citation_attribution_data.jsonl``; SA §3.2, Fig 6 right), read safely.
+
+The subset is a Search Arena release file whose records also carry, per side, the claim–citation pairs an LLM
+pipeline labelled as supporting, irrelevant or contradicting: ``support_count_a/b``, ``irrelevant_count_a/b``,
+``contradict_count_a/b`` (:data:`COUNT_FIELDS`), in the ``conv_metadata`` object or at the top level. Each count
+is a whole number of pairs over the conversation, ``>= 0``; the loader divides it by ``turn``.
+
+:func:`validate_attribution` checks every count before the release loader reads the file, so that a bad count
+fails with one line instead of becoming a silent value: a negative count (which made β_support NaN), a string
+(``"3"`` was read as 3, ``"many"`` failed inside polars), NaN or Inf, a fraction, a boolean. Failures are
+:class:`AttributionFormatError`, a :class:`~analysis_lib.search_arena.release_io.DataValidationError` (the
+package's error type), naming the file (by name), the line (JSON lines) or row (parquet), the field and what was
+expected, a bad value quoted by a short prefix. The file itself is checked by
+:func:`~analysis_lib.search_arena.release_io.check_file` (regular, non-empty, bounded) and, for JSON lines,
+:func:`~analysis_lib.search_arena.release_io.jsonl_problem` (UTF-8, JSON, nesting depth). A record with a count
+missing or null is not an error: it is counted (:attr:`AttributionCheck.n_unlabelled`), and the chapter reports
+it, because :func:`analysis_lib.search_arena.bt.attribution_battles` leaves such records out; a file where no
+record has all six counts is refused.
+
+:func:`load_attribution` is what chapter 04 calls: the simulated subset for ``"sample"`` / ``"sample:N"``, else the
+validated file read by :func:`analysis_lib.search_arena.loader.load_battles`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from analysis_lib.search_arena import loader
+from analysis_lib.search_arena.release_io import (
+    MAX_JSON_DEPTH,
+    DataValidationError,
+    check_file,
+    dtype_depth,
+    jsonl_problem,
+    polars_failure,
+    short,
+)
+from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS, SIDES
+from analysis_lib.search_arena.simulate import attribution as simulated
+
+#: The six count fields of a record.
+COUNT_FIELDS: tuple[str, ...] = tuple(f"{c}_{s}" for c in ATTRIBUTION_COUNTS for s in SIDES)
+EXPECTED = "expected a whole number of claim–citation pairs >= 0"
+
+
+class AttributionFormatError(DataValidationError):
+    """A citation-attribution file whose counts cannot be used; the message names file, line or row, and field."""
+
+
+@dataclass(frozen=True)
+class AttributionCheck:
+    """What :func:`validate_attribution` found: records read, records with all six counts, records without."""
+
+    file: str
+    n_records: int
+    n_labelled: int
+
+    @property
+    def n_unlabelled(self) -> int:
+        return self.n_records - self.n_labelled
+
+
+def count_problem(value: Any) -> str | None:
+    """Why ``value`` is not a usable count (``None`` when it is one, or is missing: null is counted, not refused)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{EXPECTED}, got {short(value)}"
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value) or not value.is_integer()):
+        return f"{EXPECTED}, got {value!r}"
+    if value < 0:
+        return f"{EXPECTED}, got {value!r}"
+    return None
+
+
+def _field(record: dict[str, Any], name: str) -> tuple[str, Any]:
+    """``(shown field name, value)`` of one count: top level first, then ``conv_metadata``."""
+    if name in record:
+        return name, record[name]
+    meta = record.get("conv_metadata")
+    if isinstance(meta, dict) and name in meta:
+        return f"conv_metadata.{name}", meta[name]
+    return name, None
+
+
+def _check_jsonl(path: Path) -> AttributionCheck:
+    problem = jsonl_problem(path)
+    if problem:
+        raise AttributionFormatError(f"{path.name}{problem}")
+    n_records = n_labelled = 0
+    with path.open("rb") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            n_records += 1
+            present = 0
+            for name in COUNT_FIELDS:
+                shown, value = _field(record, name)
+                why = count_problem(value)
+                if why:
+                    raise AttributionFormatError(f"{path.name}, line {lineno}, field {shown!r}: {why}")
+                present += value is not None
+            n_labelled += present == len(COUNT_FIELDS)
+    return AttributionCheck(path.name, n_records, n_labelled)
+
+
+def _check_parquet(path: Path) -> AttributionCheck:
+    try:
+        schema = pl.read_parquet_schema(path)
+    except BaseException as err:  # noqa: BLE001 - polars raises several types, a panic is a BaseException
+        if isinstance(err, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise AttributionFormatError(f"{path.name}: could not be read as parquet ({polars_failure(err)})") from None
+    for column, column_type in schema.items():
+        if dtype_depth(column_type) > MAX_JSON_DEPTH:
+            raise AttributionFormatError(f"{path.name}, column {column!r}: nested deeper than {MAX_JSON_DEPTH} levels")
+    meta = schema.get("conv_metadata")
+    meta_fields = {f.name: f.dtype for f in meta.fields} if isinstance(meta, pl.Struct) else {}
+    exprs: dict[str, pl.Expr] = {}
+    for name in COUNT_FIELDS:
+        if name in schema:
+            shown, expr, dtype = name, pl.col(name), schema[name]
+        elif name in meta_fields:
+            shown, expr, dtype = f"conv_metadata.{name}", pl.col("conv_metadata").struct.field(name), meta_fields[name]  # type: ignore[assignment]
+        else:
+            continue
+        if not (dtype.is_numeric() or dtype == pl.Null):
+            raise AttributionFormatError(f"{path.name}, column {shown!r}: {EXPECTED}, got values of type {dtype}")
+        exprs[shown] = expr.cast(pl.Float64).alias(shown)
+    try:
+        counts = pl.read_parquet(path, columns=[c for c in ("conv_metadata", *COUNT_FIELDS) if c in schema]).select(
+            list(exprs.values())) if exprs else pl.DataFrame()
+        n_records = pl.scan_parquet(path).select(pl.len()).collect().item()
+    except BaseException as err:  # noqa: BLE001 - as above
+        if isinstance(err, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise AttributionFormatError(f"{path.name}: could not be read as parquet ({polars_failure(err)})") from None
+    for shown in counts.columns:
+        v = counts[shown]
+        bad = (v.is_nan() | v.is_infinite() | (v < 0) | (v.round(0) != v)).fill_null(False)
+        if bad.any():
+            row = int(bad.arg_max())  # type: ignore[arg-type]
+            raise AttributionFormatError(f"{path.name}, row {row + 1}, column {shown!r}: {EXPECTED}, got {v[row]!r}")
+    labelled = (
+        int(counts.select(pl.all_horizontal(pl.all().is_not_null())).to_series().sum())
+        if len(exprs) == len(COUNT_FIELDS) else 0
+    )
+    return AttributionCheck(path.name, int(n_records), labelled)
+
+
+def validate_attribution(path: str | Path) -> AttributionCheck:
+    """Check a citation-attribution file (see the module docstring) before any other reader sees it; the book's
+    runner calls this before any notebook runs. Raises :class:`AttributionFormatError`."""
+    path = Path(path)
+    try:
+        checked, fmt = check_file(path)
+    except DataValidationError as err:
+        message = str(err).replace(str(path), path.name, 1)
+        raise AttributionFormatError(message.replace("a Search Arena release", "the citation-attribution subset")
+                                     ) from None
+    check = _check_jsonl(checked) if fmt == "jsonl" else _check_parquet(checked)
+    if check.n_labelled == 0:
+        raise AttributionFormatError(
+            f"{path.name}: none of its {check.n_records} records has all six attribution counts "
+            f"({', '.join(COUNT_FIELDS)}); expected the citation-attribution subset")
+    return check
+
+
+@dataclass(frozen=True)
+class AttributionSubset:
+    """The subset as the chapter uses it: the tidy battles, ``"simulated"`` or ``"real"``, the planted truth of
+    a simulated subset (else ``None``) and the check of a file (else ``None``)."""
+
+    tidy: pl.DataFrame
+    kind: str
+    planted: simulated.AttributionPlanted | None
+    check: AttributionCheck | None
+
+
+def load_attribution(source: str | Path, *, seed: int = 0, cache_dir: str | Path | None = None) -> AttributionSubset:
+    """``"sample"`` / ``"sample:N"`` / ``""``: the simulated subset of :func:`simulated.simulate_attribution`
+    (``N`` conversations, default :data:`simulated.N_SUBSET`); else the file, validated by
+    :func:`validate_attribution` and read by :func:`analysis_lib.search_arena.loader.load_battles`."""
+    source = source or "sample"
+    n = loader.sample_size(source, simulated.N_SUBSET)
+    if n is not None:
+        sim = simulated.simulate_attribution(n, seed=seed)
+        return AttributionSubset(loader.load_battles(sim.raw), "simulated", sim.planted, None)
+    check = validate_attribution(source)
+    try:
+        tidy = loader.load_battles(source, cache_dir=cache_dir)
+    except DataValidationError as err:
+        raise AttributionFormatError(str(err).replace(str(source), Path(source).name, 1)) from None
+    return AttributionSubset(tidy, "real", None, check)
