@@ -251,6 +251,32 @@ def test_paper_reference_points_lines_and_marks_with_a_legend_entry():
         display.Reference.at_points([1, 2], [1])
 
 
+def test_the_paper_entry_keeps_a_legend_placed_outside_the_axes_where_it_was():
+    """A legend anchored outside the axes (bbox_to_anchor) stays there when the paper's entry is added, and still
+    follows the axes when the figure is resized (the anchor was once transformed twice: thousands of px away)."""
+    def legend_outside():
+        fig, ax = plt.subplots(figsize=(6, 3))
+        ax.plot([0, 1], [0, 1], label="ours")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1))
+        fig.canvas.draw()
+        return fig, ax
+
+    fig, ax = legend_outside()
+    control, control_ax = legend_outside()
+    before = ax.get_legend().get_window_extent()
+    display.draw_reference(fig, display.Reference.at_points([0.5], [0.5]))
+    fig.canvas.draw()
+    after = ax.get_legend().get_window_extent()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["ours", "paper"]
+    assert np.isclose(after.x0, before.x0) and np.isclose(after.y1, before.y1)
+    for f in (fig, control):
+        f.set_size_inches(4, 3)
+        f.canvas.draw()
+    assert np.isclose(ax.get_legend().get_window_extent().x0, control_ax.get_legend().get_window_extent().x0)
+    plt.close(fig)
+    plt.close(control)
+
+
 def test_show_and_plain_display_take_the_same_path():
     """In a notebook every figure (``plt.show()``, ``display(fig)``, a cell's value) renders through figure_html:
     an <img> with alt text, stamped when marked, and no second PNG rendering."""

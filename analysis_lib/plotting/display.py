@@ -45,6 +45,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
 from matplotlib.ticker import FixedLocator
+from matplotlib.transforms import IdentityTransform
 from PIL import Image
 
 from analysis_lib.extras import require
@@ -168,9 +169,12 @@ def _add_to_legend(ax: Axes, handle: Any, label: str) -> None:
         return
     title = old.get_title().get_text() or None
     loc: Any = getattr(old, "_loc", "best")  # the placement the chapter chose (a code or a position)
+    # the old anchor in display coordinates (a live TransformedBbox: it follows later resizes), so the new legend
+    # must not transform it again (matplotlib applies bbox_transform, the axes' box by default, to any bbox)
     anchor = old.get_bbox_to_anchor() if getattr(old, "_bbox_to_anchor", None) is not None else None
     old.remove()
-    ax.legend([*handles, handle], [*labels, label], title=title, loc=loc, bbox_to_anchor=anchor)
+    ax.legend([*handles, handle], [*labels, label], title=title, loc=loc, bbox_to_anchor=anchor,
+              bbox_transform=IdentityTransform() if anchor is not None else None)
 
 
 def mark_simulated(fig: Figure, label: str = SIMULATED_MARK) -> Figure:
