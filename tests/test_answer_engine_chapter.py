@@ -20,6 +20,7 @@ from analysis_lib import answer_engine as ae
 from analysis_lib import paper_values
 from analysis_lib import recording as report
 from analysis_lib.answer_engine import chapter, chapter_answers, findings, implied, plots, usability
+from analysis_lib.answer_engine.scorecard import classify_scorecard
 from analysis_lib.fetch import published
 
 FIXTURES = Path(__file__).parent / "fixtures" / "answer_engine"
@@ -274,3 +275,17 @@ def test_notebook_code_cells_are_short_and_headings_unique():
     text = "\n".join("".join(c["source"]) for c in nb["cells"][2:] if c["cell_type"] == "markdown")
     for jargon in ("seed 004", "catalogue", "BATTLE", "PUB "):
         assert jargon not in text
+
+
+def test_the_conclusions_most_metrics_claim_counts_acceptable_metrics_per_engine(card, thresholds):
+    """§7: "none met acceptable performance across most metrics". On the published scorecard You.com is the best
+    with 2 acceptable of 8; an engine acceptable on 5 of 8 breaks the claim, 4 of 8 (half, not most) does not."""
+    claim = chapter.most_metrics_claim(classify_scorecard(card, thresholds))
+    assert claim.ours == "holds" and claim.note == "most acceptable: You.com, 2 of 8"
+
+    def made(n_acceptable: int) -> pl.DataFrame:
+        return pl.DataFrame({"engine": ["x"] * 8 + ["y"] * 8, "metric": [f"m{i}" for i in range(8)] * 2,
+                             "category": ["acceptable"] * n_acceptable + ["problematic"] * (16 - n_acceptable)})
+
+    assert chapter.most_metrics_claim(made(5)).ours == "does not hold"
+    assert chapter.most_metrics_claim(made(4)).ours == "holds"

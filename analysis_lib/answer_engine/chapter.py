@@ -59,8 +59,23 @@ def published_scorecard_section(card: pl.DataFrame, thresholds: dict[str, Thresh
                for r in category_counts(classified).iter_rows(named=True) for cat in CATEGORIES]
     numbers += [Number("AE-F8", f"{display_name(r['engine'])}: {r['metric']} category, published value",
                        r["category"], note=f"{r['value']:.1f}%") for r in classified.iter_rows(named=True)]
+    numbers.append(most_metrics_claim(classified))
     fig = scorecard(card, thresholds, title="Fig 8a: the published scorecard in Table 7's colours")
     return Section(numbers, [Figure(fig, "published")])
+
+
+def most_metrics_claim(classified: pl.DataFrame) -> Number:
+    """The paper's conclusion (§7) that no engine "met acceptable performance across most metrics": holds when every
+    engine is acceptable on at most half of the eight metrics (``classified``: one row per engine and metric with
+    its Table 7 ``category``)."""
+    acceptable = (classified.group_by("engine", maintain_order=True)
+                  .agg(n=(pl.col("category") == "acceptable").sum(), of=pl.len())
+                  .sort("n", descending=True, maintain_order=True))
+    best = acceptable.row(0, named=True)
+    holds = all(2 * r["n"] <= r["of"] for r in acceptable.iter_rows(named=True))
+    return Number("AE-F8", "claim: no engine is acceptable on most of the eight metrics (published values)",
+                  "holds" if holds else "does not hold",
+                  note=f"most acceptable: {display_name(best['engine'])}, {best['n']} of {best['of']}")
 
 
 def table2_section() -> Section:
