@@ -62,7 +62,7 @@ test: $(VENV)/.installed
 	bash scripts/ensure_chromium.sh
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 # A fresh resolution of the full install (torch first) in a scratch environment, frozen into the lock; then run
 # `make test` (which reinstalls .venv from the new lock) and commit requirements.lock only if it passes.

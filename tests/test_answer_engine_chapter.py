@@ -17,7 +17,7 @@ from PIL import Image
 from scipy import integrate, stats
 
 from analysis_lib import answer_engine as ae
-from analysis_lib import paper_values
+from analysis_lib import paper_values, plotting
 from analysis_lib import recording as report
 from analysis_lib.answer_engine import chapter, chapter_answers, findings, implied, plots, usability
 from analysis_lib.answer_engine.scorecard import classify_scorecard
@@ -223,7 +223,16 @@ def test_sections_on_the_simulator_plant_and_record(card, thresholds):
 # --- figures and the notebook ---------------------------------------------------------------------------------------
 
 
-def test_every_chapter_figure_is_legible_at_display_size(card, thresholds):
+@pytest.mark.parametrize("book_style", [False, True])
+def test_every_chapter_figure_is_legible_at_display_size(card, thresholds, book_style):
+    """At matplotlib's defaults and under the book's style (the chapter calls plotting.apply_style())."""
+    with plt.rc_context():
+        if book_style:
+            plotting.apply_style()
+        _every_figure_legible(card, thresholds)
+
+
+def _every_figure_legible(card, thresholds):
     data = ae.load_answers()
     sections = [chapter.figure7_section(), chapter.published_scorecard_section(card, thresholds),
                 chapter.table2_section(), chapter.findings_section(), chapter.implied_section(),

@@ -26,11 +26,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import nbformat
 import pytest
 from conftest import CHAPTERS, FAKE_KEY, NOTEBOOKS, REPO, STATUS, Book  # the one book build: conftest's `book`
 
 from analysis_lib import paper_values
-from bookbuild import catalogue
+from bookbuild import catalogue, identity
 
 pytestmark = pytest.mark.book
 
@@ -524,3 +525,20 @@ def test_status_page_indexes_all_88_figures_and_tables(book, browser):
     assert len(no) == 17 and all(len(r[2]) > len("not reproducible: ") for r in no)
     assert sum(1 for r in rows if r[3] > 0) >= 60  # reproduced ones link to their sections
     assert sum("earlier version: " in r[1] for r in rows if r[0].startswith("fig-ng-")) == 13
+
+
+# --- the identity in the built book ------------------------------------------------
+
+
+@pytest.mark.book
+def test_front_page_and_status_page_name_this_builds_data_and_environment(book):
+    intro = (book.html / "book" / "intro.html").read_text(encoding="utf-8")
+    assert "This build" in intro and "simulator" in intro  # the conftest build runs on the simulator
+    assert 'href="chapters/99_reproduction_status.html"' in intro  # linking the status page
+    status = (book.html / "book" / "chapters" / "99_reproduction_status.html").read_text(encoding="utf-8")
+    assert "This build’s inputs and environment" in status or "This build's inputs and environment" in status
+    assert "numpy" in status and "installed" in status and "Mixed book" not in status
+    for chapter in book.chapters_dir.glob("0*.ipynb"):
+        nb = nbformat.read(chapter, as_version=4)
+        cell = next((c.source for c in nb.cells if c.get("id") == identity.CELL_ID), "")
+        assert "What this page was computed from" in cell and "Computed from other inputs" not in cell, chapter.name

@@ -301,20 +301,3 @@ def test_console_shows_runner_lines_and_bars_and_the_log_gets_the_kernel_noise(t
     assert "kernel stderr line from the fixture" in log.read_text()
     assert "run   01_tiny.ipynb" in proc.stdout and "done  01_tiny.ipynb" in proc.stdout
     assert proc.stderr.count("01_tiny:") >= 1  # its progress bar
-
-
-# --- the identity in the built book (the session's one book build) ------------------------------------------------
-
-
-@pytest.mark.book
-def test_front_page_and_status_page_name_this_builds_data_and_environment(book):
-    intro = (book.html / "book" / "intro.html").read_text(encoding="utf-8")
-    assert "This build" in intro and "simulator" in intro  # the conftest build runs on the simulator
-    assert 'href="chapters/99_reproduction_status.html"' in intro  # linking the status page
-    status = (book.html / "book" / "chapters" / "99_reproduction_status.html").read_text(encoding="utf-8")
-    assert "This build’s inputs and environment" in status or "This build's inputs and environment" in status
-    assert "numpy" in status and "installed" in status and "Mixed book" not in status
-    for chapter in book.chapters_dir.glob("0*.ipynb"):
-        nb = nbformat.read(chapter, as_version=4)
-        cell = next((c.source for c in nb.cells if c.get("id") == identity.CELL_ID), "")
-        assert "What this page was computed from" in cell and "Computed from other inputs" not in cell, chapter.name

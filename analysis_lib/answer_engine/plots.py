@@ -52,7 +52,7 @@ def smallest_displayed_font(fig: Figure, display_width_px: float = DISPLAY_WIDTH
 
 def _width(n_columns: int, per_column: float, fixed: float) -> float:
     """A figure width in inches that fits the text column (at the style's 110 dpi)."""
-    return min(DISPLAY_WIDTH_PX / 110 - 0.2, fixed + per_column * n_columns)
+    return min(DISPLAY_WIDTH_PX / 110 - 0.4, fixed + per_column * n_columns)
 
 
 def figure7_matrices(citations: np.ndarray, support: np.ndarray, relevant: np.ndarray, *, title: str = "") -> Figure:

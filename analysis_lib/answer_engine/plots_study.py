@@ -31,7 +31,7 @@ def implied_violins(dists: Mapping[tuple[str, str], object], table: pl.DataFrame
     ``coverage`` quantile, with the implied median (white bar) and Table 3's median, min and max ("paper":
     diamond and grey range) from ``table`` (:func:`.implied.implied_table`). Violins are never observations,
     and the axis label says so."""
-    fig, axes = plt.subplots(len(MEASURES), 1, figsize=(_width(1, 0.0, 6.0), 7.4))
+    fig, axes = plt.subplots(len(MEASURES), 1, figsize=(_width(1, 0.0, 6.0), 8.2))
     pub = {(r["group"], r["measure"]): r for r in table.iter_rows(named=True)}
     for ax, measure in zip(axes, MEASURES):
         for k, group in enumerate(F6_GROUPS):
@@ -63,10 +63,11 @@ def implied_violins(dists: Mapping[tuple[str, str], object], table: pl.DataFrame
     if is_mixture:
         handles.append(Patch(facecolor=GROUP_COLORS[ALL_ENGINES], alpha=0.45,
                              label="All three: equal mixture of the engines"))
-    fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=FONT, bbox_to_anchor=(0.5, 0.0))
+    # one column: two columns of these labels are wider than the text column
+    fig.legend(handles=handles, loc="lower center", ncol=1, fontsize=FONT, bbox_to_anchor=(0.5, 0.0))
     if title:
         fig.suptitle(title, fontsize=11)
-    fig.tight_layout(rect=(0, 0.13, 1, 0.98))
+    fig.tight_layout(rect=(0, 0.16, 1, 0.98))
     return fig
 
 
