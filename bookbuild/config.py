@@ -5,15 +5,25 @@
 ``BOOK_ANSWER_LABELS``, ``BOOK_ATTRIBUTION``, ``BOOK_TEXT_ARENA``), never through a shell command line, so
 no character in a value is interpreted. A command-line option wins over its variable. A bad ``--seed`` or
 ``--bootstrap`` (``SEED=abc``) raises :class:`BuildError` with exit code 2 (argparse's own errors exit 2 too).
+
+``--set NAME=VALUE`` (repeatable) sets any other parameter a chapter's ``parameters`` cell declares (for example
+``--set min_cluster_size=30`` for the topics, or smaller study sizes for a quick build); ``VALUE`` is read as a
+Python literal (``3``, ``0.5``, ``None``, ``"text"``) and as text otherwise. The parameters the runner manages
+(``data_source``, ``seed``, ``n_bootstrap``, ``results_dir``, ``cache_dir`` and the user inputs) have their own
+options and cannot be set this way.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 EXIT_OK, EXIT_NOTEBOOK, EXIT_USAGE, EXIT_BOOK = 0, 1, 2, 3
 EXIT_MEANING = {EXIT_OK: "done", EXIT_NOTEBOOK: "a notebook failed", EXIT_USAGE: "bad arguments or inputs",
@@ -28,6 +38,9 @@ USER_INPUTS: dict[str, tuple[str, str]] = {
     "attribution": ("BOOK_ATTRIBUTION", "attribution_source"),
     "text_arena": ("BOOK_TEXT_ARENA", "text_arena_source"),
 }
+#: Parameters the runner sets itself (``--data``, ``--seed``, ... and the user inputs): not settable by ``--set``.
+MANAGED_PARAMETERS = frozenset({"data_source", "seed", "n_bootstrap", "results_dir", "cache_dir",
+                                *(param for _, param in USER_INPUTS.values())})
 
 
 class BuildError(RuntimeError):
@@ -57,6 +70,8 @@ class Config:
     book: bool = True
     strict: bool = False
     inputs: dict[str, str] = field(default_factory=dict)
+    #: ``--set NAME=VALUE``: other declared parameters, injected where declared and part of each chapter's identity
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def chapters_dir(self) -> Path:
@@ -120,6 +135,30 @@ def _count(name: str, text: str) -> int:
     return value
 
 
+def parse_setting(text: str) -> tuple[str, Any]:
+    """``NAME=VALUE`` -> ``(name, value)``: the value as a Python literal where it reads as one, else the text.
+    A malformed pair or a managed parameter (:data:`MANAGED_PARAMETERS`) is a usage error (exit 2)."""
+    name, sep, raw = text.partition("=")
+    name = name.strip()
+    if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise BuildError(f"--set expects NAME=VALUE with NAME a parameter name, got {text!r}", EXIT_USAGE)
+    if name in MANAGED_PARAMETERS:
+        raise BuildError(f"--set {name}: the runner sets {name!r} itself; use its own option (see --help)",
+                         EXIT_USAGE)
+    try:
+        value = ast.literal_eval(raw.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        value = raw
+    try:  # the value goes into the notebook and the chapter's identity as JSON: only what JSON keeps as it is
+        same = json.loads(json.dumps(value)) == value and not isinstance(value, tuple)
+    except (TypeError, ValueError):
+        same = False
+    if not same:
+        raise BuildError(f"--set {name}: {raw.strip()!r} is not a number, text, None, true/false, list or dict",
+                         EXIT_USAGE)
+    return name, value
+
+
 def parse_args(argv: Sequence[str] | None = None) -> Config:
     p = argparse.ArgumentParser(
         prog="python -m bookbuild",
@@ -147,9 +186,13 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     p.add_argument("--force", action="store_true", help="rerun every notebook, changed or not")
     p.add_argument("--no-book", action="store_true", help="run the notebooks only, do not build the book")
     p.add_argument("--strict", action="store_true", help="fail the book build on Sphinx warnings")
+    p.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
+                   help="set another parameter that chapters declare (repeatable; VALUE a Python literal or text), "
+                        "e.g. --set min_cluster_size=30; injected only where declared")
     a = p.parse_args(argv)
     seed = _count("SEED", a.seed)
     n_bootstrap = _count("BOOTSTRAP", a.bootstrap)
+    settings = dict(parse_setting(t) for t in a.settings)
     root = Path(a.root).resolve()
 
     def path(value: str | None, default: str) -> Path:
@@ -170,4 +213,5 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
         book=not a.no_book,
         strict=a.strict,
         inputs={param: getattr(a, option) for option, (_, param) in USER_INPUTS.items()},
+        settings=settings,
     )

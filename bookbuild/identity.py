@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bookbuild.banner import md_code
+from bookbuild.config import MANAGED_PARAMETERS
 
 #: The packages whose versions the status page shows (the whole set is hashed).
 KEY_PACKAGES = ("numpy", "scipy", "polars", "statsmodels", "scikit-learn", "matplotlib", "sentence-transformers",
@@ -41,7 +42,7 @@ BUILD_FILE = "_build.json"
 CELL_ID = "bookbuild-identity"
 FRONT_PAGE_FILE = "identity.md"
 
-_FIELDS = ("data_source", "seed", "n_bootstrap", "inputs", "llm", "environment")
+_FIELDS = ("data_source", "seed", "n_bootstrap", "inputs", "parameters", "llm", "environment")
 
 
 def canonical(name: str) -> str:
@@ -78,6 +79,8 @@ def chapter_identity(declared: set[str] | frozenset[str], reference: Mapping[str
         if name in declared and name in reference:
             out[name] = reference[name]
     out["inputs"] = {k: v for k, v in reference.get("inputs", {}).items() if k in declared}
+    out["parameters"] = {k: v for k, v in (reference.get("parameters") or {}).items() if k in declared}
+    out["declares"] = sorted(set(declared) - MANAGED_PARAMETERS)  # what a later build's --set would change
     if uses_llm:
         out["llm"] = reference.get("llm")
     out["environment"] = reference.get("environment")
@@ -111,6 +114,13 @@ def differences(chapter: Mapping[str, Any] | None, reference: Mapping[str, Any])
                 want = (reference.get("inputs") or {}).get(name)
                 if _key("data_source", value) != _key("data_source", want):
                     out.append(f"{name}: {describe_input(value)} (this build: {describe_input(want)})")
+        elif field == "parameters":
+            mine = chapter.get("parameters") or {}
+            declares = set(chapter.get("declares", mine))
+            theirs = {k: v for k, v in (reference.get("parameters") or {}).items() if k in declares}
+            if mine != theirs:
+                out.append(f"parameters set: {describe_settings(mine) or 'none'} "
+                           f"(this build: {describe_settings(theirs) or 'none'})")
         elif _key(field, chapter[field]) != _key(field, ref):
             out.append(f"{field.replace('_', ' ')}: {describe(field, chapter[field])} "
                        f"(this build: {describe(field, ref)})")
@@ -138,6 +148,11 @@ def describe_input(value: Mapping[str, Any] | None) -> str:
     who = "the user's " + ("folder" if value.get("kind") == "folder" else "file") if value.get("kind") in (
         "file", "folder") else "release"
     return f"{who} {md_code(value.get('name', ''))}" + (f" ({', '.join(facts)})" if facts else "")
+
+
+def describe_settings(settings: Mapping[str, Any] | None) -> str:
+    """``--set`` values as Markdown (``name = value``, comma-separated; empty when none)."""
+    return ", ".join(md_code(f"{k} = {json.dumps(v)}") for k, v in sorted((settings or {}).items()))
 
 
 def describe_environment(env: Mapping[str, Any] | None) -> str:
@@ -175,6 +190,8 @@ def identity_lines(ident: Mapping[str, Any]) -> list[str]:
                                for k in ("seed", "n_bootstrap") if k in ident))
     for name, value in (ident.get("inputs") or {}).items():
         lines.append(f"{md_code(name)}: {describe_input(value)}")
+    if ident.get("parameters"):
+        lines.append(f"parameters set for this build: {describe_settings(ident['parameters'])}")
     if "llm" in ident:
         lines.append(f"LLM: {describe_llm(ident['llm'])}")
     lines.append(f"environment: {describe_environment(ident.get('environment'))}")
@@ -258,6 +275,8 @@ def front_page_line(reference: Mapping[str, Any], stale: Mapping[str, list[str]]
     given = [f"{md_code(k)} = {describe_input(v)}" for k, v in (reference.get("inputs") or {}).items()
              if (v or {}).get("kind") != "default"]
     line = f"**This build** ran on {what}; user inputs: {'; '.join(given) if given else 'none'}."
+    if reference.get("parameters"):
+        line += f" Chapter parameters set for it: {describe_settings(reference['parameters'])}."
     if status_doc:
         line += f" The {{doc}}`reproduction status <{status_doc}>` lists every analysis with its data."
     if stale:

@@ -8,9 +8,10 @@
    environment), written to ``<results_dir>/_build.json``;
 2. runs ``<notebooks-dir>/*.ipynb`` in book order (the committed ``_toc.yml``; others after, by name; the status
    page last) with papermill (cwd: the notebooks folder), injecting only the parameters a notebook's
-   ``parameters`` cell declares among ``data_source``, ``seed``, ``n_bootstrap``, ``results_dir``, ``cache_dir``
-   and the user inputs given (``nugget_records``, ``match_logs``, ``answer_records``, ``answer_labels``,
-   ``attribution_source``, ``text_arena_source``); the kernels get ``$ANALYSIS_CACHE_DIR`` = the cache folder and
+   ``parameters`` cell declares among ``data_source``, ``seed``, ``n_bootstrap``, ``results_dir``, ``cache_dir``,
+   the user inputs given (``nugget_records``, ``match_logs``, ``answer_records``, ``answer_labels``,
+   ``attribution_source``, ``text_arena_source``) and the ``--set NAME=VALUE`` settings (a name no notebook
+   declares is a usage error); the kernels get ``$ANALYSIS_CACHE_DIR`` = the cache folder and
    ``$BOOKBUILD_INPUTS`` (the inputs' names, hashes and rows, for the banners);
 3. skips a notebook whose rebuild key (:mod:`bookbuild.keys`: notebook, declared parameters and their inputs'
    content, library, environment, LLM identity for LLM chapters) matches its last successful run; ``--force``
@@ -179,6 +180,7 @@ def prepare(cfg: Config) -> Prepared:
         "seed": cfg.seed,
         "n_bootstrap": cfg.n_bootstrap,
         "inputs": {name: (given[name].info if name in given else inputs.default_input()) for name in cfg.inputs},
+        "parameters": dict(sorted(cfg.settings.items())),
         "llm": llm_identity,
         "environment": identity.environment(),
     }
@@ -196,6 +198,7 @@ def run_notebooks(cfg: Config, summary: Summary | None = None, prepared: Prepare
     if not notebooks:
         raise BuildError(f"no notebooks to run in {cfg.notebooks_dir}", EXIT_USAGE)
     prep = prepared or prepare(cfg)
+    check_settings(cfg, notebooks)
     for d in (cfg.chapters_dir, cfg.results_dir, cfg.state_dir, cfg.cache_dir, cfg.work_dir):
         d.mkdir(parents=True, exist_ok=True)
     chapter.recover_legacy(cfg)
@@ -222,6 +225,18 @@ def run_notebooks(cfg: Config, summary: Summary | None = None, prepared: Prepare
     return summary
 
 
+def check_settings(cfg: Config, notebooks: list[Path]) -> None:
+    """Every ``--set NAME`` must be declared by a notebook of this build (a typo would otherwise be ignored)."""
+    if not cfg.settings:
+        return
+    declared = set().union(*(declared_parameters(nb) for nb in notebooks))
+    unknown = sorted(set(cfg.settings) - declared)
+    if unknown:
+        raise BuildError(
+            f"--set {', '.join(unknown)}: no notebook of this build declares "
+            f"{'it' if len(unknown) == 1 else 'them'} in its parameters cell", EXIT_USAGE)
+
+
 def _run_one(cfg: Config, pm: Any, nb: Path, prep: Prepared, given: dict[str, str], summary: Summary,
              screen: Any) -> None:
     ch = chapter.Chapter(cfg, nb)
@@ -229,7 +244,7 @@ def _run_one(cfg: Config, pm: Any, nb: Path, prep: Prepared, given: dict[str, st
     always = nb.stem == STATUS_NOTEBOOK
     # only what the chapter declares is injected and keys its rebuild; an input not given is not injected (the
     # chapter's own default, its simulator, applies) but its absence is part of the key
-    params = {k: v for k, v in {**prep.base, **given}.items() if k in inspected}
+    params = {k: v for k, v in {**prep.base, **given, **cfg.settings}.items() if k in inspected}
     if "results_dir" in params and not always:
         params["results_dir"] = str(ch.staging)  # results reach <book>/_results only when the chapter finished
     uses_llm = keys.uses_llm(nb)

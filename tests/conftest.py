@@ -27,6 +27,11 @@ FAKE_KEY = "sk-test-" + secrets.token_hex(16)
 #: The simulated release the book test builds on: the smallest on which every chapter runs every section (the
 #: checks are about pages, links and structure, not about the numbers).
 BOOK_SAMPLE = "sample:2000"
+#: Smaller study sizes for the same pages (the checks read pages, links and structure): bootstrap rounds, and the
+#: chapters' own sizes set with the runner's ``--set`` (topics on a sample of the real prompts, fewer replicate
+#: releases in the methods validation, fewer battles embedded for the nugget cosine).
+BOOK_SIZES = ("--bootstrap", "20", "--set", "topic_prompts=600", "--set", "n_seeds=3", "--set", "n_replicates=20",
+              "--set", "cosine_battles=50")
 
 if "ANALYSIS_DATA_MIRROR" not in os.environ and MIRROR.is_dir():
     os.environ["ANALYSIS_DATA_MIRROR"] = str(MIRROR)
@@ -71,7 +76,7 @@ def build_command(root: Path, chapters: list[str]) -> list[str]:
     return [
         sys.executable, "-m", "bookbuild",
         "--root", str(root), "--notebooks-dir", str(NOTEBOOKS), "--data", BOOK_SAMPLE,
-        "--cache-dir", str(REPO / ".cache"), "--only", ",".join([*chapters, STATUS]),
+        "--cache-dir", str(REPO / ".cache"), "--only", ",".join([*chapters, STATUS]), *BOOK_SIZES,
     ]  # fmt: skip
 
 

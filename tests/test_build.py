@@ -19,7 +19,7 @@ import pytest
 from analysis_lib.nuggets import battles as ng_battles
 from analysis_lib.nuggets.simulate import simulate_nuggets
 from analysis_lib.search_arena import loader
-from bookbuild import inputs, keys, leaks, toc
+from bookbuild import identity, inputs, keys, leaks, toc
 from bookbuild import runner as build
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -498,3 +498,45 @@ def test_every_user_input_has_a_make_variable_and_a_readme_row():
         assert f"book: export {env} = $(value {var})" in makefile, var
         assert var in unexported, var
         assert f"| `{var}` | `{param}` |" in readme, var
+
+
+def test_set_injects_a_declared_parameter_keys_the_rebuild_and_flags_a_chapter_left_with_another_value(tmp_path):
+    sized = _variant(tmp_path, "02_sized.ipynb", params="study_size = 100",
+                     cells=("assert isinstance(study_size, int)",))
+    sized.write_text(sized.read_text().replace('\\"01_tiny\\"', '\\"02_sized\\"'))  # its own results file
+    root = _root(tmp_path, TINY, sized)
+    assert _run(root, "--set", "study_size=7").ran == ["01_tiny", "02_sized"]
+    got = nbformat.read(root / "book" / "chapters" / "02_sized.ipynb", 4).metadata["papermill"]["parameters"]
+    assert got["study_size"] == 7  # a Python literal: the number, not the text
+    plain = nbformat.read(root / "book" / "chapters" / "01_tiny.ipynb", 4).metadata["papermill"]["parameters"]
+    assert "study_size" not in plain  # not declared: not injected
+    ident = json.loads((root / ".build_state" / "02_sized.json").read_text())["identity"]
+    assert ident["parameters"] == {"study_size": 7} and "study_size" in ident["declares"]
+    assert _run(root, "--set", "study_size=7").skipped == ["01_tiny", "02_sized"]
+    # another value reruns only the chapter that declares it
+    assert _run(root, "--set", "study_size=9").ran == ["02_sized"]
+    # a build without the setting that leaves the chapter (--only) flags it as computed with another value
+    summary = build.build(build.parse_args(_args(root, "--only", "01_tiny")))
+    assert summary.stale == ["02_sized"]
+    diff = identity.stale_chapters(root / "book" / "_results")["02_sized"]
+    assert any("study_size = 9" in d for d in diff)
+
+
+@pytest.mark.parametrize(("setting", "problem"), [
+    ("nosuch=1", "no notebook of this build declares it"),
+    ("seed=3", "the runner sets 'seed' itself"),
+    ("study_size", "expects NAME=VALUE"),
+    ("study_size=(1, 2)", "is not a number, text"),
+])
+def test_a_bad_set_exits_2_before_any_notebook_runs(setting, problem, tmp_path, capsys):
+    root = _root(tmp_path, _variant(tmp_path, "01_sized.ipynb", params="study_size = 100"))
+    assert build.main(_args(root, "--set", setting)) == build.EXIT_USAGE
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("bookbuild: exit 2 (bad arguments or inputs): --set") and problem in err
+    assert not (root / "book" / "_results").exists() or not list((root / "book" / "_results").glob("0*.json"))
+
+
+def test_set_values_are_python_literals_or_text():
+    assert build.parse_args(["--set", "a=3", "--set", "b=0.5", "--set", "c=None", "--set", "d=words here",
+                             "--set", "e='7'", "--set", "f=[1, 2]"]).settings == {
+        "a": 3, "b": 0.5, "c": None, "d": "words here", "e": "7", "f": [1, 2]}

@@ -18,6 +18,7 @@ import json
 import os
 import socket
 
+import numpy as np
 import polars as pl
 
 from analysis_lib.extras import require
@@ -67,18 +68,27 @@ def benchmark_prompts(benchmark: str, *, dedup: bool = False, cache_dir=None) ->
     return _dedup(texts) if dedup else texts
 
 
-def search_arena_prompts(which: str = "all", *, dedup: bool = True, cache_dir=None) -> list[str]:
+def search_arena_prompts(which: str = "all", *, dedup: bool = True, n: int | None = None, seed: int = 0,
+                         cache_dir=None) -> list[str]:
     """English Search Arena prompts from the mirrored files.
 
     ``which``: ``"simpleqa"`` (the 4,326 paired with SimpleQA), ``"browsecomp"`` (the 1,266), or ``"all"``
     (both samples pooled). With ``dedup`` exact duplicates are dropped: 3,990 / 1,225 / 4,747 unique prompts.
+    ``n``: a uniform sample of ``n`` of them without replacement (seeded, in file order), e.g. for a quick build;
+    ``None`` (or ``n`` at least their number): all.
     """
     names = list(PROMPT_FILES) if which == "all" else [which]
     texts: list[str] = []
     for bench in names:
         df = prompt_pairs(bench, cache_dir=cache_dir).filter(pl.col("group_name") == "search_arena")
         texts.extend(t.strip() for t in df["text"].to_list())
-    return _dedup(texts) if dedup else texts
+    texts = _dedup(texts) if dedup else texts
+    if n is None or n >= len(texts):
+        return texts
+    if n < 1:
+        raise ValueError(f"n must be a positive number of prompts or None, got {n!r}")
+    keep = np.sort(np.random.default_rng(seed).choice(len(texts), size=n, replace=False))
+    return [texts[i] for i in keep]
 
 
 def response_pairs(arena: str, intent: str, *, cache_dir=None) -> pl.DataFrame:
