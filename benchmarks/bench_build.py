@@ -3,14 +3,14 @@
 Runs ``python -m bookbuild`` (the whole book, as ``make book`` does) in a scratch root with an empty cache folder
 (cold: nothing computed, no embeddings, no derived battles; the mirrored inputs are copied in from
 ``$ANALYSIS_DATA_MIRROR`` after their hash check, as on a fresh clone), then again unchanged (warm). While it runs,
-a sampler reads the resident memory of the runner's whole process tree (the runner and its kernel) every 0.1 s
-and charges it to the chapter running then. Prints one row per chapter (seconds, peak memory) for both runs, the
-totals, and the targets met or not:
+a sampler reads the resident memory of the runner's whole process tree (the runner and its kernels) every 0.1 s
+and charges it to the chapter running then (with ``--jobs``, to every chapter running then). Prints one row per
+chapter (seconds, peak memory) for both runs, the totals, and the targets met or not:
 
 - cold build with an empty cache <= 150 s, warm <= 5 s, no chapter over 30 s, peak memory <= 3 GB.
 
-Usage: ``python benchmarks/bench_build.py [--data sample] [--keep DIR] [--only a,b]`` (2 cores, machine shared:
-the figures are wall-clock on whatever else runs).
+Usage: ``python benchmarks/bench_build.py [--data sample] [--jobs N] [--keep DIR] [--only a,b]`` (2 cores, machine
+shared: the figures are wall-clock on whatever else runs).
 """
 
 from __future__ import annotations
@@ -57,15 +57,16 @@ def run_build(root: Path, args: list[str]) -> dict:
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=root)
     ps = psutil.Process(proc.pid)
-    current = {"name": "(runner)"}
+    running: set[str] = set()  # chapters running now (several with --jobs: each is charged the whole tree)
+    other = {"name": "(runner)"}
     peaks: dict[str, int] = {}
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.is_set():
             rss = _tree_rss(ps)
-            name = current["name"]
-            peaks[name] = max(peaks.get(name, 0), rss)
+            for name in set(running) or {other["name"]}:
+                peaks[name] = max(peaks.get(name, 0), rss)
             time.sleep(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -74,12 +75,12 @@ def run_build(root: Path, args: list[str]) -> dict:
     assert proc.stdout is not None
     for line in proc.stdout:
         if m := _RUN.match(line):
-            current["name"] = m.group(1)
+            running.add(m.group(1))
         elif m := _DONE.match(line):
             seconds[m.group(1)] = float(m.group(2))
-            current["name"] = "(runner)"
+            running.discard(m.group(1))
         elif line.startswith("book "):
-            current["name"] = "(jupyter-book)"
+            other["name"] = "(jupyter-book)"
     rc = proc.wait()
     stop.set()
     sampler.join()
@@ -95,7 +96,7 @@ def scratch_root(base: Path) -> Path:
     root.mkdir(parents=True)
     shutil.copytree(REPO / "notebooks", root / "notebooks")
     (root / "book").mkdir()
-    for page in (REPO / "book").glob("*.md"):
+    for page in [*(REPO / "book").glob("*.md"), *(REPO / "book").glob("*.bib")]:
         shutil.copy(page, root / "book" / page.name)
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(REPO / name, root / name)
@@ -130,14 +131,16 @@ def main() -> None:
     p.add_argument("--data", default="sample")
     p.add_argument("--only", default=None, help="comma-separated chapters (default: the whole book)")
     p.add_argument("--keep", default=None, help="build in this folder and keep it (default: a temporary one)")
+    p.add_argument("--jobs", default="1", help="chapters run at once (the runner's --jobs)")
     a = p.parse_args()
     base = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="bench_build_"))
     try:
         root = scratch_root(base)
-        args = ["--data", a.data] + (["--only", a.only] if a.only else [])
+        args = ["--data", a.data, "--jobs", a.jobs] + (["--only", a.only] if a.only else [])
         cold = run_build(root, args)
         warm = run_build(root, args)
-        print(f"bench_build: DATA={a.data}, {os.cpu_count()} cores, cold = empty cache, warm = unchanged rebuild")
+        print(f"bench_build: DATA={a.data}, --jobs {a.jobs}, {os.cpu_count()} cores, cold = empty cache, "
+              "warm = unchanged rebuild")
         print(report(cold, warm))
     finally:
         if not a.keep:

@@ -1,7 +1,7 @@
 """The build's settings: command line, environment (what ``make book`` passes) and exit codes.
 
 ``make book DATA=... NUGGETS=...`` hands its values to the runner through the environment (``BOOK_DATA``,
-``BOOK_SEED``, ``BOOK_BOOTSTRAP``, ``BOOK_NUGGETS``, ``BOOK_MATCH_LOGS``, ``BOOK_ANSWERS``,
+``BOOK_SEED``, ``BOOK_BOOTSTRAP``, ``BOOK_JOBS``, ``BOOK_NUGGETS``, ``BOOK_MATCH_LOGS``, ``BOOK_ANSWERS``,
 ``BOOK_ANSWER_LABELS``, ``BOOK_ATTRIBUTION``, ``BOOK_TEXT_ARENA``), never through a shell command line, so
 no character in a value is interpreted. A command-line option wins over its variable. A bad ``--seed`` or
 ``--bootstrap`` (``SEED=abc``) raises :class:`BuildError` with exit code 2 (argparse's own errors exit 2 too).
@@ -65,6 +65,8 @@ class Config:
     seed: int = 0
     n_bootstrap: int = 100
     kernel: str = "python3"
+    #: chapters run at once (the status page always runs alone, last)
+    jobs: int = 1
     only: list[str] | None = None
     force: bool = False
     book: bool = True
@@ -183,6 +185,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     p.add_argument("--state-dir", default=None, help="build state folder (default: <root>/.build_state)")
     p.add_argument("--cache-dir", default=None, help="cache_dir passed to the notebooks (default: <root>/.cache)")
     p.add_argument("--kernel", default="python3", help="Jupyter kernel name (default: python3)")
+    p.add_argument("--jobs", default=_env("BOOK_JOBS", "1"),
+                   help="chapters run at once, each in its own kernel (default: $BOOK_JOBS or 1)")
     p.add_argument("--force", action="store_true", help="rerun every notebook, changed or not")
     p.add_argument("--no-book", action="store_true", help="run the notebooks only, do not build the book")
     p.add_argument("--strict", action="store_true", help="fail the book build on Sphinx warnings")
@@ -192,6 +196,9 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     a = p.parse_args(argv)
     seed = _count("SEED", a.seed)
     n_bootstrap = _count("BOOTSTRAP", a.bootstrap)
+    jobs = _count("JOBS", a.jobs)
+    if jobs < 1:
+        raise BuildError(f"JOBS must be a positive integer, got {a.jobs!r}", EXIT_USAGE)
     settings = dict(parse_setting(t) for t in a.settings)
     root = Path(a.root).resolve()
 
@@ -208,6 +215,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
         seed=seed,
         n_bootstrap=n_bootstrap,
         kernel=a.kernel,
+        jobs=jobs,
         only=[s.strip() for s in a.only.split(",") if s.strip()] if a.only else None,
         force=a.force,
         book=not a.no_book,

@@ -12,7 +12,8 @@
    the user inputs given (``nugget_records``, ``match_logs``, ``answer_records``, ``answer_labels``,
    ``attribution_source``, ``text_arena_source``) and the ``--set NAME=VALUE`` settings (a name no notebook
    declares is a usage error); the kernels get ``$ANALYSIS_CACHE_DIR`` = the cache folder and
-   ``$BOOKBUILD_INPUTS`` (the inputs' names, hashes and rows, for the banners);
+   ``$BOOKBUILD_INPUTS`` (the inputs' names, hashes and rows, for the banners); with ``--jobs N`` up to N chapters
+   run at once, each in its own kernel (the status page alone, last);
 3. skips a notebook whose rebuild key (:mod:`bookbuild.keys`: notebook, declared parameters and their inputs'
    content, library, environment, LLM identity for LLM chapters) matches its last successful run; ``--force``
    reruns everything; the reproduction-status notebook reruns whenever any chapter's results or state changed;
@@ -36,11 +37,14 @@ the line ``bookbuild: exit N (what): reason``.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -210,8 +214,14 @@ def run_notebooks(cfg: Config, summary: Summary | None = None, prepared: Prepare
         print(f"LLM estimate not available: {type(exc).__name__}: {llm.clip_text(exc, 200, collapse=True)}",
               flush=True)
     given = {name: d.value for name, d in prep.given.items()}
+    chapters = [nb for nb in notebooks if nb.stem != STATUS_NOTEBOOK]
     with console.quiet(cfg.log_path) as screen:
-        for nb in notebooks:
+        if cfg.jobs > 1 and len(chapters) > 1:
+            _run_parallel(cfg, pm, chapters, prep, given, summary, screen)
+        else:
+            for nb in chapters:
+                _run_one(cfg, pm, nb, prep, given, summary, screen)
+        for nb in notebooks[len(chapters):]:  # the status page, alone and last
             _run_one(cfg, pm, nb, prep, given, summary, screen)
     stems = {p.stem for p in cfg.notebooks_dir.glob("*.ipynb")}
     orphans = sorted(p.name for p in cfg.results_dir.glob("*.json")
@@ -237,8 +247,60 @@ def check_settings(cfg: Config, notebooks: list[Path]) -> None:
             f"{'it' if len(unknown) == 1 else 'them'} in its parameters cell", EXIT_USAGE)
 
 
+class _Locked:
+    """The console and the shared failure list for chapters running at once: one writer at a time."""
+
+    def __init__(self, screen: Any):
+        self.screen = screen
+        self.lock = threading.Lock()
+
+    def line(self, text: str) -> None:
+        with self.lock:
+            self.screen.line(text)
+
+    def bar_options(self, stem: str) -> dict[str, Any]:
+        return self.screen.bar_options(stem)
+
+
+def _run_parallel(cfg: Config, pm: Any, chapters: list[Path], prep: Prepared, given: dict[str, str],
+                  summary: Summary, screen: Any) -> None:
+    """Run ``chapters`` ``cfg.jobs`` at a time, each in its own kernel, started in book order; after a failure no
+    further chapter starts, those running finish (each committed or rolled back on its own) and the first failure
+    in book order is raised. papermill's ``cwd`` is a process-wide ``chdir``, so the runner enters the notebooks
+    folder once for all of them (every path it hands on is absolute)."""
+    shared = _Locked(screen)
+    failed = threading.Event()
+    errors: dict[str, BaseException] = {}
+    start = len(summary.runs)
+
+    def task(nb: Path) -> None:
+        if failed.is_set():
+            return
+        try:
+            _run_one(cfg, pm, nb, prep, given, summary, shared, cwd=None, lock=shared.lock)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread below
+            errors[nb.stem] = exc
+            failed.set()
+
+    previous = os.getcwd()
+    os.chdir(cfg.notebooks_dir)
+    try:
+        with ThreadPoolExecutor(max_workers=cfg.jobs) as pool:
+            list(pool.map(task, chapters))
+    finally:
+        os.chdir(previous)
+    order = {nb.stem: i for i, nb in enumerate(chapters)}
+    summary.runs[start:] = sorted(summary.runs[start:], key=lambda r: order[r.name])
+    for nb in chapters:
+        if nb.stem in errors:
+            raise errors[nb.stem]
+
+
 def _run_one(cfg: Config, pm: Any, nb: Path, prep: Prepared, given: dict[str, str], summary: Summary,
-             screen: Any) -> None:
+             screen: Any, *, cwd: str | None | bool = True, lock: Any = None) -> None:
+    """Run one notebook unless its rebuild key is unchanged. ``cwd``: ``True`` for the notebooks folder (papermill
+    changes into it), ``None`` when the caller is already there; ``lock`` guards the shared failure list."""
+    guard = lock if lock is not None else contextlib.nullcontext()
     ch = chapter.Chapter(cfg, nb)
     inspected = declared_parameters(nb)
     always = nb.stem == STATUS_NOTEBOOK
@@ -259,8 +321,9 @@ def _run_one(cfg: Config, pm: Any, nb: Path, prep: Prepared, given: dict[str, st
     intact = ch.output.exists() and (not state or not state.get("results") or ch.results.exists())
     if not cfg.force and state and state.get("key") == key and intact:
         screen.line(f"skip  {nb.name} (unchanged since {state.get('finished', '?')})")
-        summary.runs.append(NotebookRun(nb.stem, "skipped"))
-        _record_failures(cfg, {nb.stem: None})
+        with guard:
+            summary.runs.append(NotebookRun(nb.stem, "skipped"))
+            _record_failures(cfg, {nb.stem: None})
         return
     screen.line(f"run   {nb.name}")
     ch.prepare()
@@ -271,14 +334,15 @@ def _run_one(cfg: Config, pm: Any, nb: Path, prep: Prepared, given: dict[str, st
             str(ch.partial),
             parameters=params,
             kernel_name=cfg.kernel,
-            cwd=str(cfg.notebooks_dir),
+            cwd=str(cfg.notebooks_dir) if cwd is True else None,
             progress_bar=screen.bar_options(nb.stem),
         )
     except BaseException as exc:  # a failing cell (PapermillExecutionError), a dead kernel, Ctrl-C
         ch.roll_back()
         if not isinstance(exc, Exception):
             raise
-        _record_failures(cfg, {nb.stem: _one_line(exc)})
+        with guard:
+            _record_failures(cfg, {nb.stem: _one_line(exc)})
         raise BuildError(_failure_message(nb, ch.failed_copy, exc, cfg.log_path), EXIT_NOTEBOOK) from exc
     seconds = time.perf_counter() - t0
     chapter.finish_page(ch.partial, inspected, params, prep.described)
@@ -292,8 +356,9 @@ def _run_one(cfg: Config, pm: Any, nb: Path, prep: Prepared, given: dict[str, st
         "results": str(ch.results) if ch.results.exists() else None,
         "identity": ident,
     })
-    _record_failures(cfg, {nb.stem: None})
-    summary.runs.append(NotebookRun(nb.stem, "ran", seconds))
+    with guard:
+        _record_failures(cfg, {nb.stem: None})
+        summary.runs.append(NotebookRun(nb.stem, "ran", seconds))
     screen.line(f"done  {nb.name} in {seconds:.1f} s")
 
 

@@ -540,3 +540,52 @@ def test_set_values_are_python_literals_or_text():
     assert build.parse_args(["--set", "a=3", "--set", "b=0.5", "--set", "c=None", "--set", "d=words here",
                              "--set", "e='7'", "--set", "f=[1, 2]"]).settings == {
         "a": 3, "b": 0.5, "c": None, "d": "words here", "e": "7", "f": [1, 2]}
+
+
+def _named(tmp_path: Path, name: str) -> Path:
+    """TINY saved as ``name``, writing its own results file."""
+    nb = _variant(tmp_path, name)
+    nb.write_text(nb.read_text().replace('\\"01_tiny\\"', f'\\"{nb.stem}\\"'))
+    return nb
+
+
+def test_jobs_run_chapters_at_once_with_the_same_pages_results_and_order(tmp_path):
+    notebooks = [_named(tmp_path, f"0{i}_part.ipynb") for i in range(1, 5)]
+    serial, parallel = _root(tmp_path / "s", *notebooks), _root(tmp_path / "p", *notebooks)
+    one = _run(serial, "--data", "sample:40")
+    two = _run(parallel, "--data", "sample:40", "--jobs", "2")
+    assert one.ran == two.ran == [nb.stem for nb in notebooks]  # book order, whatever finished first
+    for nb in notebooks:
+        a, b = _results(serial, nb.stem), _results(parallel, nb.stem)
+        # the same values, paths aside: every kernel ran in its root's notebooks folder, as papermill's cwd= does
+        assert {k: str(v).replace(str(serial), "ROOT") for k, v in a.items()} == \
+            {k: str(v).replace(str(parallel), "ROOT") for k, v in b.items()}
+        assert b["cwd"] == str(parallel / "notebooks")
+    assert Path.cwd() != parallel / "notebooks"  # the runner's own folder restored
+    assert _run(parallel, "--data", "sample:40", "--jobs", "2").skipped == [nb.stem for nb in notebooks]
+
+
+def test_jobs_after_a_failure_start_nothing_more_and_report_the_first_failure(tmp_path, capsys):
+    boom = tmp_path / "first" / "01_boom.ipynb"
+    boom.parent.mkdir()
+    shutil.copy(BOOM, boom)
+    slow = _variant(tmp_path, "02_slow.ipynb", cells=("import time; time.sleep(4)",))  # still running at the failure
+    slow.write_text(slow.read_text().replace('\\"01_tiny\\"', '\\"02_slow\\"'))
+    late = [_named(tmp_path, f"0{i}_late.ipynb") for i in (3, 4)]
+    root = _root(tmp_path, boom, slow, *late)
+    code = build.main(_args(root, "--jobs", "2"))
+    captured = capsys.readouterr()
+    assert code == build.EXIT_NOTEBOOK
+    assert "01_boom.ipynb" in captured.err and "ValueError: boom from the fixture" in captured.err
+    chapters = root / "book" / "chapters"
+    assert (chapters / "02_slow.ipynb").exists()  # what was running when the failure came finishes and is kept
+    assert "run   03_late" not in captured.out and "run   04_late" not in captured.out  # nothing more starts
+    assert not (chapters / "01_boom.ipynb").exists()
+    failed = json.loads((root / "book" / "_results" / "_failed.json").read_text())
+    assert [f["notebook"] for f in failed["failed"]] == ["01_boom"]
+
+
+def test_jobs_must_be_a_positive_integer(tmp_path, capsys):
+    for bad in ("0", "two"):
+        assert build.main(_args(tmp_path, "--jobs", bad)) == build.EXIT_USAGE
+        assert "JOBS must be a" in capsys.readouterr().err
