@@ -37,7 +37,6 @@ the line ``bookbuild: exit N (what): reason``.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import os
@@ -45,7 +44,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -202,7 +201,8 @@ def run_notebooks(cfg: Config, summary: Summary | None = None, prepared: Prepare
     if not notebooks:
         raise BuildError(f"no notebooks to run in {cfg.notebooks_dir}", EXIT_USAGE)
     prep = prepared or prepare(cfg)
-    check_settings(cfg, notebooks)
+    declared = {nb.stem: declared_parameters(nb) for nb in notebooks}  # each parameters cell inspected once
+    check_settings(cfg, declared)
     for d in (cfg.chapters_dir, cfg.results_dir, cfg.state_dir, cfg.cache_dir, cfg.work_dir):
         d.mkdir(parents=True, exist_ok=True)
     chapter.recover_legacy(cfg)
@@ -215,14 +215,15 @@ def run_notebooks(cfg: Config, summary: Summary | None = None, prepared: Prepare
               flush=True)
     given = {name: d.value for name, d in prep.given.items()}
     chapters = [nb for nb in notebooks if nb.stem != STATUS_NOTEBOOK]
-    with console.quiet(cfg.log_path) as screen:
+    with console.quiet(cfg.log_path) as quiet_screen:
+        run = _Run(cfg, pm, prep, given, declared, summary, _Locked(quiet_screen))
         if cfg.jobs > 1 and len(chapters) > 1:
-            _run_parallel(cfg, pm, chapters, prep, given, summary, screen)
+            _run_parallel(run, chapters)
         else:
             for nb in chapters:
-                _run_one(cfg, pm, nb, prep, given, summary, screen)
+                _run_one(run, nb)
         for nb in notebooks[len(chapters):]:  # the status page, alone and last
-            _run_one(cfg, pm, nb, prep, given, summary, screen)
+            _run_one(run, nb)
     stems = {p.stem for p in cfg.notebooks_dir.glob("*.ipynb")}
     orphans = sorted(p.name for p in cfg.results_dir.glob("*.json")
                      if p.stem not in stems and not p.name.startswith("_"))
@@ -235,12 +236,12 @@ def run_notebooks(cfg: Config, summary: Summary | None = None, prepared: Prepare
     return summary
 
 
-def check_settings(cfg: Config, notebooks: list[Path]) -> None:
-    """Every ``--set NAME`` must be declared by a notebook of this build (a typo would otherwise be ignored)."""
+def check_settings(cfg: Config, declared: dict[str, dict[str, dict]]) -> None:
+    """Every ``--set NAME`` must be declared by a notebook of this build (a typo would otherwise be ignored);
+    ``declared``: each notebook's parameters (:func:`declared_parameters`), by stem."""
     if not cfg.settings:
         return
-    declared = set().union(*(declared_parameters(nb) for nb in notebooks))
-    unknown = sorted(set(cfg.settings) - declared)
+    unknown = sorted(set(cfg.settings) - set().union(*declared.values()))
     if unknown:
         raise BuildError(
             f"--set {', '.join(unknown)}: no notebook of this build declares "
@@ -248,7 +249,8 @@ def check_settings(cfg: Config, notebooks: list[Path]) -> None:
 
 
 class _Locked:
-    """The console and the shared failure list for chapters running at once: one writer at a time."""
+    """The console and, through :attr:`lock`, the summary and the shared failure list: one writer at a time (chapters
+    may run at once, :func:`_run_parallel`)."""
 
     def __init__(self, screen: Any):
         self.screen = screen
@@ -262,51 +264,64 @@ class _Locked:
         return self.screen.bar_options(stem)
 
 
-def _run_parallel(cfg: Config, pm: Any, chapters: list[Path], prep: Prepared, given: dict[str, str],
-                  summary: Summary, screen: Any) -> None:
+@dataclass
+class _Run:
+    """What every notebook of one build is run with."""
+
+    cfg: Config
+    pm: Any
+    prep: Prepared
+    given: dict[str, str]
+    declared: dict[str, dict[str, dict]]
+    summary: Summary
+    screen: _Locked
+    #: False: papermill changes into the notebooks folder for each notebook; True: the caller is already there
+    in_notebooks_dir: bool = False
+
+
+def _run_parallel(run: _Run, chapters: list[Path]) -> None:
     """Run ``chapters`` ``cfg.jobs`` at a time, each in its own kernel, started in book order; after a failure no
     further chapter starts, those running finish (each committed or rolled back on its own) and the first failure
     in book order is raised. papermill's ``cwd`` is a process-wide ``chdir``, so the runner enters the notebooks
     folder once for all of them (every path it hands on is absolute)."""
-    shared = _Locked(screen)
     failed = threading.Event()
     errors: dict[str, BaseException] = {}
-    start = len(summary.runs)
+    start = len(run.summary.runs)
+    inside = replace(run, in_notebooks_dir=True)
 
     def task(nb: Path) -> None:
         if failed.is_set():
             return
         try:
-            _run_one(cfg, pm, nb, prep, given, summary, shared, cwd=None, lock=shared.lock)
+            _run_one(inside, nb)
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread below
             errors[nb.stem] = exc
             failed.set()
 
     previous = os.getcwd()
-    os.chdir(cfg.notebooks_dir)
+    os.chdir(run.cfg.notebooks_dir)
     try:
-        with ThreadPoolExecutor(max_workers=cfg.jobs) as pool:
+        with ThreadPoolExecutor(max_workers=run.cfg.jobs) as pool:
             list(pool.map(task, chapters))
     finally:
         os.chdir(previous)
     order = {nb.stem: i for i, nb in enumerate(chapters)}
-    summary.runs[start:] = sorted(summary.runs[start:], key=lambda r: order[r.name])
+    run.summary.runs[start:] = sorted(run.summary.runs[start:], key=lambda r: order[r.name])
     for nb in chapters:
         if nb.stem in errors:
             raise errors[nb.stem]
 
 
-def _run_one(cfg: Config, pm: Any, nb: Path, prep: Prepared, given: dict[str, str], summary: Summary,
-             screen: Any, *, cwd: str | None | bool = True, lock: Any = None) -> None:
-    """Run one notebook unless its rebuild key is unchanged. ``cwd``: ``True`` for the notebooks folder (papermill
-    changes into it), ``None`` when the caller is already there; ``lock`` guards the shared failure list."""
-    guard = lock if lock is not None else contextlib.nullcontext()
+def _run_one(run: _Run, nb: Path) -> None:
+    """Run one notebook unless its rebuild key is unchanged."""
+    cfg, prep, summary, screen = run.cfg, run.prep, run.summary, run.screen
+    guard = screen.lock
     ch = chapter.Chapter(cfg, nb)
-    inspected = declared_parameters(nb)
+    inspected = run.declared[nb.stem]
     always = nb.stem == STATUS_NOTEBOOK
     # only what the chapter declares is injected and keys its rebuild; an input not given is not injected (the
     # chapter's own default, its simulator, applies) but its absence is part of the key
-    params = {k: v for k, v in {**prep.base, **given, **cfg.settings}.items() if k in inspected}
+    params = {k: v for k, v in {**prep.base, **run.given, **cfg.settings}.items() if k in inspected}
     if "results_dir" in params and not always:
         params["results_dir"] = str(ch.staging)  # results reach <book>/_results only when the chapter finished
     uses_llm = keys.uses_llm(nb)
@@ -329,12 +344,12 @@ def _run_one(cfg: Config, pm: Any, nb: Path, prep: Prepared, given: dict[str, st
     ch.prepare()
     t0 = time.perf_counter()
     try:
-        pm.execute_notebook(
+        run.pm.execute_notebook(
             str(nb),
             str(ch.partial),
             parameters=params,
             kernel_name=cfg.kernel,
-            cwd=str(cfg.notebooks_dir) if cwd is True else None,
+            cwd=None if run.in_notebooks_dir else str(cfg.notebooks_dir),
             progress_bar=screen.bar_options(nb.stem),
         )
     except BaseException as exc:  # a failing cell (PapermillExecutionError), a dead kernel, Ctrl-C
