@@ -18,6 +18,7 @@ DATA    ?= sample
 SEED    ?= 0
 BOOTSTRAP ?= 100
 JOBS    ?= 1
+MEMORY_GB ?= 3
 NUGGETS ?=
 MATCH_LOGS ?=
 ANSWERS ?=
@@ -25,7 +26,7 @@ ANSWER_LABELS ?=
 ATTRIBUTION ?=
 TEXT_ARENA ?=
 # Command-line variables are exported (expanded) to every recipe by default: not these.
-unexport DATA SEED BOOTSTRAP JOBS NUGGETS MATCH_LOGS ANSWERS ANSWER_LABELS ATTRIBUTION TEXT_ARENA
+unexport DATA SEED BOOTSTRAP JOBS MEMORY_GB NUGGETS MATCH_LOGS ANSWERS ANSWER_LABELS ATTRIBUTION TEXT_ARENA
 # A local mirror of the inputs pre-seeds the download cache (hashes are still checked).
 ANALYSIS_DATA_MIRROR ?= $(wildcard $(CURDIR)/../shared/data)
 export ANALYSIS_DATA_MIRROR
@@ -54,6 +55,7 @@ book: export BOOK_DATA = $(value DATA)
 book: export BOOK_SEED = $(value SEED)
 book: export BOOK_BOOTSTRAP = $(value BOOTSTRAP)
 book: export BOOK_JOBS = $(value JOBS)
+book: export BOOK_MEMORY_GB = $(value MEMORY_GB)
 book: export BOOK_NUGGETS = $(value NUGGETS)
 book: export BOOK_MATCH_LOGS = $(value MATCH_LOGS)
 book: export BOOK_ANSWERS = $(value ANSWERS)

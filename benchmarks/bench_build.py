@@ -9,8 +9,12 @@ chapter (seconds, peak memory) for both runs, the totals, and the targets met or
 
 - cold build with an empty cache <= 150 s, warm <= 5 s, no chapter over 30 s, peak memory <= 3 GB.
 
-Usage: ``python benchmarks/bench_build.py [--data sample] [--jobs N] [--keep DIR] [--only a,b]`` (2 cores, machine
-shared: the figures are wall-clock on whatever else runs).
+Usage: ``python benchmarks/bench_build.py [--data sample] [--jobs N] [--memory-gb G] [--keep DIR] [--only a,b]
+[--record]`` (2 cores, machine shared: the figures are wall-clock on whatever else runs).
+
+``--record`` (the whole book, ``--jobs 1``, the embedded default) writes what the cold run measured to
+``bookbuild/resources/chapter_costs.json``: each chapter's seconds and its kernel's peak (the tree's peak while it ran
+less the runner's own), which the runner's scheduler plans ``--jobs`` with (:mod:`bookbuild.schedule`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import time
 from pathlib import Path
 
 import psutil
+
+from bookbuild import schedule
 
 REPO = Path(__file__).resolve().parents[1]
 TARGETS = {"cold_s": 150.0, "warm_s": 5.0, "chapter_s": 30.0, "peak_gb": 3.0}
@@ -90,6 +96,15 @@ def run_build(root: Path, args: list[str]) -> dict:
     return {"total": total, "seconds": seconds, "peaks": peaks, "peak": max(peaks.values(), default=0)}
 
 
+def measured_costs(cold: dict) -> schedule.Costs:
+    """Per-chapter costs of a cold serial run: seconds, and the tree's peak while the chapter ran less the
+    runner's own peak (the tree's peak while no chapter ran)."""
+    gb = 1024**3
+    runner = cold["peaks"].get("(runner)", 0) / gb
+    return schedule.Costs(runner, {stem: schedule.Cost(sec, max(cold["peaks"].get(stem, 0) / gb - runner, 0.0))
+                                   for stem, sec in cold["seconds"].items()})
+
+
 def scratch_root(base: Path) -> Path:
     """A copy of the book's sources (notebooks, book pages, config) with no cache, state or results."""
     root = base / "root"
@@ -132,16 +147,28 @@ def main() -> None:
     p.add_argument("--only", default=None, help="comma-separated chapters (default: the whole book)")
     p.add_argument("--keep", default=None, help="build in this folder and keep it (default: a temporary one)")
     p.add_argument("--jobs", default="1", help="chapters run at once (the runner's --jobs)")
+    p.add_argument("--memory-gb", default="3", help="the runner's --memory-gb")
+    p.add_argument("--record", action="store_true",
+                   help="write the cold run's per-chapter costs to bookbuild/resources/chapter_costs.json")
     a = p.parse_args()
+    if a.record and (a.jobs != "1" or a.only or a.data != "sample"):
+        p.error("--record measures the whole book on the embedded default, one chapter at a time: "
+                "no --only, --jobs or --data")
     base = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="bench_build_"))
     try:
         root = scratch_root(base)
-        args = ["--data", a.data, "--jobs", a.jobs] + (["--only", a.only] if a.only else [])
+        args = ["--data", a.data, "--jobs", a.jobs, "--memory-gb", a.memory_gb] + (["--only", a.only] if a.only else [])
         cold = run_build(root, args)
         warm = run_build(root, args)
-        print(f"bench_build: DATA={a.data}, --jobs {a.jobs}, {os.cpu_count()} cores, cold = empty cache, "
-              "warm = unchanged rebuild")
+        print(f"bench_build: DATA={a.data}, --jobs {a.jobs}, --memory-gb {a.memory_gb}, {os.cpu_count()} cores, "
+              "cold = empty cache, warm = unchanged rebuild")
         print(report(cold, warm))
+        if a.record:
+            schedule.write_costs(measured_costs(cold), f"measured by benchmarks/bench_build.py --record on "
+                                 f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}: a cold build of the embedded "
+                                 "default, one chapter at a time; peak_gb = the kernel's peak (the runner's "
+                                 "process tree while the chapter ran, less runner_gb)")
+            print(f"recorded the costs in {schedule.COSTS_FILE.relative_to(REPO)}")
     finally:
         if not a.keep:
             shutil.rmtree(base, ignore_errors=True)

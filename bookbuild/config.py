@@ -1,9 +1,9 @@
 """The build's settings: command line, environment (what ``make book`` passes) and exit codes.
 
 ``make book DATA=... NUGGETS=...`` hands its values to the runner through the environment (``BOOK_DATA``,
-``BOOK_SEED``, ``BOOK_BOOTSTRAP``, ``BOOK_JOBS``, ``BOOK_NUGGETS``, ``BOOK_MATCH_LOGS``, ``BOOK_ANSWERS``,
-``BOOK_ANSWER_LABELS``, ``BOOK_ATTRIBUTION``, ``BOOK_TEXT_ARENA``), never through a shell command line, so
-no character in a value is interpreted. A command-line option wins over its variable. A bad ``--seed`` or
+``BOOK_SEED``, ``BOOK_BOOTSTRAP``, ``BOOK_JOBS``, ``BOOK_MEMORY_GB``, ``BOOK_NUGGETS``, ``BOOK_MATCH_LOGS``,
+``BOOK_ANSWERS``, ``BOOK_ANSWER_LABELS``, ``BOOK_ATTRIBUTION``, ``BOOK_TEXT_ARENA``), never through a shell command
+line, so no character in a value is interpreted. A command-line option wins over its variable. A bad ``--seed`` or
 ``--bootstrap`` (``SEED=abc``) raises :class:`BuildError` with exit code 2 (argparse's own errors exit 2 too).
 
 ``--set NAME=VALUE`` (repeatable) sets any other parameter a chapter's ``parameters`` cell declares (for example
@@ -67,6 +67,8 @@ class Config:
     kernel: str = "python3"
     #: chapters run at once (the status page always runs alone, last)
     jobs: int = 1
+    #: memory the chapters running at once may plan to use, in GB (their measured peaks, bookbuild.schedule)
+    memory_gb: float = 3.0
     only: list[str] | None = None
     force: bool = False
     book: bool = True
@@ -187,6 +189,9 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     p.add_argument("--kernel", default="python3", help="Jupyter kernel name (default: python3)")
     p.add_argument("--jobs", default=_env("BOOK_JOBS", "1"),
                    help="chapters run at once, each in its own kernel (default: $BOOK_JOBS or 1)")
+    p.add_argument("--memory-gb", default=_env("BOOK_MEMORY_GB", "3"),
+                   help="with --jobs: chapters start together only while their measured peaks fit in this many GB "
+                        "(default: $BOOK_MEMORY_GB or 3)")
     p.add_argument("--force", action="store_true", help="rerun every notebook, changed or not")
     p.add_argument("--no-book", action="store_true", help="run the notebooks only, do not build the book")
     p.add_argument("--strict", action="store_true", help="fail the book build on Sphinx warnings")
@@ -199,6 +204,12 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     jobs = _count("JOBS", a.jobs)
     if jobs < 1:
         raise BuildError(f"JOBS must be a positive integer, got {a.jobs!r}", EXIT_USAGE)
+    try:
+        memory_gb = float(a.memory_gb)
+    except ValueError:
+        memory_gb = -1.0
+    if not memory_gb > 0:
+        raise BuildError(f"MEMORY_GB must be a positive number, got {a.memory_gb!r}", EXIT_USAGE)
     settings = dict(parse_setting(t) for t in a.settings)
     root = Path(a.root).resolve()
 
@@ -216,6 +227,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
         n_bootstrap=n_bootstrap,
         kernel=a.kernel,
         jobs=jobs,
+        memory_gb=memory_gb,
         only=[s.strip() for s in a.only.split(",") if s.strip()] if a.only else None,
         force=a.force,
         book=not a.no_book,

@@ -13,7 +13,8 @@
    ``attribution_source``, ``text_arena_source``) and the ``--set NAME=VALUE`` settings (a name no notebook
    declares is a usage error); the kernels get ``$ANALYSIS_CACHE_DIR`` = the cache folder and
    ``$BOOKBUILD_INPUTS`` (the inputs' names, hashes and rows, for the banners); with ``--jobs N`` up to N chapters
-   run at once, each in its own kernel (the status page alone, last);
+   run at once, each in its own kernel, the longest first within ``--memory-gb`` (:mod:`bookbuild.schedule`; the
+   status page alone, last);
 3. skips a notebook whose rebuild key (:mod:`bookbuild.keys`: notebook, declared parameters and their inputs'
    content, library, environment, LLM identity for LLM chapters) matches its last successful run; ``--force``
    reruns everything; the reproduction-status notebook reruns whenever any chapter's results or state changed;
@@ -43,7 +44,7 @@ import os
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,7 +52,7 @@ from typing import Any
 
 from analysis_lib import llm, paths
 from analysis_lib.extras import require
-from bookbuild import banner, chapter, console, identity, inputs, keys, llm_plan, toc
+from bookbuild import banner, chapter, console, identity, inputs, keys, llm_plan, schedule, toc
 from bookbuild.book import build_book
 from bookbuild.config import (
     EXIT_BOOK,
@@ -280,29 +281,39 @@ class _Run:
 
 
 def _run_parallel(run: _Run, chapters: list[Path]) -> None:
-    """Run ``chapters`` ``cfg.jobs`` at a time, each in its own kernel, started in book order; after a failure no
-    further chapter starts, those running finish (each committed or rolled back on its own) and the first failure
-    in book order is raised. papermill's ``cwd`` is a process-wide ``chdir``, so the runner enters the notebooks
-    folder once for all of them (every path it hands on is absolute)."""
-    failed = threading.Event()
+    """Run ``chapters`` up to ``cfg.jobs`` at a time, each in its own kernel: longest first within the memory
+    budget (:mod:`bookbuild.schedule`). After a failure no further chapter starts, those running finish (each
+    committed or rolled back on its own) and the first failure in book order is raised. papermill's ``cwd`` is a
+    process-wide ``chdir``, so the runner enters the notebooks folder once for all of them (every path it hands on
+    is absolute)."""
     errors: dict[str, BaseException] = {}
     start = len(run.summary.runs)
     inside = replace(run, in_notebooks_dir=True)
+    by_stem = {nb.stem: nb for nb in chapters}
+    costs = schedule.load_costs()
+    pending = schedule.order(list(by_stem), costs)
+    running: dict[Future[None], str] = {}
 
     def task(nb: Path) -> None:
-        if failed.is_set():
-            return
         try:
             _run_one(inside, nb)
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread below
             errors[nb.stem] = exc
-            failed.set()
 
     previous = os.getcwd()
     os.chdir(run.cfg.notebooks_dir)
     try:
         with ThreadPoolExecutor(max_workers=run.cfg.jobs) as pool:
-            list(pool.map(task, chapters))
+            while True:
+                while not errors and (stem := schedule.pick(pending, list(running.values()), costs, run.cfg.jobs,
+                                                            run.cfg.memory_gb)):
+                    pending.remove(stem)
+                    running[pool.submit(task, by_stem[stem])] = stem
+                if not running:
+                    break
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    del running[future]
     finally:
         os.chdir(previous)
     order = {nb.stem: i for i, nb in enumerate(chapters)}

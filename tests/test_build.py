@@ -589,3 +589,29 @@ def test_jobs_must_be_a_positive_integer(tmp_path, capsys):
     for bad in ("0", "two"):
         assert build.main(_args(tmp_path, "--jobs", bad)) == build.EXIT_USAGE
         assert "JOBS must be a" in capsys.readouterr().err
+
+
+def test_jobs_start_the_longest_first_and_keep_heavy_chapters_apart(tmp_path, monkeypatch, capsys):
+    from bookbuild import schedule
+
+    notebooks = [_named(tmp_path, f"0{i}_part.ipynb") for i in (1, 2, 3)]
+    root = _root(tmp_path, *notebooks)
+    costs = tmp_path / "costs.json"
+    schedule.write_costs(schedule.Costs(0.0, {"01_part": schedule.Cost(5, 1.5), "02_part": schedule.Cost(50, 1.5),
+                                               "03_part": schedule.Cost(1, 0.2)}), "test", costs)
+    monkeypatch.setattr(schedule, "COSTS_FILE", costs)
+    summary = build.run_notebooks(build.parse_args(_args(root, "--data", "sample:40", "--jobs", "2",
+                                                        "--memory-gb", "2")))
+    out = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("run ", "done "))]
+    done_02 = next(i for i, line in enumerate(out) if line.startswith("done  02"))
+    # the longest first; 01 beside it would plan 3 GB of a 2 GB budget, so 01 starts only once 02 is done, while
+    # 03 (0.2 GB) fits beside 02
+    assert out.index("run   02_part.ipynb") < done_02 < out.index("run   01_part.ipynb")
+    assert out.index("run   03_part.ipynb") < done_02
+    assert summary.ran == ["01_part", "02_part", "03_part"]  # reported in book order
+
+
+def test_memory_budget_must_be_a_positive_number(tmp_path, capsys):
+    for bad in ("0", "-1", "lots", "nan"):
+        assert build.main(_args(tmp_path, "--memory-gb", bad)) == build.EXIT_USAGE
+        assert "MEMORY_GB must be a positive number" in capsys.readouterr().err

@@ -281,14 +281,23 @@ class _Precomputed:
         return self.reduced
 
 
-def _cached_embedder(embedding: str, client: LLMClient | None, cache_dir: str | Path | None) -> Any:
+def _cached_embedder(embedding: str, client: LLMClient | None, cache_dir: str | Path | None,
+                     known: dict[str, np.ndarray] | None = None) -> Any:
     """BERTopic's embedding backend for keyword re-ranking: :func:`embed_texts` (same model, same cache).
-    Defined on call because BERTopic (heavy to import) is imported only when topics are fitted."""
+
+    ``known`` maps a document as BERTopic holds it (the keyword text of :func:`fit_topics`) to the embedding the
+    clustering used for it: a topic's representative documents are then represented by the vectors they were
+    clustered with rather than embedded a second time from their shortened text. Defined on call because BERTopic
+    (heavy to import) is imported only when topics are fitted."""
     BaseEmbedder = require("bertopic.backend", "topics", purpose="topic modelling").BaseEmbedder
+    held = known or {}
 
     class CachedEmbedder(BaseEmbedder):  # type: ignore[misc, valid-type]
         def embed(self, documents: Sequence[str], verbose: bool = False) -> np.ndarray:
-            return embed_texts(list(documents), embedding, client=client, cache_dir=cache_dir)
+            documents = list(documents)
+            rest = [d for d in documents if d not in held]
+            fresh = iter(embed_texts(rest, embedding, client=client, cache_dir=cache_dir) if rest else [])
+            return np.stack([held[d] if d in held else next(fresh) for d in documents])
 
     return CachedEmbedder()
 
@@ -337,8 +346,8 @@ def fit_topics(
       topic; ``None`` keeps whole texts;
     - ``representation="keybert"`` (BERTopic's ``KeyBERTInspired`` then ``MaximalMarginalRelevance``): the
       top c-TF-IDF words are candidates, re-ranked by the cosine similarity of each word's embedding (same
-      model as the texts, cached) to the topic's embedding (the mean embedding of its 10 texts most
-      similar to the topic under c-TF-IDF), then picked for diversity,
+      model as the texts, cached) to the topic's embedding (the mean of the embeddings, as clustered, of its
+      10 texts most similar to the topic under c-TF-IDF), then picked for diversity,
       ``argmax_w [(1 − λ)·cos(w, topic) − λ·max_{v picked} cos(w, v)]`` with
       ``λ =`` :data:`MMR_DIVERSITY`;
       ``"c-tf-idf"`` keeps the c-TF-IDF ranking.
@@ -361,10 +370,11 @@ def fit_topics(
     # BERTopic strips every character but [A-Za-z0-9 ] from English texts before counting.
     vectorizer = CountVectorizer(stop_words="english", min_df=1, ngram_range=(1, 2),
                                  token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9]*[a-zA-Z0-9]\b")
+    counted = [" ".join(t.split()[:keyword_words]) for t in texts] if keyword_words else texts
     represent: Any = None
     embedder = None
     if representation == "keybert":
-        embedder = _cached_embedder(embedding, client, cache_dir)
+        embedder = _cached_embedder(embedding, client, cache_dir, known=dict(zip(counted, embeddings)))
         represent = [representations.KeyBERTInspired(top_n_words=max(top_n_words, 10), nr_repr_docs=10,
                                                      random_state=seed),
                      representations.MaximalMarginalRelevance(diversity=MMR_DIVERSITY, top_n_words=top_n_words)]
@@ -373,7 +383,6 @@ def fit_topics(
     model = BERTopic(embedding_model=embedder, umap_model=_Precomputed(reduced), hdbscan_model=hdbscan_model,
                      vectorizer_model=vectorizer, representation_model=represent, top_n_words=top_n_words,
                      calculate_probabilities=False, verbose=False)
-    counted = [" ".join(t.split()[:keyword_words]) for t in texts] if keyword_words else texts
     assigned, _ = model.fit_transform(counted, embeddings=embeddings)
     assigned = np.asarray(assigned, dtype=np.int64)
 
