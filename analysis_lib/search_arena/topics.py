@@ -283,18 +283,14 @@ class _Precomputed:
 
 def _cached_embedder(embedding: str, client: LLMClient | None, cache_dir: str | Path | None,
                      known: dict[str, np.ndarray] | None = None) -> Any:
-    """BERTopic's embedding backend for keyword re-ranking: :func:`embed_texts` (same model, same cache).
-
-    ``known`` maps a document as BERTopic holds it (the keyword text of :func:`fit_topics`) to the embedding the
-    clustering used for it: a topic's representative documents are then represented by the vectors they were
-    clustered with rather than embedded a second time from their shortened text. Defined on call because BERTopic
-    (heavy to import) is imported only when topics are fitted."""
+    """BERTopic's embedding backend for keyword re-ranking: :func:`embed_texts` (same model, same cache), except
+    for the documents in ``known`` (keyword text -> the embedding it was clustered with), which are not embedded
+    again. Defined on call because BERTopic (heavy to import) is imported only when topics are fitted."""
     BaseEmbedder = require("bertopic.backend", "topics", purpose="topic modelling").BaseEmbedder
     held = known or {}
 
     class CachedEmbedder(BaseEmbedder):  # type: ignore[misc, valid-type]
         def embed(self, documents: Sequence[str], verbose: bool = False) -> np.ndarray:
-            documents = list(documents)
             rest = [d for d in documents if d not in held]
             fresh = iter(embed_texts(rest, embedding, client=client, cache_dir=cache_dir) if rest else [])
             return np.stack([held[d] if d in held else next(fresh) for d in documents])
@@ -458,10 +454,8 @@ def label_step(n_prompts: int, min_cluster_size: int, *, model: str = PAPER_LABE
 
 def _labels(topics: pl.DataFrame, assignments: pl.DataFrame, client: LLMClient | None, label_model: str | None,
             n_examples: int) -> list[tuple[str, str]]:
-    fallback = [
-        (OUTLIER_LABEL, "none") if t < 0 else (keyword_label(list(kw)), "keywords")
-        for t, kw in zip(topics["topic"].to_list(), topics["keywords"].to_list(), strict=True)
-    ]
+    fallback = [(OUTLIER_LABEL, "none") if t < 0 else (keyword_label(list(kw)), "keywords")
+                for t, kw in zip(topics["topic"].to_list(), topics["keywords"].to_list(), strict=True)]
     if client is None:
         return fallback
     items, positions = label_items(topics, assignments, n_examples)
@@ -494,16 +488,13 @@ def topic_examples(topics: pl.DataFrame, assignments: pl.DataFrame, k: int = 3, 
 
 def topic_summary(topics: pl.DataFrame) -> dict[str, Any]:
     """Number of topics, largest topic share (of all texts and of clustered texts), unclustered share."""
-    clustered = topics.filter(pl.col("topic") >= 0)
-    outliers = topics.filter(pl.col("topic") < 0)
+    clustered, outliers = topics.filter(pl.col("topic") >= 0), topics.filter(pl.col("topic") < 0)
     return {
         "n_topics": clustered.height,
         # polars types Series.max() as any Python literal; these Float64 columns give floats
         "largest_share": float(clustered["share"].max()) if clustered.height else float("nan"),  # type: ignore[arg-type]
-        "largest_share_clustered": (
-            float(clustered["share_clustered"].max())  # type: ignore[arg-type]
-            if clustered.height else float("nan")
-        ),
+        "largest_share_clustered":
+            float(clustered["share_clustered"].max()) if clustered.height else float("nan"),  # type: ignore[arg-type]
         "largest_label": clustered["label"][0] if clustered.height else None,
         "unclustered_share": float(outliers["share"].sum()) if outliers.height else 0.0,
     }
