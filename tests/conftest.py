@@ -77,6 +77,7 @@ def build_command(root: Path, chapters: list[str]) -> list[str]:
         sys.executable, "-m", "bookbuild",
         "--root", str(root), "--notebooks-dir", str(NOTEBOOKS), "--data", BOOK_SAMPLE,
         "--cache-dir", str(REPO / ".cache"), "--only", ",".join([*chapters, STATUS]), *BOOK_SIZES,
+        "--jobs", "2", "--memory-gb", "6",  # two chapters at once: the book is the suite's longest chain of work
     ]  # fmt: skip
 
 

@@ -72,8 +72,7 @@ class EmbeddingCache:
         self._lock = threading.Lock()
         self.keys: dict[str, int] = {}
         self.vectors: np.ndarray | None = None
-        index = self.dir / "index.json"
-        vecs = self.dir / "vectors.npy"
+        index, vecs = self.dir / "index.json", self.dir / "vectors.npy"
         if index.exists() and vecs.exists():
             try:
                 meta = json.loads(index.read_text())
@@ -176,10 +175,11 @@ def embed_texts(
     *,
     client: LLMClient | None = None,
     cache_dir: str | Path | None = None,
-    batch_size: int = 64,
+    batch_size: int = 16,
     progress: bool = False,
 ) -> np.ndarray:
-    """Unit-normalised embeddings of ``texts`` (float32, one row per text), cached per model and text."""
+    """Unit-normalised embeddings of ``texts`` (float32, one row per text), cached per model and text. The offline
+    encoder pads each batch (texts sorted by length) to its longest: 16 a batch is ~20% faster than 64 on 2 cores."""
     embedding = resolve_embedding(embedding, client)
     model = f"{OFFLINE_MODEL_NAME}@{OFFLINE_MAX_TOKENS}" if embedding == "offline" else embedding
     cache = open_cache(cache_dir or default_cache_dir(), model)
