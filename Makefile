@@ -17,7 +17,8 @@ REMOTE  ?= origin
 DATA    ?= sample
 SEED    ?= 0
 BOOTSTRAP ?= 100
-JOBS    ?= 1
+# two chapters at once, the longest first, within MEMORY_GB of their measured peaks (bookbuild/schedule.py)
+JOBS    ?= 2
 MEMORY_GB ?= 3
 NUGGETS ?=
 MATCH_LOGS ?=
