@@ -11,6 +11,7 @@ fails for want of an extra.
 from __future__ import annotations
 
 import importlib
+import os
 from types import ModuleType
 
 
@@ -35,3 +36,19 @@ def require(module: str, extra: str, *, purpose: str = "") -> ModuleType:
             f"the optional package {module.split('.')[0]!r} is needed{why} but not installed: "
             f"pip install 'analysis_lib[{extra}]'"
         ) from exc
+
+
+#: Threads torch may use in this process (a positive integer); unset: torch's default (one per core). The book
+#: runner sets it for its kernels when several chapters run at once, so that two kernels do not each spread over
+#: every core. The offline encoder's vectors do not depend on it (``tests/test_topics.py`` checks 1 against 2).
+TORCH_THREADS_ENV = "ANALYSIS_TORCH_THREADS"
+
+
+def limit_torch_threads(torch: ModuleType) -> None:
+    """Apply ``$ANALYSIS_TORCH_THREADS`` (:data:`TORCH_THREADS_ENV`) to ``torch``'s intra-op threads, if set."""
+    raw = os.environ.get(TORCH_THREADS_ENV, "").strip()
+    if not raw:
+        return
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"${TORCH_THREADS_ENV} must be a positive integer, got {raw!r}")
+    torch.set_num_threads(int(raw))

@@ -14,7 +14,7 @@
    declares is a usage error); the kernels get ``$ANALYSIS_CACHE_DIR`` = the cache folder and
    ``$BOOKBUILD_INPUTS`` (the inputs' names, hashes and rows, for the banners); with ``--jobs N`` up to N chapters
    run at once, each in its own kernel, the longest first within ``--memory-gb`` (:mod:`bookbuild.schedule`; the
-   status page alone, last);
+   status page alone, last), and torch in each kernel uses cores / N threads (``$ANALYSIS_TORCH_THREADS``);
 3. skips a notebook whose rebuild key (:mod:`bookbuild.keys`: notebook, declared parameters and their inputs'
    content, library, environment, LLM identity for LLM chapters) matches its last successful run; ``--force``
    reruns everything; the reproduction-status notebook reruns whenever any chapter's results or state changed;
@@ -50,7 +50,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from analysis_lib import llm, paths
+from analysis_lib import extras, llm, paths
 from analysis_lib.extras import require
 from bookbuild import banner, chapter, console, identity, inputs, keys, llm_plan, schedule, toc
 from bookbuild.book import build_book
@@ -452,9 +452,11 @@ def build(cfg: Config) -> Summary:
             raise BuildError(f"another build is running (lock: {cfg.state_dir / '.lock'})", EXIT_USAGE) from exc
         # the kernels (started with this environment) write their caches there, never into the package, and read
         # what the runner recorded about the inputs
-        saved = {k: os.environ.get(k) for k in (paths.CACHE_ENV, banner.INPUTS_ENV)}
+        saved = {k: os.environ.get(k) for k in (paths.CACHE_ENV, banner.INPUTS_ENV, extras.TORCH_THREADS_ENV)}
         os.environ[paths.CACHE_ENV] = str(cfg.cache_dir)
         os.environ[banner.INPUTS_ENV] = str(cfg.state_dir / "inputs.json")
+        if cfg.jobs > 1 and not saved[extras.TORCH_THREADS_ENV]:  # each kernel its share of the cores for torch
+            os.environ[extras.TORCH_THREADS_ENV] = str(max(1, (os.cpu_count() or 1) // cfg.jobs))
         summary = Summary()
         try:
             prep = prepare(cfg)  # before any notebook runs: a bad input leaves the previous book as it was

@@ -615,3 +615,21 @@ def test_memory_budget_must_be_a_positive_number(tmp_path, capsys):
     for bad in ("0", "-1", "lots", "nan"):
         assert build.main(_args(tmp_path, "--memory-gb", bad)) == build.EXIT_USAGE
         assert "MEMORY_GB must be a positive number" in capsys.readouterr().err
+
+
+def test_jobs_give_each_kernel_its_share_of_the_cores_for_torch(tmp_path, monkeypatch):
+    from analysis_lib.extras import TORCH_THREADS_ENV
+    from bookbuild import runner
+
+    seen = []
+    monkeypatch.setattr(runner, "run_notebooks", lambda cfg, summary, prep: seen.append(
+        os.environ.get(TORCH_THREADS_ENV)))
+    monkeypatch.setattr(runner.os, "cpu_count", lambda: 4)
+    monkeypatch.delenv(TORCH_THREADS_ENV, raising=False)
+    root = _root(tmp_path, TINY)
+    for jobs in ("1", "2", "3"):
+        runner.build(build.parse_args(_args(root, "--no-book", "--jobs", jobs)))
+    monkeypatch.setenv(TORCH_THREADS_ENV, "3")  # the user's own setting wins
+    runner.build(build.parse_args(_args(root, "--no-book", "--jobs", "2")))
+    assert seen == [None, "2", "1", "3"]
+    assert os.environ[TORCH_THREADS_ENV] == "3"  # restored after the build

