@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from analysis_lib import paths
+from analysis_lib.memory import release_freed_memory
 from analysis_lib.nuggets.battles import single_turn, single_turn_urls
 from analysis_lib.nuggets.records import NuggetRecords, load_nugget_records
 from analysis_lib.nuggets.simulate import simulate_nuggets
@@ -60,6 +61,7 @@ def load_inputs(data_source: str | Path, nugget_records: str | Path | None = Non
     urls, url_counts = single_turn_urls(raw)
     battles = loader.load_battles(raw, seed=seed)
     del raw
+    release_freed_memory()  # the release's texts: the encoder and the records come next
     single, left_out = single_turn(battles)
     battles_kind = loader.data_kind(data_source)
     source = paths.display_path(data_source) if Path(str(data_source)).exists() else str(data_source)
