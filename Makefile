@@ -27,7 +27,7 @@ ANSWER_LABELS ?=
 ATTRIBUTION ?=
 TEXT_ARENA ?=
 # Command-line variables are exported (expanded) to every recipe by default: not these.
-unexport DATA SEED BOOTSTRAP JOBS MEMORY_GB NUGGETS MATCH_LOGS ANSWERS ANSWER_LABELS ATTRIBUTION TEXT_ARENA
+unexport INSTALLER DATA SEED BOOTSTRAP JOBS MEMORY_GB NUGGETS MATCH_LOGS ANSWERS ANSWER_LABELS ATTRIBUTION TEXT_ARENA
 # A local mirror of the inputs pre-seeds the download cache (hashes are still checked).
 ANALYSIS_DATA_MIRROR ?= $(wildcard $(CURDIR)/../shared/data)
 export ANALYSIS_DATA_MIRROR
@@ -35,15 +35,23 @@ export ANALYSIS_DATA_MIRROR
 .PHONY: book test install lock publish clean-book
 
 # Installs exactly the locked versions (-c: constraints; the project's own ranges in pyproject.toml stay open).
-# Byte-compiled at install (pip's default): with PYTHONDONTWRITEBYTECODE set, as on the project's machines, a
-# --no-compile install would compile every import again in every kernel and test process.
+# Byte-compiled at install: with PYTHONDONTWRITEBYTECODE set, as on the project's machines, an uncompiled install
+# would compile every import again in every kernel and test process.
+# torch comes from pip (its CPU build: pip is what finds it); the other ~200 packages from uv, itself pinned in the
+# lock, which installs the same locked versions in half pip's time (INSTALLER=pip: pip for everything).
+INSTALLER ?= uv
 PIP_INSTALL := $(PY) -m pip install --quiet -c $(LOCK)
+ifeq ($(INSTALLER),pip)
+REST_INSTALL := $(PIP_INSTALL) -e "$(HERE)[all,dev]"
+else
+REST_INSTALL := $(PIP_INSTALL) uv && $(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode -c $(LOCK) -e "$(HERE)[all,dev]"
+endif
 $(VENV)/.installed: $(HERE)pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip
 	# torch first, pinned to the CPU build: anything that pulls it in later must not drag a CUDA build.
 	$(PIP_INSTALL) torch==2.13.0
-	$(PIP_INSTALL) -e "$(HERE)[all,dev]"
+	$(REST_INSTALL)
 	touch $@
 
 install: $(VENV)/.installed
@@ -69,7 +77,7 @@ book: $(VENV)/.installed
 test: $(VENV)/.installed
 	bash scripts/ensure_chromium.sh
 	$(PY) -m ruff check .
-	$(PY) -m mypy
+	$(PY) -m mypy -n auto  # one worker process per core: 18 s instead of 28 s from an empty cache
 	# the project's own modules byte-compiled once (PYTHONDONTWRITEBYTECODE, where set, would have every test process and
 	# kernel compile them again); three workers on two cores: the kernels and subprocesses leave a quarter idle with two
 	$(PY) -m compileall -q analysis_lib bookbuild tests

@@ -49,13 +49,27 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def _name_version(dist: importlib.metadata.Distribution) -> tuple[str | None, str | None]:
+    """``Name`` and ``Version`` from the head of a distribution's metadata: the header lines before the first blank
+    line (the same values ``dist.metadata`` gives, without parsing the long description of ~200 packages)."""
+    name = version = None
+    for line in (dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "").splitlines():
+        if not line:
+            break
+        if line.startswith("Name:"):
+            name = line[5:].strip()
+        elif line.startswith("Version:"):
+            version = line[8:].strip()
+    return name, version
+
+
 def installed() -> dict[str, str]:
     """Every installed distribution of this interpreter: canonical name -> version (the project itself left out)."""
     out: dict[str, str] = {}
     for dist in importlib.metadata.distributions():
-        name = dist.metadata["Name"]
-        if name and canonical(name) not in OWN_DISTRIBUTIONS:
-            out[canonical(name)] = dist.version
+        name, version = _name_version(dist)
+        if name and version and canonical(name) not in OWN_DISTRIBUTIONS:
+            out[canonical(name)] = version
     return dict(sorted(out.items()))
 
 

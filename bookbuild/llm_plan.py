@@ -13,14 +13,15 @@ estimate counts what the chapters will send:
   answer records): listed as not part of a default build.
 
 :func:`estimate_book` estimates every step on a client's cache, model, mode and prices without sending anything;
-:func:`print_estimate` is what the runner prints before the first notebook when an endpoint is configured, and
-``python -m analysis_lib.llm estimate`` prints the same.
+:func:`print_estimate` is what the runner prints before the first notebook when an endpoint is configured (for the
+chapters that build runs: ``--only 03_preferences`` estimates nothing and loads nothing), and
+``python -m analysis_lib.llm estimate`` prints the same for the whole book.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -92,12 +93,16 @@ PLAN: tuple[Entry, ...] = (
 )
 
 
-def book_steps(client: llm.LLMClient, inputs: Inputs | None = None) -> list[tuple[str, llm.Step | str]]:
-    """``(chapter, step)`` for every LLM step of a default build; a step whose inputs cannot be built here is
-    ``(chapter, "why")`` instead (an unavailable input names itself, e.g. a file not in the data mirror)."""
+def book_steps(client: llm.LLMClient, inputs: Inputs | None = None,
+               chapters: Collection[str] | None = None) -> list[tuple[str, llm.Step | str]]:
+    """``(chapter, step)`` for every LLM step of a default build (``chapters``: of those chapters only; None: all);
+    a step whose inputs cannot be built here is ``(chapter, "why")`` instead (an unavailable input names itself,
+    e.g. a file not in the data mirror)."""
     inputs = inputs or Inputs()
     out: list[tuple[str, llm.Step | str]] = []
     for entry in PLAN:
+        if chapters is not None and entry.chapter not in chapters:
+            continue
         if entry.build is None:
             out.append((entry.chapter, f"{entry.analyses}: not in a default build ({entry.not_default})"))
             continue
@@ -116,10 +121,11 @@ def main_estimate(data_source: str = "sample", seed: int = 0, cache_dir: str | N
     print_estimate(cache, Inputs(data_source, seed, cache), always=True)
 
 
-def estimate_book(client: llm.LLMClient, inputs: Inputs | None = None) -> list[tuple[str, Any]]:
-    """``(chapter, StepEstimate or reason)`` for every step; sends nothing."""
+def estimate_book(client: llm.LLMClient, inputs: Inputs | None = None,
+                  chapters: Collection[str] | None = None) -> list[tuple[str, Any]]:
+    """``(chapter, StepEstimate or reason)`` for every step (of ``chapters`` only, if given); sends nothing."""
     return [(ch, s if isinstance(s, str) else llm.estimate_steps([s], client)[0])
-            for ch, s in book_steps(client, inputs)]
+            for ch, s in book_steps(client, inputs, chapters)]
 
 
 def format_book_estimate(client: llm.LLMClient, rows: list[tuple[str, Any]]) -> str:
@@ -138,13 +144,18 @@ def format_book_estimate(client: llm.LLMClient, rows: list[tuple[str, Any]]) -> 
 
 
 def print_estimate(cache_dir: Path | None = None, inputs: Inputs | None = None, out: TextIO | None = None, *,
-                   always: bool = False) -> None:
+                   always: bool = False, chapters: Collection[str] | None = None) -> None:
     """The runner's hook: the estimate of the build when an endpoint is configured, else one line (``always``:
-    the estimate all the same, every uncached request counted as if an endpoint were set)."""
+    the estimate all the same, every uncached request counted as if an endpoint were set; ``chapters``: the
+    chapters the build runs, None: the whole book)."""
     out = sys.stdout if out is None else out
     if not always and (not llm.identity()["endpoint"] or llm.identity()["offline"]):
         print("LLM: no endpoint: LLM steps use the cache or are not run", file=out, flush=True)
         return
+    if chapters is not None and not {e.chapter for e in PLAN} & set(chapters):
+        print(f"LLM: none of this build's chapters ({', '.join(chapters) or 'none'}) sends LLM requests",
+              file=out, flush=True)
+        return
     client = llm.LLMClient(cache_dir=Path(cache_dir) / "llm" if cache_dir else paths.cache_dir("llm"),
                            progress=False)
-    print(format_book_estimate(client, estimate_book(client, inputs)), file=out, flush=True)
+    print(format_book_estimate(client, estimate_book(client, inputs, chapters)), file=out, flush=True)

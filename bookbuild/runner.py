@@ -24,9 +24,9 @@
    stops at the first failing notebook, naming it and the failing cell (the failed executed copy is kept in
    ``<book-dir>/_build/runs/failed/``), and records it in ``<results_dir>/_failed.json``
    (``{"failed": [{"notebook": stem, "error": one line}]}``; removed once every notebook has run). Before the first
-   notebook it prints the estimate of the LLM steps (:mod:`bookbuild.llm_plan`) when an endpoint is configured,
-   else one line saying there is none. The console shows the runner's lines and one bar per notebook; the
-   kernels' output goes to ``<book-dir>/_build/runs/build.log`` (:mod:`bookbuild.console`);
+   notebook it prints the estimate of the LLM steps of the chapters it runs (:mod:`bookbuild.llm_plan`) when an
+   endpoint is configured, else one line saying there is none. The console shows the runner's lines and one bar
+   per notebook; the kernels' output goes to ``<book-dir>/_build/runs/build.log`` (:mod:`bookbuild.console`);
 5. marks every chapter page with its identity and flags those computed from other inputs than this build's
    (``stale: ...`` on the console), writes the front page's identity line, then the table of contents of the
    chapters that finished (:mod:`bookbuild.toc`) and runs ``jupyter-book build`` (:mod:`bookbuild.book`, skipped
@@ -210,7 +210,8 @@ def run_notebooks(cfg: Config, summary: Summary | None = None, prepared: Prepare
     keys.write_json(cfg.results_dir / identity.BUILD_FILE, prep.reference)
     inputs.write_for_kernels(cfg.state_dir / "inputs.json", [prep.data, *prep.given.values()])
     try:  # what the LLM steps will send, before anything is sent (one line when there is no endpoint)
-        llm_plan.print_estimate(cfg.cache_dir, llm_plan.Inputs(prep.data.value, cfg.seed, cfg.cache_dir))
+        llm_plan.print_estimate(cfg.cache_dir, llm_plan.Inputs(prep.data.value, cfg.seed, cfg.cache_dir),
+                                chapters=[nb.stem for nb in notebooks])
     except Exception as exc:  # noqa: BLE001 - an estimate never stops a build
         print(f"LLM estimate not available: {type(exc).__name__}: {llm.clip_text(exc, 200, collapse=True)}",
               flush=True)

@@ -12,6 +12,7 @@ trap 'rm -rf "$scratch"' EXIT
 py="$scratch/venv/bin/python"
 "$py" -m pip install --quiet --upgrade pip
 "$py" -m pip install --quiet torch==2.13.0
+"$py" -m pip install --quiet uv  # the installer make uses after torch: pinned like everything else
 "$py" -m pip install --quiet "$here[all,dev]"
 {
   echo "# The full install of this project (pip install -c requirements.lock -e '.[all,dev]', torch first), at the"

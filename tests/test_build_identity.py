@@ -216,6 +216,16 @@ def test_environment_identity_hashes_the_whole_installed_set():
     assert identity.environment(other)["installed_sha256"] != env["installed_sha256"]
 
 
+def test_installed_reads_what_importlib_metadata_parses():
+    """The header scan gives each distribution's name and version as the full metadata parse does."""
+    import importlib.metadata
+
+    full = {identity.canonical(d.metadata["Name"]): d.version for d in importlib.metadata.distributions()
+            if d.metadata["Name"]}
+    full.pop("analysis-lib", None)
+    assert identity.installed() == dict(sorted(full.items())) and len(full) > 100
+
+
 def test_a_changed_locked_version_reruns_and_flags_what_was_built_under_the_old_one(tmp_path, monkeypatch, capsys):
     second = _copy_as(TINY, "02_second.ipynb", tmp_path)
     root = _root(tmp_path, TINY, second, STATUS_NB)

@@ -124,3 +124,21 @@ def test_the_book_plan_lists_every_llm_chapter(tmp_path):
 def test_the_runner_hook_says_so_when_there_is_no_endpoint(tmp_path, capsys):
     llm_plan.print_estimate(tmp_path)
     assert capsys.readouterr().out == "LLM: no endpoint: LLM steps use the cache or are not run\n"
+
+
+def test_the_runner_hook_estimates_only_the_chapters_of_the_build(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(llm.BASE_URL_ENV, "http://127.0.0.1:9/v1")
+    built: list[str] = []
+    plan = tuple(llm_plan.Entry(e.chapter, e.analyses, (lambda c, i, ch=e.chapter: built.append(ch) or [])
+                                if e.build else None, e.not_default) for e in llm_plan.PLAN)
+    monkeypatch.setattr(llm_plan, "PLAN", plan)
+    llm_plan.print_estimate(tmp_path, chapters=["03_preferences", "99_reproduction_status"])
+    assert built == [] and capsys.readouterr().out == (
+        "LLM: none of this build's chapters (03_preferences, 99_reproduction_status) sends LLM requests\n")
+    llm_plan.print_estimate(tmp_path, chapters=["07_nuggets", "08_dr_arena"])
+    out = capsys.readouterr().out
+    assert set(built) == {"07_nuggets"} and "  07_nuggets" in out and "  08_dr_arena" in out
+    assert "02_prompts" not in out
+    built.clear()
+    llm_plan.print_estimate(tmp_path)  # no chapters given: the whole book
+    assert set(built) == {"02_prompts", "07_nuggets"}
