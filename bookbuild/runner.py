@@ -24,9 +24,8 @@
    stops at the first failing notebook, naming it and the failing cell (the failed executed copy is kept in
    ``<book-dir>/_build/runs/failed/``), and records it in ``<results_dir>/_failed.json``
    (``{"failed": [{"notebook": stem, "error": one line}]}``; removed once every notebook has run). Before the first
-   notebook it prints the LLM steps' estimate for the chapters it runs (:mod:`bookbuild.llm_plan`) with an endpoint,
-   else one line saying there is none. The console shows the runner's lines and one bar per notebook; the kernels'
-   output goes to ``<book-dir>/_build/runs/build.log`` (:mod:`bookbuild.console`);
+   notebook it prints the LLM estimate for the chapters it runs (:mod:`bookbuild.llm_plan`), or that there is no
+   endpoint. The console shows the runner's lines and one bar per notebook; the kernels' output goes to the log.
 5. marks every chapter page with its identity and flags those computed from other inputs than this build's
    (``stale: ...`` on the console), writes the front page's identity line, then the table of contents of the
    chapters that finished (:mod:`bookbuild.toc`) and runs ``jupyter-book build`` (:mod:`bookbuild.book`, skipped
