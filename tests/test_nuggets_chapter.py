@@ -220,6 +220,37 @@ def test_loader_reads_the_release_once_and_says_what_it_ran_on(inputs):
     assert "simulated nugget records" in inputs.detail and inputs.planted["mean_nuggets"] == 12.5
 
 
+def test_with_a_cache_the_chapter_reads_the_kept_release_and_gets_the_same_inputs(inputs, tmp_path, monkeypatch):
+    """With the build's cache, a release another chapter simulated is read back (its traces only), never simulated
+    again, and the chapter's inputs are those of the uncached path."""
+    cache = tmp_path / "cache"
+    loader.load_battles("sample:400", seed=3, cache_dir=cache)  # another chapter of the build, first
+    kept = list((cache / "battles").glob("*.release.parquet"))
+    assert len(kept) == 1 and not list((cache / "battles").glob("*.part"))
+
+    def no_simulation(*args, **kwargs):
+        raise AssertionError("the kept release was not used")
+
+    monkeypatch.setattr(loader, "read_raw", no_simulation)
+    monkeypatch.setattr(loading, "read_raw", no_simulation)
+    cached = loading.load_inputs("sample:400", seed=3, cache_dir=cache)
+    assert cached.urls == inputs.urls and cached.url_counts == inputs.url_counts
+    assert cached.single.equals(inputs.single) and cached.left_out == inputs.left_out
+    assert cached.records.sides.equals(inputs.records.sides)
+    traces = loader.read_release("sample:400", seed=3, cache_dir=cache, columns=["turn", "winner"])
+    assert set(traces.columns) == {"turn", "winner"} and traces.height == 400
+
+
+def test_a_release_file_is_read_by_columns(tmp_path):
+    raw, _ = read_raw("sample:50", seed=1)
+    path = tmp_path / "release.parquet"
+    raw.write_parquet(path)
+    got, origin = read_raw(path, columns=["turn", "winner", "not-a-column"])
+    assert origin == str(path) and set(got.columns) == {"turn", "winner"} and got.equals(raw.select(got.columns))
+    assert loader.read_release(path, cache_dir=tmp_path / "cache", columns=["turn"]).columns == ["turn"]
+    assert not (tmp_path / "cache").exists()  # a file is not copied into the cache
+
+
 def test_loader_with_records_shows_no_absolute_path():
     got = loading.load_inputs("sample:200", FIXTURES / "valid.jsonl", seed=0)
     assert got.kind == "real" and got.planted == {} and got.queries_kind == "llm-cache"

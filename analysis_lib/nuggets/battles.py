@@ -63,6 +63,10 @@ def _trace_urls(raw: pl.DataFrame, side: str) -> pl.DataFrame:
     return urls.filter(pl.col("url").is_not_null() & (pl.col("url") != ""))
 
 
+#: The raw release's columns :func:`single_turn_urls` reads.
+TRACE_COLUMNS = ("turn", "winner", "system_a_metadata", "system_b_metadata")
+
+
 def single_turn_urls(raw: pl.DataFrame) -> tuple[list[str], dict[str, int]]:
     """NG-C: the distinct URLs of the single-turn voted battles of a raw release (both sides, every search
     result), as the authors collect them for their corpus (exact strings, no normalisation), and the counts

@@ -18,7 +18,7 @@ import polars as pl
 
 from analysis_lib import paths
 from analysis_lib.memory import release_freed_memory
-from analysis_lib.nuggets.battles import single_turn, single_turn_urls
+from analysis_lib.nuggets.battles import TRACE_COLUMNS, single_turn, single_turn_urls
 from analysis_lib.nuggets.records import NuggetRecords, load_nugget_records
 from analysis_lib.nuggets.simulate import simulate_nuggets
 from analysis_lib.search_arena import loader
@@ -51,15 +51,22 @@ class ChapterInputs:
         return "simulated" if self.kind == "simulated" and self.battles_kind == "simulated" else "llm-cache"
 
 
-def load_inputs(data_source: str | Path, nugget_records: str | Path | None = None, *, seed: int = 0) -> ChapterInputs:
+def load_inputs(data_source: str | Path, nugget_records: str | Path | None = None, *, seed: int = 0,
+                cache_dir: str | Path | None = None) -> ChapterInputs:
     """The battles of ``data_source`` and the records at ``nugget_records`` (empty or None: simulated for those
-    battles with ``seed``). The release is read once (its citation traces give NG-C's URLs, which the battle frame
-    does not keep). Raises :class:`~analysis_lib.nuggets.records.NuggetRecordError` for unusable records, before
-    any battle is read."""
+    battles with ``seed``). NG-C's URLs come from the release's citation traces, which the battle frame does not
+    keep. Without ``cache_dir`` the release is read once for both; with it, the battles come from the loader's
+    cache and the traces alone from the release (a simulated one from the cache, when a chapter of the build has
+    simulated it: no release texts in memory). Raises :class:`~analysis_lib.nuggets.records.NuggetRecordError`
+    for unusable records, before any battle is read."""
     records = load_nugget_records(nugget_records) if nugget_records else None
-    raw, _ = read_raw(data_source, seed=seed)  # read once: the battles and NG-C's URLs (citation traces)
+    if cache_dir is None:
+        raw, _ = read_raw(data_source, seed=seed)
+        battles = loader.load_battles(raw, seed=seed)
+    else:
+        battles = loader.load_battles(data_source, seed=seed, cache_dir=cache_dir)
+        raw = loader.read_release(data_source, seed=seed, cache_dir=cache_dir, columns=TRACE_COLUMNS)
     urls, url_counts = single_turn_urls(raw)
-    battles = loader.load_battles(raw, seed=seed)
     del raw
     release_freed_memory()  # the release's texts: the encoder and the records come next
     single, left_out = single_turn(battles)

@@ -32,6 +32,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -276,7 +278,9 @@ def load_battles_report(
 
     With ``cache_dir``, the tidy frame of a simulator or file source is cached as parquet, keyed by the
     source's identity (file size and mtime, or ``sample:N`` and seed), ``match`` and the library's version
-    of this module and the simulator, so every chapter of a build reuses one derivation.
+    of this module and the simulator, so every chapter of a build reuses one derivation; a simulated release is
+    kept too (:func:`read_release` reads it back). Files are written under a temporary name and renamed, so
+    chapters running at once never read a half-written one.
     """
     key = _cache_key(source, seed, match) if cache_dir is not None else None
     if key is not None:
@@ -286,6 +290,8 @@ def load_battles_report(
             meta = json.loads(report_path.read_text())
             return pl.read_parquet(cached), LoadReport(**meta)
     raw, origin = read_raw(source, seed=seed, max_bytes=max_bytes)
+    if cache_dir is not None:
+        _keep_simulated(raw, source, seed, cache_dir)
     try:
         tidy, report = derive(raw, origin, match=match)
     except READ_ERRORS as err:
@@ -293,13 +299,56 @@ def load_battles_report(
             raise
         # a value the schema allows but the derivation cannot use (the property tests look for these)
         raise DataValidationError(f"{origin}: could not derive the battle frame ({polars_failure(err)})") from None
-    if key is not None:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(".part")
-        tidy.write_parquet(tmp)
-        tmp.replace(cached)
-        report_path.write_text(json.dumps(asdict(report)))
+    if key is not None:  # the report first: a reader takes the frame only when both exist
+        _replace(report_path, lambda tmp: tmp.write_text(json.dumps(asdict(report))))
+        _replace(cached, tidy.write_parquet)
     return tidy, report
+
+
+def read_release(
+    source: str | Path | pl.DataFrame,
+    *,
+    seed: int = 0,
+    cache_dir: str | Path | None = None,
+    columns: Collection[str] | None = None,
+) -> pl.DataFrame:
+    """The raw release's ``columns`` (None: every column the loader reads), for what the battle frame does not
+    keep (the citation traces of NG-C, say). A simulated release that :func:`load_battles_report` simulated with
+    the same ``cache_dir`` is read back from its parquet (only ``columns``), not simulated again; with
+    ``cache_dir``, one simulated here is kept for the next reader. A file reads only ``columns``."""
+    path = _simulated_path(source, seed, cache_dir)
+    if path is not None and path.exists():
+        return pl.read_parquet(path, columns=[c for c in pl.read_parquet_schema(path) if columns is None
+                                              or c in columns])
+    if path is None:
+        return read_raw(source, seed=seed, columns=columns)[0]
+    raw, _ = read_raw(source, seed=seed)
+    _replace(path, raw.write_parquet)
+    return raw if columns is None else raw.select([c for c in raw.columns if c in columns])
+
+
+def _simulated_path(source: object, seed: int, cache_dir: str | Path | None) -> Path | None:
+    """Where a simulated release is kept (None: not a simulator source, or no cache)."""
+    if cache_dir is None or isinstance(source, pl.DataFrame) or sample_size(source) is None:
+        return None
+    return Path(cache_dir) / "battles" / f"{_cache_key(source, seed, 'raw')}.release.parquet"  # type: ignore[arg-type]
+
+
+def _keep_simulated(raw: pl.DataFrame, source: object, seed: int, cache_dir: str | Path) -> None:
+    path = _simulated_path(source, seed, cache_dir)
+    if path is not None and not path.exists():
+        _replace(path, raw.write_parquet)
+
+
+def _replace(path: Path, write: Callable[[Path], object]) -> None:
+    """``write(tmp)`` to a name of this process's own, then rename it to ``path`` (atomic on one file system)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+    try:
+        write(tmp)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def load_battles(

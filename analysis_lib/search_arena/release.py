@@ -11,6 +11,7 @@ names).
 from __future__ import annotations
 
 import io
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -85,33 +86,39 @@ READ_ERRORS: tuple[type[BaseException], ...] = (Exception, pl.exceptions.PanicEx
 
 
 def read_raw(
-    source: str | Path | pl.DataFrame, *, seed: int = 0, max_bytes: int = MAX_RELEASE_BYTES
+    source: str | Path | pl.DataFrame,
+    *,
+    seed: int = 0,
+    max_bytes: int = MAX_RELEASE_BYTES,
+    columns: Collection[str] | None = None,
 ) -> tuple[pl.DataFrame, str]:
     """The raw release as a polars frame, and a label naming where it came from.
 
     A path must be a regular, non-empty release file of at most ``max_bytes``
     (:func:`~analysis_lib.search_arena.release_io.check_file`); a file that cannot be read raises
-    :class:`DataValidationError` naming it (and, for JSON lines, the first bad line and why).
+    :class:`DataValidationError` naming it (and, for JSON lines, the first bad line and why). ``columns``: only
+    those of the loader's columns the release has (a file reads no other column; default: all the loader reads).
     """
     if isinstance(source, pl.DataFrame):
-        return source, "in-memory frame"
+        return _only(source, columns), "in-memory frame"
     parsed = sources.parse(source)
     if parsed.kind == "sample":
         n = parsed.n if parsed.n is not None else FULL_SIZE
         raw = simulate_release(n=n, seed=seed).raw
-        return raw, f"simulator (n={n:,}, seed={seed})"
+        return _only(raw, columns), f"simulator (n={n:,}, seed={seed})"
     if parsed.kind == "hf":
-        return _read_hf(parsed.ref), f"{HF_DATASET}@{(parsed.ref or HF_REVISION)[:40 if parsed.ref else 8]}"
+        label = f"{HF_DATASET}@{(parsed.ref or HF_REVISION)[:40 if parsed.ref else 8]}"
+        return _only(_read_hf(parsed.ref), columns), label
     path, fmt = check_file(parsed.text, max_bytes=max_bytes)
     if fmt == "jsonl" and (deep := first_deep_line(path)):
         raise DataValidationError(f"{path}{deep}")
+    wanted = READ_COLUMNS if columns is None else READ_COLUMNS & set(columns)
     try:
         if fmt == "parquet":
-            columns = _parquet_columns(path)
-            return pl.read_parquet(path, columns=columns), str(path)
+            return pl.read_parquet(path, columns=[c for c in _parquet_columns(path) if c in wanted]), str(path)
         lazy = pl.scan_ndjson(path, infer_schema_length=None)
         names = lazy.collect_schema().names()
-        return lazy.select([c for c in names if c in READ_COLUMNS]).collect(), str(path)
+        return lazy.select([c for c in names if c in wanted]).collect(), str(path)
     except DataValidationError:
         raise
     except READ_ERRORS as err:  # polars raises several error types for corrupt files
@@ -121,6 +128,10 @@ def read_raw(
                 raise DataValidationError(f"{path}{where}") from None
         hint = "truncated, or not a parquet file" if fmt == "parquet" else "not JSON lines of the release"
         raise DataValidationError(f"{path}: could not be read as {fmt} ({hint}; {polars_failure(err)})") from None
+
+
+def _only(raw: pl.DataFrame, columns: Collection[str] | None) -> pl.DataFrame:
+    return raw if columns is None else raw.select([c for c in raw.columns if c in set(columns)])
 
 
 def _parquet_columns(path: Path) -> list[str]:
