@@ -200,6 +200,40 @@ def test_cache_reuses_derivation(tmp_path):
     assert first.equals(second) and rep1.flags == rep2.flags
 
 
+SIMULATE_ONCE = """
+import sys, time
+from pathlib import Path
+from analysis_lib.search_arena import loader
+
+real = loader.read_raw
+def counted(*args, **kwargs):  # each simulation leaves a line, then takes long enough for the other to arrive
+    with open(sys.argv[2], "a") as fh:
+        fh.write("simulated\\n")
+    time.sleep(1.5)
+    return real(*args, **kwargs)
+loader.read_raw = counted
+tidy, _ = loader.load_battles_report("sample:300", seed=4, cache_dir=Path(sys.argv[1]))
+print(tidy.height)
+"""
+
+
+def test_chapters_starting_at_once_simulate_the_release_once(tmp_path):
+    """Two processes (chapters of one build) ask for the same uncached simulated release at once: one simulates and
+    derives it, the other waits for it and reads the cache."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "simulations.txt"
+    cmd = [sys.executable, "-c", SIMULATE_ONCE, str(tmp_path / "cache"), str(log)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0] and outs[0] == outs[1]
+    assert log.read_text().splitlines() == ["simulated"]
+    kept = sorted(p.name.split(".", 1)[1] for p in (tmp_path / "cache" / "battles").iterdir()
+                  if not p.name.endswith(".lock"))
+    assert kept == ["parquet", "release.parquet", "report.json"]  # no temporary file left
+
+
 def test_model_table_maps_every_raw_id_of_the_release():
     table = models.model_table()
     assert table["raw_model"].n_unique() == 14

@@ -33,7 +33,8 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -284,15 +285,24 @@ def load_battles_report(
     chapters running at once never read a half-written one.
     """
     key = _cache_key(source, seed, match) if cache_dir is not None else None
-    if key is not None:
-        cached = Path(cache_dir) / "battles" / f"{key}.parquet"  # type: ignore[arg-type]
-        report_path = cached.with_suffix(".report.json")
+    if key is None:
+        return _derive_release(source, seed, match, None, max_bytes)
+    cached = Path(cache_dir) / "battles" / f"{key}.parquet"  # type: ignore[arg-type]
+    report_path = cached.with_suffix(".report.json")
+    with _one_writer(cached):  # chapters starting at once: the first derives it, the others wait and read it
         if cached.exists() and report_path.exists():
-            meta = json.loads(report_path.read_text())
-            return pl.read_parquet(cached), LoadReport(**meta)
+            return pl.read_parquet(cached), LoadReport(**json.loads(report_path.read_text()))
+        tidy, report = _derive_release(source, seed, match, cache_dir, max_bytes)
+        # the report first: a reader takes the frame only when both exist
+        _replace(report_path, lambda tmp: tmp.write_text(json.dumps(asdict(report))))
+        _replace(cached, tidy.write_parquet)
+    return tidy, report
+
+
+def _derive_release(source: str | Path | pl.DataFrame, seed: int, match: domains.Match,
+                    cache_dir: str | Path | None, max_bytes: int) -> tuple[pl.DataFrame, LoadReport]:
     raw, origin = read_raw(source, seed=seed, max_bytes=max_bytes)
-    if cache_dir is not None:
-        _keep_simulated(raw, source, seed, cache_dir)
+    _keep_simulated(raw, source, seed, cache_dir)
     try:
         tidy, report = derive(raw, origin, match=match)
     except READ_ERRORS as err:
@@ -300,9 +310,8 @@ def load_battles_report(
             raise
         # a value the schema allows but the derivation cannot use (the property tests look for these)
         raise DataValidationError(f"{origin}: could not derive the battle frame ({polars_failure(err)})") from None
-    if key is not None:  # the report first: a reader takes the frame only when both exist
-        _replace(report_path, lambda tmp: tmp.write_text(json.dumps(asdict(report))))
-        _replace(cached, tidy.write_parquet)
+    del raw
+    release_freed_memory()  # the release's texts: whatever the caller loads next need not sit on top of them
     return tidy, report
 
 
@@ -318,14 +327,14 @@ def read_release(
     the same ``cache_dir`` is read back from its parquet (only ``columns``), not simulated again; with
     ``cache_dir``, one simulated here is kept for the next reader. A file reads only ``columns``."""
     path = _simulated_path(source, seed, cache_dir)
-    if path is not None and path.exists():
-        return pl.read_parquet(path, columns=[c for c in pl.read_parquet_schema(path) if columns is None
-                                              or c in columns])
     if path is None:
         return read_raw(source, seed=seed, columns=columns)[0]
-    raw, _ = read_raw(source, seed=seed)
-    _keep_simulated(raw, source, seed, cache_dir)
-    return raw if columns is None else raw.select([c for c in raw.columns if c in columns])
+    with _one_writer(path):
+        if not path.exists():
+            raw, _ = read_raw(source, seed=seed)
+            _keep_simulated(raw, source, seed, cache_dir)
+            del raw
+    return pl.read_parquet(path, columns=[c for c in pl.read_parquet_schema(path) if columns is None or c in columns])
 
 
 def _simulated_path(source: object, seed: int, cache_dir: str | Path | None) -> Path | None:
@@ -341,6 +350,25 @@ def _keep_simulated(raw: pl.DataFrame, source: object, seed: int, cache_dir: str
         # the simulator's freed pages go back first: the writer's buffers would come on top (1.62 -> 1.22 GB peak)
         release_freed_memory()
         _replace(path, raw.write_parquet)
+
+
+@contextmanager
+def _one_writer(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``<path>.lock`` while the block runs: of the processes making the same cache file at
+    once (chapters of one build), one makes it and the others wait, then read it. Where there is no ``fcntl``
+    (Windows) nothing is held: each process makes its own copy, and the atomic rename keeps the file whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - POSIX here
+        yield
+        return
+    with open(path.with_name(path.name + ".lock"), "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _replace(path: Path, write: Callable[[Path], object]) -> None:
