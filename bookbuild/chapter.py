@@ -16,6 +16,7 @@ the chapter was computed from other inputs than the rest of the book (:func:`mar
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from collections.abc import Mapping
@@ -24,7 +25,7 @@ from typing import Any
 
 from analysis_lib import sources
 from analysis_lib.extras import require
-from bookbuild import identity, keys
+from bookbuild import identity, keys, toc
 from bookbuild.config import Config
 
 #: Parameters the runner sets to the build's own folders: shown relative to the repository on the page.
@@ -148,3 +149,52 @@ def mark_identity(executed: Path, ident: Mapping[str, Any] | None, stale: list[s
     nb.cells = cells
     nbformat.write(nb, executed)
     return True
+
+
+def collapse_setup_cells(executed: Path) -> None:
+    """Fold the parameter cell (tag ``hide-cell``) and remove papermill's injected-parameters cell (tag
+    ``remove-cell``) of an executed chapter; :func:`bookbuild.chapter.finish_page` without rewriting the values."""
+    finish_page(executed, {}, {}, {})
+
+
+def report_identity(cfg: Config, reference: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Mark every executed chapter with its identity (a warning when stale), write the front page's line, and
+    return the stale chapters (stem -> differences)."""
+    stale = identity.stale_chapters(cfg.results_dir, reference)
+    recorded = identity.read_identities(cfg.results_dir)
+    marks_path = cfg.state_dir / "identity_cells.json"
+    marks = keys.read_json(marks_path) or {}
+    for stem in executed_chapters(cfg):
+        if stem == toc.STATUS_NOTEBOOK:
+            continue
+        path = cfg.chapters_dir / f"{stem}.ipynb"
+        source = identity.page_cell_source(recorded.get(stem), stale.get(stem, []))
+        mark = [hashlib.sha256(source.encode()).hexdigest(), path.stat().st_mtime_ns]
+        if marks.get(stem) != mark:  # an unchanged page is not read again (warm builds)
+            mark_identity(path, recorded.get(stem), stale.get(stem, []))
+            marks[stem] = [mark[0], path.stat().st_mtime_ns]
+    keys.write_json(marks_path, marks)
+    front = cfg.book_dir / "_build" / identity.FRONT_PAGE_FILE
+    front.parent.mkdir(parents=True, exist_ok=True)
+    built = executed_chapters(cfg)
+    text = identity.front_page_line(reference, stale,
+                                    f"chapters/{toc.STATUS_NOTEBOOK}" if toc.STATUS_NOTEBOOK in built else None)
+    if not front.exists() or front.read_text() != text:
+        front.write_text(text)
+    if stale:
+        listed = "; ".join(f"{stem} ({', '.join(d.split(' (this build')[0] for d in diff)})"
+                           for stem, diff in sorted(stale.items()))
+        print(f"stale: {len(stale)} chapter(s) were computed from other inputs than this build's and are flagged "
+              f"on their pages and the status page: {listed}", flush=True)
+    return stale
+
+
+def executed_chapters(cfg: Config) -> list[str]:
+    """Stems of the notebooks whose executed copy comes from a run that finished, in book order."""
+    names = []
+    for nb in sorted(cfg.notebooks_dir.glob("*.ipynb")):
+        state = keys.read_json(cfg.state_dir / f"{nb.stem}.json")
+        output = cfg.chapters_dir / nb.name
+        if output.exists() and state is not None and state.get("output") == str(output):
+            names.append(nb.stem)
+    return toc.order_chapters(names, toc.chapter_order(cfg.root / "_toc.yml"))

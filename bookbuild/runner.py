@@ -14,7 +14,8 @@
    declares is a usage error); the kernels get ``$ANALYSIS_CACHE_DIR`` = the cache folder and
    ``$BOOKBUILD_INPUTS`` (the inputs' names, hashes and rows, for the banners); with ``--jobs N`` up to N chapters
    run at once, each in its own kernel, the longest first within ``--memory-gb`` (:mod:`bookbuild.schedule`; the
-   status page alone, last), and torch in each kernel uses cores / N threads (``$ANALYSIS_TORCH_THREADS``);
+   status page alone, last), and when more than one chapter reruns, torch in each kernel uses cores / N threads
+   (``$ANALYSIS_TORCH_THREADS``, :func:`bookbuild.schedule.torch_share`);
 3. skips a notebook whose rebuild key (:mod:`bookbuild.keys`: notebook, declared parameters and their inputs'
    content, library, environment, LLM identity for LLM chapters) matches its last successful run; ``--force``
    reruns everything; the reproduction-status notebook reruns whenever any chapter's results or state changed;
@@ -38,7 +39,6 @@ the line ``bookbuild: exit N (what): reason``.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import sys
 import threading
@@ -49,7 +49,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from analysis_lib import extras, llm, paths
+from analysis_lib import llm, paths
 from analysis_lib.extras import require
 from bookbuild import banner, chapter, console, identity, inputs, keys, llm_plan, schedule, toc
 from bookbuild.book import build_book
@@ -72,6 +72,7 @@ __all__ = ["EXIT_BOOK", "EXIT_NOTEBOOK", "EXIT_OK", "EXIT_USAGE", "USER_INPUTS",
            "NotebookRun", "Summary", "build", "main", "parse_args", "run_notebooks", "executed_chapters"]
 
 STATUS_NOTEBOOK = toc.STATUS_NOTEBOOK
+executed_chapters = chapter.executed_chapters
 
 
 def discover(cfg: Config) -> list[Path]:
@@ -218,8 +219,10 @@ def run_notebooks(cfg: Config, summary: Summary | None = None, prepared: Prepare
     chapters = [nb for nb in notebooks if nb.stem != STATUS_NOTEBOOK]
     with console.quiet(cfg.log_path) as quiet_screen:
         run = _Run(cfg, pm, prep, given, declared, summary, _Locked(quiet_screen))
-        if cfg.jobs > 1 and len(chapters) > 1:
-            _run_parallel(run, chapters)
+        to_run = [nb for nb in chapters if not _plan(run, nb, chapter.Chapter(cfg, nb)).unchanged]
+        if cfg.jobs > 1 and len(to_run) > 1:  # a chapter rerun alone keeps every core
+            with schedule.torch_share(cfg.jobs):
+                _run_parallel(run, chapters)
         else:
             for nb in chapters:
                 _run_one(run, nb)
@@ -323,11 +326,19 @@ def _run_parallel(run: _Run, chapters: list[Path]) -> None:
             raise errors[nb.stem]
 
 
-def _run_one(run: _Run, nb: Path) -> None:
-    """Run one notebook unless its rebuild key is unchanged."""
-    cfg, prep, summary, screen = run.cfg, run.prep, run.summary, run.screen
-    guard = screen.lock
-    ch = chapter.Chapter(cfg, nb)
+@dataclass(frozen=True)
+class _Plan:
+    """One notebook's injected parameters, identity and rebuild key, and whether its last run still stands."""
+
+    params: dict[str, Any]
+    ident: dict
+    key: str
+    unchanged: bool
+    state: dict | None
+
+
+def _plan(run: _Run, nb: Path, ch: chapter.Chapter) -> _Plan:
+    cfg, prep = run.cfg, run.prep
     inspected = run.declared[nb.stem]
     always = nb.stem == STATUS_NOTEBOOK
     # only what the chapter declares is injected and keys its rebuild; an input not given is not injected (the
@@ -345,7 +356,17 @@ def _run_one(run: _Run, nb: Path) -> None:
                             environment=prep.reference["environment"]["installed_sha256"])
     state = keys.read_json(ch.state)
     intact = ch.output.exists() and (not state or not state.get("results") or ch.results.exists())
-    if not cfg.force and state and state.get("key") == key and intact:
+    return _Plan(params, ident, key, bool(not cfg.force and state and state.get("key") == key and intact), state)
+
+
+def _run_one(run: _Run, nb: Path) -> None:
+    """Run one notebook unless its rebuild key is unchanged."""
+    cfg, summary, screen = run.cfg, run.summary, run.screen
+    guard = screen.lock
+    ch = chapter.Chapter(cfg, nb)
+    plan = _plan(run, nb, ch)
+    params, ident, key, state, inspected = plan.params, plan.ident, plan.key, plan.state, run.declared[nb.stem]
+    if plan.unchanged and state:
         screen.line(f"skip  {nb.name} (unchanged since {state.get('finished', '?')})")
         with guard:
             summary.runs.append(NotebookRun(nb.stem, "skipped"))
@@ -371,7 +392,7 @@ def _run_one(run: _Run, nb: Path) -> None:
             _record_failures(cfg, {nb.stem: _one_line(exc)})
         raise BuildError(_failure_message(nb, ch.failed_copy, exc, cfg.log_path), EXIT_NOTEBOOK) from exc
     seconds = time.perf_counter() - t0
-    chapter.finish_page(ch.partial, inspected, params, prep.described)
+    chapter.finish_page(ch.partial, inspected, params, run.prep.described)
     ch.commit(ident)
     keys.write_json(ch.state, {
         "key": key,
@@ -388,56 +409,6 @@ def _run_one(run: _Run, nb: Path) -> None:
     screen.line(f"done  {nb.name} in {seconds:.1f} s")
 
 
-def collapse_setup_cells(executed: Path) -> None:
-    """Fold the parameter cell (tag ``hide-cell``) and remove papermill's injected-parameters cell (tag
-    ``remove-cell``) of an executed chapter; :func:`bookbuild.chapter.finish_page` without rewriting the values."""
-    chapter.finish_page(executed, {}, {}, {})
-
-
-def report_identity(cfg: Config, prep: Prepared, summary: Summary) -> dict[str, list[str]]:
-    """Mark every executed chapter with its identity (a warning when stale), write the front page's line, and
-    return the stale chapters (stem -> differences)."""
-    stale = identity.stale_chapters(cfg.results_dir, prep.reference)
-    recorded = identity.read_identities(cfg.results_dir)
-    marks_path = cfg.state_dir / "identity_cells.json"
-    marks = keys.read_json(marks_path) or {}
-    for stem in executed_chapters(cfg):
-        if stem == STATUS_NOTEBOOK:
-            continue
-        path = cfg.chapters_dir / f"{stem}.ipynb"
-        source = identity.page_cell_source(recorded.get(stem), stale.get(stem, []))
-        mark = [hashlib.sha256(source.encode()).hexdigest(), path.stat().st_mtime_ns]
-        if marks.get(stem) != mark:  # an unchanged page is not read again (warm builds)
-            chapter.mark_identity(path, recorded.get(stem), stale.get(stem, []))
-            marks[stem] = [mark[0], path.stat().st_mtime_ns]
-    keys.write_json(marks_path, marks)
-    front = cfg.book_dir / "_build" / identity.FRONT_PAGE_FILE
-    front.parent.mkdir(parents=True, exist_ok=True)
-    built = executed_chapters(cfg)
-    text = identity.front_page_line(prep.reference, stale,
-                                    f"chapters/{STATUS_NOTEBOOK}" if STATUS_NOTEBOOK in built else None)
-    if not front.exists() or front.read_text() != text:
-        front.write_text(text)
-    if stale:
-        summary.stale = sorted(stale)
-        listed = "; ".join(f"{stem} ({', '.join(d.split(' (this build')[0] for d in diff)})"
-                           for stem, diff in sorted(stale.items()))
-        print(f"stale: {len(stale)} chapter(s) were computed from other inputs than this build's and are flagged "
-              f"on their pages and the status page: {listed}", flush=True)
-    return stale
-
-
-def executed_chapters(cfg: Config) -> list[str]:
-    """Stems of the notebooks whose executed copy comes from a run that finished, in book order."""
-    names = []
-    for nb in sorted(cfg.notebooks_dir.glob("*.ipynb")):
-        state = keys.read_json(cfg.state_dir / f"{nb.stem}.json")
-        output = cfg.chapters_dir / nb.name
-        if output.exists() and state is not None and state.get("output") == str(output):
-            names.append(nb.stem)
-    return toc.order_chapters(names, toc.chapter_order(cfg.root / "_toc.yml"))
-
-
 def build(cfg: Config) -> Summary:
     """Validate the inputs, run the notebooks, then (unless ``cfg.book`` is false) build the book. Raises
     :class:`BuildError`.
@@ -452,11 +423,9 @@ def build(cfg: Config) -> Summary:
             raise BuildError(f"another build is running (lock: {cfg.state_dir / '.lock'})", EXIT_USAGE) from exc
         # the kernels (started with this environment) write their caches there, never into the package, and read
         # what the runner recorded about the inputs
-        saved = {k: os.environ.get(k) for k in (paths.CACHE_ENV, banner.INPUTS_ENV, extras.TORCH_THREADS_ENV)}
+        saved = {k: os.environ.get(k) for k in (paths.CACHE_ENV, banner.INPUTS_ENV)}
         os.environ[paths.CACHE_ENV] = str(cfg.cache_dir)
         os.environ[banner.INPUTS_ENV] = str(cfg.state_dir / "inputs.json")
-        if cfg.jobs > 1 and not saved[extras.TORCH_THREADS_ENV]:  # each kernel its share of the cores for torch
-            os.environ[extras.TORCH_THREADS_ENV] = str(max(1, (os.cpu_count() or 1) // cfg.jobs))
         summary = Summary()
         try:
             prep = prepare(cfg)  # before any notebook runs: a bad input leaves the previous book as it was
@@ -468,9 +437,10 @@ def build(cfg: Config) -> Summary:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-        report_identity(cfg, prep, summary)
+        if stale := chapter.report_identity(cfg, prep.reference):
+            summary.stale = sorted(stale)
         if cfg.book:
-            build_book(cfg, executed_chapters(cfg), summary)
+            build_book(cfg, chapter.executed_chapters(cfg), summary)
         return summary
 
 

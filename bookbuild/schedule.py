@@ -13,14 +13,22 @@ budget on its own starts only when nothing else runs. Longest first shortens the
 start last, beside an idle lane); the budget keeps two heavy chapters (topic embeddings, nugget records) apart.
 The costs are those of the embedded default on the project's 2-core machines: on another release the peaks scale
 with its size, so the budget is a plan, not a limit the runner enforces while a chapter runs.
+
+:func:`torch_share` gives each kernel's torch cores / jobs threads while chapters run side by side, so that two
+kernels do not both spread over every core; the runner uses it only when more than one chapter reruns (a chapter
+rerun alone keeps every core).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from analysis_lib.extras import TORCH_THREADS_ENV
 
 COSTS_FILE = Path(__file__).resolve().parent / "resources" / "chapter_costs.json"
 
@@ -93,3 +101,18 @@ def pick(pending: Sequence[str], running: Sequence[str], costs: Costs, jobs: int
         if used + costs.of(stem).peak_gb <= budget_gb:
             return stem
     return None
+
+
+@contextmanager
+def torch_share(jobs: int) -> Iterator[None]:
+    """While the block runs, kernels started from this process give torch ``cores // jobs`` threads (at least 1;
+    ``$ANALYSIS_TORCH_THREADS``, read by :func:`analysis_lib.extras.limit_torch_threads`). A value the user set
+    wins; the environment is restored afterwards."""
+    if os.environ.get(TORCH_THREADS_ENV):
+        yield
+        return
+    os.environ[TORCH_THREADS_ENV] = str(max(1, (os.cpu_count() or 1) // jobs))
+    try:
+        yield
+    finally:
+        os.environ.pop(TORCH_THREADS_ENV, None)

@@ -471,7 +471,7 @@ def test_kernels_write_their_caches_under_the_build_cache(tmp_path):
 
 
 def test_setup_cells_folded_and_injected_paths_removed_from_the_page(tmp_path):
-    from bookbuild.runner import collapse_setup_cells
+    from bookbuild.chapter import collapse_setup_cells
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# T"),
@@ -617,19 +617,30 @@ def test_memory_budget_must_be_a_positive_number(tmp_path, capsys):
         assert "MEMORY_GB must be a positive number" in capsys.readouterr().err
 
 
-def test_jobs_give_each_kernel_its_share_of_the_cores_for_torch(tmp_path, monkeypatch):
+def test_jobs_give_each_kernel_its_share_of_the_cores_for_torch_when_chapters_rerun_together(tmp_path, monkeypatch):
     from analysis_lib.extras import TORCH_THREADS_ENV
     from bookbuild import runner
 
-    seen = []
-    monkeypatch.setattr(runner, "run_notebooks", lambda cfg, summary, prep: seen.append(
-        os.environ.get(TORCH_THREADS_ENV)))
+    real_one = runner._run_one
+    seen: list[tuple[str, str | None]] = []
+
+    def one(run, nb):  # records the setting each chapter starts with, then runs it
+        seen.append((nb.stem, os.environ.get(TORCH_THREADS_ENV)))
+        real_one(run, nb)
+
+    monkeypatch.setattr(runner, "_run_one", one)
     monkeypatch.setattr(runner.os, "cpu_count", lambda: 4)
     monkeypatch.delenv(TORCH_THREADS_ENV, raising=False)
-    root = _root(tmp_path, TINY)
-    for jobs in ("1", "2", "3"):
-        runner.build(build.parse_args(_args(root, "--no-book", "--jobs", jobs)))
+    root = _root(tmp_path, TINY, _variant(tmp_path, "02_second.ipynb"))
+    for jobs, force in (("1", True), ("2", True), ("3", True)):
+        runner.build(build.parse_args(_args(root, "--jobs", jobs, *(["--force"] if force else []))))
+    assert [v for stem, v in seen] == [None, None, "2", "2", "1", "1"] and TORCH_THREADS_ENV not in os.environ
+    seen.clear()
+    (root / "notebooks" / "02_second.ipynb").write_text((root / "notebooks" / "02_second.ipynb").read_text()
+                                                        .replace("Tiny fixture chapter", "Tiny fixture, edited"))
+    runner.build(build.parse_args(_args(root, "--jobs", "2")))  # only 02 reruns: alone, with every core
+    assert seen == [("01_tiny", None), ("02_second", None)]
+    seen.clear()
     monkeypatch.setenv(TORCH_THREADS_ENV, "3")  # the user's own setting wins
-    runner.build(build.parse_args(_args(root, "--no-book", "--jobs", "2")))
-    assert seen == [None, "2", "1", "3"]
-    assert os.environ[TORCH_THREADS_ENV] == "3"  # restored after the build
+    runner.build(build.parse_args(_args(root, "--jobs", "2", "--force")))
+    assert [v for stem, v in seen] == ["3", "3"] and os.environ[TORCH_THREADS_ENV] == "3"
