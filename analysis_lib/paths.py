@@ -7,12 +7,15 @@ A leaf module (imports nothing from ``analysis_lib``) that works for an editable
   ``data_manifest.csv`` above ``analysis_lib/``), or ``None`` for an installed package;
 - :func:`cache_dir` is where everything computed may be written: ``$ANALYSIS_CACHE_DIR`` when set (the book
   runner sets it to the build's cache), else ``<repo>/.cache`` in a checkout, else the user cache folder
-  (``$XDG_CACHE_HOME/analysis_lib`` or ``~/.cache/analysis_lib``). Never the package folder.
+  (``$XDG_CACHE_HOME/analysis_lib`` or ``~/.cache/analysis_lib``). Never the package folder;
+- :func:`atomic_write` replaces a cache file whole (a temporary name, then a rename).
 """
 
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -61,3 +64,15 @@ def cache_dir(*parts: str) -> Path:
         xdg = os.environ.get("XDG_CACHE_HOME")
         base = (Path(xdg) if xdg else Path.home() / ".cache") / PACKAGE
     return base.joinpath(*parts)
+
+
+def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
+    """``write(tmp)`` to a temporary name of this process's own beside ``path``, then rename it to ``path``: a
+    reader (another chapter of the build, say) sees the old file or the whole new one, never a part of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.part")
+    try:
+        write(tmp)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)

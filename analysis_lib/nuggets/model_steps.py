@@ -36,6 +36,7 @@ from analysis_lib.nuggets.numbers import Number, not_run
 from analysis_lib.nuggets.records import NuggetRecords
 from analysis_lib.nuggets.sampling import sample_note, sample_rows, subset_records
 from analysis_lib.search_arena import topics
+from analysis_lib.search_arena.embedding_cache import EmbeddingCache
 
 F6_QUANTITIES = ("LLM judge vs human: weighted kappa", "LLM judge agreements model_a / model_b",
                  "LLM judge tie share (%)", "LLM judge inversions")
@@ -198,7 +199,7 @@ def _all_cached(texts: list[str], cache_dir: str | Path | None) -> bool:
     """Whether every text's offline embedding is in the cache :func:`topics.embed_texts` reads (then no encoder
     runs, and torch need not be loaded)."""
     model = f"{topics.OFFLINE_MODEL_NAME}@{topics.OFFLINE_MAX_TOKENS}"
-    cache = topics.EmbeddingCache(cache_dir or topics.default_cache_dir(), model)
+    cache = EmbeddingCache(cache_dir or topics.default_cache_dir(), model)
     return all(row is not None for row in cache.lookup([topics.text_hash(t) for t in texts]))
 
 

@@ -32,16 +32,16 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import polars as pl
+from filelock import FileLock
 
 from analysis_lib import sources
 from analysis_lib.memory import release_freed_memory
+from analysis_lib.paths import atomic_write
 from analysis_lib.search_arena import domains, system_config
 from analysis_lib.search_arena.models import model_table, paper_name
 from analysis_lib.search_arena.release import (
@@ -294,8 +294,8 @@ def load_battles_report(
             return pl.read_parquet(cached), LoadReport(**json.loads(report_path.read_text()))
         tidy, report = _derive_release(source, seed, match, cache_dir, max_bytes)
         # the report first: a reader takes the frame only when both exist
-        _replace(report_path, lambda tmp: tmp.write_text(json.dumps(asdict(report))))
-        _replace(cached, tidy.write_parquet)
+        atomic_write(report_path, lambda tmp: tmp.write_text(json.dumps(asdict(report))))
+        atomic_write(cached, tidy.write_parquet)
     return tidy, report
 
 
@@ -337,6 +337,13 @@ def read_release(
     return pl.read_parquet(path, columns=[c for c in pl.read_parquet_schema(path) if columns is None or c in columns])
 
 
+def _one_writer(path: Path) -> FileLock:
+    """An exclusive lock on ``<path>.lock``: of the processes making the same cache file at once (chapters of one
+    build), one makes it and the others wait, then read it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(path.with_name(path.name + ".lock"))
+
+
 def _simulated_path(source: object, seed: int, cache_dir: str | Path | None) -> Path | None:
     """Where a simulated release is kept (None: not a simulator source, or no cache)."""
     if cache_dir is None or isinstance(source, pl.DataFrame) or sample_size(source) is None:
@@ -349,37 +356,7 @@ def _keep_simulated(raw: pl.DataFrame, source: object, seed: int, cache_dir: str
     if path is not None and not path.exists():
         # the simulator's freed pages go back first: the writer's buffers would come on top (1.62 -> 1.22 GB peak)
         release_freed_memory()
-        _replace(path, raw.write_parquet)
-
-
-@contextmanager
-def _one_writer(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``<path>.lock`` while the block runs: of the processes making the same cache file at
-    once (chapters of one build), one makes it and the others wait, then read it. Where there is no ``fcntl``
-    (Windows) nothing is held: each process makes its own copy, and the atomic rename keeps the file whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - POSIX here
-        yield
-        return
-    with open(path.with_name(path.name + ".lock"), "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def _replace(path: Path, write: Callable[[Path], object]) -> None:
-    """``write(tmp)`` to a name of this process's own, then rename it to ``path`` (atomic on one file system)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
-    try:
-        write(tmp)
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+        atomic_write(path, raw.write_parquet)
 
 
 def load_battles(

@@ -9,8 +9,8 @@ UMAP, clusters with HDBSCAN (BERTopic) and names each cluster with GPT-4o (the A
 - any other name (``"text-embedding-3-large"``): the ``/embeddings`` route of the LLM layer's endpoint;
 - ``"auto"``: ``text-embedding-3-large`` when the LLM client can make requests, else ``"offline"``.
 
-Embeddings are cached on disk per model name and text (sha256 of the text): ``<cache>/<model>/vectors.npy``
-beside ``index.json`` (the row of each text hash), so a rerun embeds nothing. Topic names come from the LLM
+Embeddings are cached on disk per model name and text (sha256 of the text; :mod:`.embedding_cache`, which chapters
+running at once share safely), so a rerun embeds nothing. Topic names come from the LLM
 layer when it can answer (or has the answer cached); otherwise a topic is named by its top keywords: c-TF-IDF
 candidates re-ranked by embedding similarity to the topic (BERTopic's KeyBERTInspired, then maximal marginal
 relevance; :func:`fit_topics` states it). HDBSCAN leaves some prompts unclustered: they form topic ``-1``
@@ -25,8 +25,6 @@ import hashlib
 import json
 import logging
 import os
-import re
-import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -38,6 +36,7 @@ import polars as pl
 
 from analysis_lib.extras import limit_torch_threads, require
 from analysis_lib.llm import LLMClient, Step, Task, clip_text, fill, load_prompt
+from analysis_lib.search_arena.embedding_cache import open_cache, text_hash
 
 log = logging.getLogger(__name__)
 
@@ -56,75 +55,6 @@ def default_cache_dir() -> Path:
     if env:
         return Path(env)
     return Path(__file__).resolve().parent.parent / ".cache" / "embeddings"
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-class EmbeddingCache:
-    """Vectors of one embedding model: ``vectors.npy`` (float32, one row per text) and ``index.json``."""
-
-    def __init__(self, directory: str | Path, model: str):
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", model)
-        self.dir = Path(directory) / slug
-        self.model = model
-        self._lock = threading.Lock()
-        self.keys: dict[str, int] = {}
-        self.vectors: np.ndarray | None = None
-        index, vecs = self.dir / "index.json", self.dir / "vectors.npy"
-        if index.exists() and vecs.exists():
-            try:
-                meta = json.loads(index.read_text())
-                arr = np.load(vecs)
-                if len(meta["keys"]) == arr.shape[0]:
-                    self.keys = {k: i for i, k in enumerate(meta["keys"])}
-                    self.vectors = arr
-                else:
-                    log.warning("embedding cache %s is inconsistent; ignoring it", self.dir)
-            except (OSError, ValueError, KeyError):
-                log.warning("embedding cache %s is unreadable; ignoring it", self.dir)
-        self.stamp = self.file_stamp()
-
-    def file_stamp(self) -> tuple[int, int] | None:
-        try:
-            st = (self.dir / "vectors.npy").stat()
-        except OSError:
-            return None
-        return st.st_mtime_ns, st.st_size
-
-    def lookup(self, hashes: Sequence[str]) -> list[int | None]:
-        return [self.keys.get(h) for h in hashes]
-
-    def add(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
-        vectors = np.asarray(vectors, dtype=np.float32)
-        with self._lock:
-            base = 0 if self.vectors is None else self.vectors.shape[0]
-            self.vectors = vectors if self.vectors is None else np.vstack([self.vectors, vectors])
-            for i, h in enumerate(hashes):
-                self.keys[h] = base + i
-            self.dir.mkdir(parents=True, exist_ok=True)
-            tmp_v = self.dir / "vectors.tmp.npy"
-            np.save(tmp_v, self.vectors)
-            ordered = sorted(self.keys, key=self.keys.__getitem__)
-            tmp_i = self.dir / "index.json.tmp"
-            tmp_i.write_text(json.dumps({"model": self.model, "dim": int(self.vectors.shape[1]), "keys": ordered}))
-            tmp_v.replace(self.dir / "vectors.npy")
-            tmp_i.replace(self.dir / "index.json")
-            self.stamp = self.file_stamp()
-
-
-_OPEN: dict[tuple[str, str], EmbeddingCache] = {}
-
-
-def open_cache(directory: str | Path, model: str) -> EmbeddingCache:
-    """The cache of ``model`` under ``directory``, kept open in this process (BERTopic's keyword steps look up a
-    few words per topic) and read again only when another process changed its files."""
-    key = (str(Path(directory).resolve()), model)
-    held = _OPEN.get(key)
-    if held is None or held.stamp != held.file_stamp():
-        held = _OPEN[key] = EmbeddingCache(directory, model)
-    return held
 
 
 @contextlib.contextmanager
