@@ -150,9 +150,8 @@ def fetch(
                     f"{entry.sha256}. The mirror is stale or corrupt: replace it from {entry.url}, or unset "
                     f"${MIRROR_ENV} to download."
                 )
-            tmp = target.with_suffix(target.suffix + ".part")
-            shutil.copyfile(candidate, tmp)
-            tmp.replace(target)
+            # a name of this process's own, then a rename: chapters of one build fetching it at once never clash
+            paths.atomic_write(target, lambda tmp: shutil.copyfile(candidate, tmp))
             log.info("%s: seeded cache from mirror %s", data_id, candidate)
             return target
 

@@ -98,3 +98,19 @@ def test_default_cache_is_the_build_cache_never_the_package(tmp_path, monkeypatc
     assert list((tmp_path / "buildcache" / "data").glob("describing_diffs__*"))
     after = {p for p in paths.package_dir().rglob("*") if "__pycache__" not in p.parts}
     assert after == before  # nothing written into the package
+
+
+def test_atomic_write_leaves_the_old_file_whole_when_the_write_fails(tmp_path):
+    from analysis_lib import paths
+
+    target = tmp_path / "sub" / "file.txt"
+    paths.atomic_write(target, lambda tmp: tmp.write_text("first"))
+    assert target.read_text() == "first"
+
+    def half(tmp):
+        tmp.write_text("par")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        paths.atomic_write(target, half)
+    assert target.read_text() == "first" and [p.name for p in target.parent.iterdir()] == ["file.txt"]

@@ -13,7 +13,6 @@ import hashlib
 import json
 import logging
 import os
-import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -164,11 +163,10 @@ class ResultCache:
         return _read_record(self.path(key))
 
     def put(self, key: str, record: Mapping[str, Any], alias: str | None = None) -> None:
+        text = json.dumps(record, ensure_ascii=False, indent=1)
         for path in [self.path(key)] + ([self.alias_path(alias)] if alias else []):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
-            tmp.write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
-            tmp.replace(path)
+            # per process and thread: the chapters of a build (processes) and a step's workers (threads) share it
+            paths.atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
     def alias_path(self, alias: str) -> Path:
         return self.dir / "any" / alias[:2] / f"{alias}.json"
