@@ -1,6 +1,5 @@
 """A quiet console while the notebooks run: the runner's lines and one progress bar per notebook on the screen,
-everything else (the kernels' warnings such as "Kernel is running over TCP without encryption", library
-warnings, tracebacks) in the log file the runner names.
+everything else (the kernels' own warnings, library warnings, tracebacks) in the log file the runner names.
 
 :func:`quiet` points file descriptor 2 at the log for its duration, so the kernels, which inherit it, write their
 stderr there, and so do Python's warnings and logging in the runner; the bars and the runner's lines go to a

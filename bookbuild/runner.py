@@ -41,8 +41,10 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
+import tempfile
 import threading
 import time
+import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -114,6 +116,22 @@ def declared_parameters(notebook: Path) -> dict[str, dict]:
 
 def _papermill() -> Any:
     return require("papermill", "book", purpose="running the chapter notebooks")
+
+
+def _ipc_kernels() -> type:
+    """nbclient's kernel manager on local (IPC) sockets, each kernel under a short name of its own in the temporary
+    folder. Over TCP the manager picks free ports and the kernel binds them a moment later: with several kernels
+    starting at once (``--jobs``, the test suite's workers) another process can take a port in between ("Address
+    already in use", the kernel dies before replying)."""
+    base = require("jupyter_client", "book", purpose="running the chapter notebooks").AsyncKernelManager
+
+    class IPCKernelManager(base):  # type: ignore[misc, valid-type]
+        def __init__(self, **kwargs: Any):
+            kwargs.setdefault("transport", "ipc")  # socket files <ip>-<n>, removed when the kernel shuts down
+            kwargs.setdefault("ip", os.path.join(tempfile.gettempdir(), f"bookbuild-{uuid.uuid4().hex[:12]}"))
+            super().__init__(**kwargs)
+
+    return IPCKernelManager
 
 
 def _execution_error() -> Any:
@@ -383,6 +401,7 @@ def _run_one(run: _Run, nb: Path) -> None:
             kernel_name=cfg.kernel,
             cwd=None if run.in_notebooks_dir else str(cfg.notebooks_dir),
             progress_bar=screen.bar_options(nb.stem),
+            kernel_manager_class=_ipc_kernels(),
         )
     except BaseException as exc:  # a failing cell (PapermillExecutionError), a dead kernel, Ctrl-C
         ch.roll_back()

@@ -644,3 +644,15 @@ def test_jobs_give_each_kernel_its_share_of_the_cores_for_torch_when_chapters_re
     monkeypatch.setenv(TORCH_THREADS_ENV, "3")  # the user's own setting wins
     runner.build(build.parse_args(_args(root, "--jobs", "2", "--force")))
     assert [v for stem, v in seen] == ["3", "3"] and os.environ[TORCH_THREADS_ENV] == "3"
+
+
+def test_kernels_run_on_local_sockets_of_their_own(tmp_path):
+    """IPC, not TCP: no port for another process to take between the manager's pick and the kernel's bind."""
+    from bookbuild import runner
+
+    managers = [runner._ipc_kernels()(kernel_name="python3") for _ in range(2)]
+    assert [m.transport for m in managers] == ["ipc", "ipc"] and managers[0].ip != managers[1].ip
+    assert all(len(m.ip) < 90 for m in managers)  # a Unix socket path holds at most 107 bytes
+    root = _root(tmp_path, TINY)
+    assert _run(root).ran == ["01_tiny"]
+    assert "over TCP" not in (root / "book" / "_build" / "runs" / "build.log").read_text()
