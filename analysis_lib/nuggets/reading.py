@@ -153,7 +153,7 @@ def json_lines(file: Path, budget: Budget, max_line_bytes: int = MAX_LINE_BYTES)
                                         "line); nugget records are UTF-8 JSON Lines") from None
             if line == 1:
                 text = text.removeprefix("\ufeff")
-            if not text.strip():
+            if not text.strip(" \t\r\n"):  # JSON's whitespace only: '\x1c' is not blank but bad JSON
                 budget.blank_lines += 1
                 continue
             try:

@@ -35,6 +35,7 @@ from analysis_lib.search_arena import loader
 from analysis_lib.search_arena.release_io import (
     MAX_JSON_DEPTH,
     DataValidationError,
+    blank,
     check_file,
     dtype_depth,
     jsonl_problem,
@@ -96,7 +97,7 @@ def _check_jsonl(path: Path) -> AttributionCheck:
     n_records = n_labelled = 0
     with path.open("rb") as fh:
         for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
+            if blank(line):
                 continue
             record = json.loads(line)
             n_records += 1

@@ -159,6 +159,16 @@ def too_deep(line: bytes) -> bool:
     return line.count(b"[") + line.count(b"{") > MAX_JSON_DEPTH and json_depth(line) > MAX_JSON_DEPTH
 
 
+#: The whitespace JSON allows between values (RFC 8259): a line of these only is blank. Python's ``str.strip`` also
+#: strips control characters such as ``\x1c`` that JSON does not accept, so blankness is decided on these alone.
+JSON_WHITESPACE = b" \t\r\n"
+
+
+def blank(line: bytes) -> bool:
+    """Whether a JSON line holds nothing but JSON whitespace (:data:`JSON_WHITESPACE`)."""
+    return not line.strip(JSON_WHITESPACE)
+
+
 def line_problem(line: bytes) -> str | None:
     """Why one JSON line is not one JSON object of the release, or None when it is (a blank line is None too)."""
     if len(line) > MAX_LINE_BYTES:
@@ -167,7 +177,7 @@ def line_problem(line: bytes) -> str | None:
         text = line.decode("utf-8")
     except UnicodeDecodeError as err:
         return f"not valid UTF-8 at byte {err.start} ({short(line[err.start:err.start + 8])})"
-    if not text.strip():
+    if blank(line):
         return None
     if too_deep(line):  # before parsing: Python's parser recurses once per level
         return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
@@ -259,7 +269,7 @@ def jsonl_problem(path: str | Path, *, max_lines: int | None = None) -> str:
         problem = line_problem(line)
         if problem:
             return f", line {number}: {problem}"
-        seen = seen or bool(line.strip())
+        seen = seen or not blank(line)
     return "" if seen else ": holds no JSON lines (only blank lines)"
 
 
@@ -286,7 +296,7 @@ def jsonl_head(path: str | Path, *, max_lines: int = 1000, max_bytes: int = 64 *
         problem = line_problem(line)
         if problem:
             raise DataValidationError(f"{path}, line {number}: {problem}")
-        if line.strip():
+        if not blank(line):
             kept.append(line.rstrip(b"\r\n") + b"\n")
             size += len(line)
     if not kept:

@@ -29,7 +29,7 @@ import polars as pl
 from analysis_lib.search_arena.cross_arena.votes import orient_votes
 from analysis_lib.search_arena.loader import LoadReport, sample_size
 from analysis_lib.search_arena.models import TEXT_ARENA_SEARCH_MODEL
-from analysis_lib.search_arena.release_io import DataValidationError, check_file, jsonl_problem, short
+from analysis_lib.search_arena.release_io import DataValidationError, blank, check_file, jsonl_problem, short
 from analysis_lib.search_arena.schema import WINNERS
 from analysis_lib.search_arena.simulate.text_arena_battles import N_BATTLES, simulate_text_arena
 
@@ -226,7 +226,7 @@ def _jsonl_items(path: Path) -> Iterable[tuple[str, Any]]:
     """``(where, object)`` per non-blank line of a file :func:`_checked_path` accepted (so each line parses)."""
     with path.open("rb") as fh:
         for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
+            if blank(line):
                 continue
             yield f"{path.name}, line {lineno}", json.loads(line)
 
