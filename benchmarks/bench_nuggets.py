@@ -39,7 +39,8 @@ from analysis_lib.nuggets import battles, diversity, rouge, sampling
 from analysis_lib.nuggets.sentences import split_sentences
 from analysis_lib.nuggets.simulate import quality, simulate_nuggets
 from analysis_lib.nuggets.simulate.quality import _draw_noise, zipf_cdf
-from analysis_lib.search_arena import loader, topics
+from analysis_lib.search_arena import encoder as offline
+from analysis_lib.search_arena import loader
 
 ROOT = Path(__file__).resolve().parents[1]
 N_BATTLES = 50_000
@@ -151,13 +152,13 @@ def encoder(records: ng.NuggetRecords) -> None:
 
     ids = sampling.sample_ids(sampling.record_order_ids(records), 200, 0)
     texts = sampling.subset_records(records, ids).nuggets.filter(pl.col("side") == "a")["text"].to_list()
-    enc = topics._offline_encoder()
     out = {}
     for n in (2, 1):
         torch.set_num_threads(n)
-        out[n] = timed(lambda: enc.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True))
+        out[n] = timed(lambda: offline.encode(texts, batch_size=64))
     same = np.array_equal(out[2][0], out[1][0])
-    print(f"2e. NG-T2 encoder on {len(texts):,} nuggets: two torch threads {out[2][2]:.1f} s CPU ({out[2][1]:.1f} s "
+    print(f"2e. NG-T2 encoder ({offline.resolve_precision()}) on {len(texts):,} nuggets: "
+          f"two torch threads {out[2][2]:.1f} s CPU ({out[2][1]:.1f} s "
           f"wall), one thread {out[1][2]:.1f} s CPU ({out[1][1]:.1f} s wall); wall ratio {out[2][1] / out[1][1]:.1f}x; "
           f"{'the same bits' if same else 'DIFFERENT embeddings'}")
 

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from analysis_lib.search_arena import encoder
 from bookbuild.banner import md_code
 from bookbuild.config import MANAGED_PARAMETERS
 
@@ -74,8 +75,10 @@ def installed() -> dict[str, str]:
 
 
 def environment(packages: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Python's version, the key packages' versions and ``installed_sha256``, the sha256 of the sorted
-    ``name==version`` lines of every installed distribution (``packages``: that set, default :func:`installed`)."""
+    """Python's version, the key packages' versions, ``installed_sha256``, the sha256 of the sorted
+    ``name==version`` lines of every installed distribution (``packages``: that set, default :func:`installed`),
+    and ``offline_encoder``, the precision the offline encoder's ``"auto"`` takes on this processor
+    (:func:`analysis_lib.search_arena.encoder.resolve_precision`)."""
     packages = installed() if packages is None else dict(packages)
     lines = "\n".join(f"{n}=={v}" for n, v in sorted(packages.items()))
     return {
@@ -83,7 +86,15 @@ def environment(packages: Mapping[str, str] | None = None) -> dict[str, Any]:
         "packages": {k: packages.get(canonical(k)) for k in KEY_PACKAGES},
         "n_installed": len(packages),
         "installed_sha256": hashlib.sha256(lines.encode()).hexdigest(),
+        "offline_encoder": encoder.resolve_precision("auto"),
     }
+
+
+def environment_key(env: Mapping[str, Any] | None) -> tuple[Any, ...]:
+    """What must be equal for two environments to give the same results: the installed set, Python's version and
+    the offline encoder's precision (a book moved to a processor without native bfloat16 embeds in float32)."""
+    env = env or {}
+    return env.get("installed_sha256"), env.get("python"), env.get("offline_encoder")
 
 
 def chapter_identity(declared: set[str] | frozenset[str], reference: Mapping[str, Any], *, uses_llm: bool) -> dict:
@@ -104,7 +115,7 @@ def chapter_identity(declared: set[str] | frozenset[str], reference: Mapping[str
 def _key(field: str, value: Any) -> Any:
     """What must be equal for a field to agree (descriptions may differ in wording, not in content)."""
     if field == "environment":
-        return (value or {}).get("installed_sha256"), (value or {}).get("python")
+        return environment_key(value)
     if field == "data_source":
         return (value or {}).get("id")
     if field == "inputs":
@@ -173,8 +184,9 @@ def describe_environment(env: Mapping[str, Any] | None) -> str:
     if not env:
         return "not recorded"
     versions = ", ".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items() if v)
+    encoder_part = f"; offline encoder in {env['offline_encoder']}" if env.get("offline_encoder") else ""
     return (f"Python {env.get('python')}; {versions}; {env.get('n_installed')} packages installed, set sha256 "
-            f"{str(env.get('installed_sha256'))[:12]}…")
+            f"{str(env.get('installed_sha256'))[:12]}…{encoder_part}")
 
 
 def describe_llm(llm: Mapping[str, Any] | None) -> str:

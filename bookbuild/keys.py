@@ -3,9 +3,9 @@
 The key (:func:`notebook_key`) covers the notebook's bytes, the injected parameters, the identity of every
 input they name (:func:`input_identity`: a file's or folder's sha256, the string itself for ``sample``,
 ``sample:N``, ``hf`` and ``hf:REF``), the kernel name, the library's source (:func:`library_hash`), the
-installed environment (:func:`bookbuild.identity.environment`: a hash of every installed package's version)
-and, for a chapter that uses the LLM layer, the LLM endpoint's identity, model and offline mode
-(:func:`analysis_lib.llm.identity`, never a secret).
+installed environment (:func:`bookbuild.identity.environment_key`: a hash of every installed package's version,
+Python's and the offline encoder's precision) and, for a chapter that uses the LLM layer, the LLM endpoint's
+identity, model and offline mode (:func:`analysis_lib.llm.identity`, never a secret).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def uses_llm(notebook: Path) -> bool:
 
 
 def notebook_key(notebook: Path, parameters: dict, inputs: dict[str, str], lib_hash: str, kernel: str,
-                 llm_identity: dict | None = None, environment: str = "") -> str:
+                 llm_identity: dict | None = None, environment: object = "") -> str:
     """The hash of everything a notebook's executed copy depends on (see the module docstring)."""
     payload = {
         "environment": environment,

@@ -371,7 +371,7 @@ def _plan(run: _Run, nb: Path, ch: chapter.Chapter) -> _Plan:
     if always:  # the status page reads every chapter's results and state: it reruns when any of them changed
         ids["book_state"] = keys.book_state_digest(cfg.results_dir, cfg.state_dir, exclude=nb.stem)
     key = keys.notebook_key(nb, params, ids, prep.lib_hash, cfg.kernel, prep.llm_identity if uses_llm else None,
-                            environment=prep.reference["environment"]["installed_sha256"])
+                            environment=identity.environment_key(prep.reference["environment"]))
     state = keys.read_json(ch.state)
     intact = ch.output.exists() and (not state or not state.get("results") or ch.results.exists())
     return _Plan(params, ident, key, bool(not cfg.force and state and state.get("key") == key and intact), state)

@@ -216,6 +216,23 @@ def test_environment_identity_hashes_the_whole_installed_set():
     assert identity.environment(other)["installed_sha256"] != env["installed_sha256"]
 
 
+def test_the_offline_encoders_precision_is_part_of_the_environment(monkeypatch):
+    """A book moved to a processor without native bfloat16 embeds in float32: its chapters then differ from the
+    recorded ones, and the status page says which precision a build used."""
+    from analysis_lib.search_arena import encoder
+
+    packages = {"numpy": "2.0.0"}
+    monkeypatch.setattr(encoder, "native_bfloat16", lambda: True)
+    here = identity.environment(packages)
+    monkeypatch.setattr(encoder, "native_bfloat16", lambda: False)
+    there = identity.environment(packages)
+    assert (here["offline_encoder"], there["offline_encoder"]) == ("bfloat16", "float32")
+    assert here["installed_sha256"] == there["installed_sha256"]
+    assert identity.environment_key(here) != identity.environment_key(there)
+    assert identity.differences({"environment": here}, {"environment": there}) != []
+    assert "offline encoder in bfloat16" in identity.describe_environment(here)
+
+
 def test_installed_reads_what_importlib_metadata_parses():
     """The header scan gives each distribution's name and version as the full metadata parse does."""
     import importlib.metadata

@@ -10,20 +10,20 @@ import sys
 
 import numpy as np
 
-from analysis_lib.search_arena import topics
+from analysis_lib.search_arena import encoder, topics
 from analysis_lib.search_arena.embedding_cache import EmbeddingCache
 
 
 def test_the_encoder_loads_once_and_repeated_calls_embed_only_what_is_new(tmp_path):
-    topics._offline_encoder.cache_clear()
+    encoder.offline_encoder.cache_clear()
     first = topics.embed_texts(["what is the capital of France", "best laptop 2025"], cache_dir=tmp_path)
     for i in range(5):  # BERTopic's keyword steps: a few new strings per topic
         topics.embed_texts([f"topic {i} keywords", "best laptop 2025"], cache_dir=tmp_path)
-    info = topics._offline_encoder.cache_info()
+    info = encoder.offline_encoder.cache_info()
     assert info.misses == 1 and info.hits >= 5
     again = topics.embed_texts(["best laptop 2025", "what is the capital of France"], cache_dir=tmp_path)
     np.testing.assert_array_equal(again, first[::-1])  # cached rows, bit for bit
-    fresh = topics._offline_encoder().encode(["best laptop 2025"], normalize_embeddings=True)
+    fresh = encoder.encode(["best laptop 2025"])
     np.testing.assert_allclose(first[1], fresh[0], atol=1e-5)  # the same model's vector
 
 

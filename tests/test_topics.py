@@ -10,7 +10,7 @@ import pytest
 from fake_openai_server import FakeOpenAIServer
 
 from analysis_lib.llm import LLMClient
-from analysis_lib.search_arena import topics
+from analysis_lib.search_arena import encoder, topics
 
 VOCAB = {
     "stocks": "stock market shares dividend nasdaq earnings investor portfolio",
@@ -120,20 +120,20 @@ def test_offline_encoder_ships_with_the_package(tmp_path):
     assert sims[0, 1] > sims[0, 2]
 
 
-def test_offline_vectors_do_not_depend_on_torch_threads():
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
+def test_offline_vectors_do_not_depend_on_torch_threads(precision):
     """The runner gives each kernel cores / jobs torch threads (``$ANALYSIS_TORCH_THREADS``) and does not key
     rebuilds on it: that holds only while the vectors are the same to the bit whatever the thread count."""
     import torch
 
     texts = [f"question {i}: " + "how do search engines rank pages and cite sources " * (i % 7 + 1)
              for i in range(48)]
-    encoder = topics._offline_encoder()
     before = torch.get_num_threads()
     try:
         out = {}
         for n in (1, 2):
             torch.set_num_threads(n)
-            out[n] = encoder.encode(texts, batch_size=16, normalize_embeddings=True, convert_to_numpy=True)
+            out[n] = encoder.encode(texts, precision)
     finally:
         torch.set_num_threads(before)
     assert np.array_equal(out[1], out[2])

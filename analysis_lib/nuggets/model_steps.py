@@ -35,7 +35,7 @@ from analysis_lib.nuggets.agreement import NuggetConfusion, confusion
 from analysis_lib.nuggets.numbers import Number, not_run
 from analysis_lib.nuggets.records import NuggetRecords
 from analysis_lib.nuggets.sampling import sample_note, sample_rows, subset_records
-from analysis_lib.search_arena import topics
+from analysis_lib.search_arena import encoder, topics
 from analysis_lib.search_arena.embedding_cache import EmbeddingCache
 
 F6_QUANTITIES = ("LLM judge vs human: weighted kappa", "LLM judge agreements model_a / model_b",
@@ -195,11 +195,10 @@ def nli_factuality(records: NuggetRecords, kind: str, n_battles: int | None, see
 COSINE_THREADS = 1
 
 
-def _all_cached(texts: list[str], cache_dir: str | Path | None) -> bool:
+def _all_cached(texts: list[str], cache_dir: str | Path | None, precision: encoder.Precision = "auto") -> bool:
     """Whether every text's offline embedding is in the cache :func:`topics.embed_texts` reads (then no encoder
     runs, and torch need not be loaded)."""
-    model = f"{topics.OFFLINE_MODEL_NAME}@{topics.OFFLINE_MAX_TOKENS}"
-    cache = EmbeddingCache(cache_dir or topics.default_cache_dir(), model)
+    cache = EmbeddingCache(cache_dir or topics.default_cache_dir(), encoder.model_key(precision))
     return all(row is not None for row in cache.lookup([topics.text_hash(t) for t in texts]))
 
 
@@ -222,25 +221,27 @@ def torch_threads(n: int | None) -> Iterator[None]:
 
 
 def nugget_cosine(records: NuggetRecords, battle_ids: np.ndarray, *, cache_dir: str | Path | None = None,
-                  threads: int | None = None) -> pl.DataFrame:
+                  threads: int | None = None, precision: encoder.Precision = "auto") -> pl.DataFrame:
     """NG-T2's cosine on the battles ``battle_ids``: their nuggets (side a's list, in record order) embedded by the
-    offline all-MiniLM-L6-v2 encoder (:func:`analysis_lib.search_arena.topics.embed_texts`, cached per text, with
-    ``threads`` torch threads when it has to encode) and :func:`analysis_lib.nuggets.diversity.battle_diversity`
-    per battle."""
+    offline all-MiniLM-L6-v2 encoder at ``precision`` (:func:`analysis_lib.search_arena.topics.embed_texts`, cached
+    per text, with ``threads`` torch threads when it has to encode) and
+    :func:`analysis_lib.nuggets.diversity.battle_diversity` per battle."""
     sub = subset_records(records, battle_ids).nuggets
     texts = sub.filter(pl.col("side") == "a")["text"].to_list()
-    with torch_threads(None if _all_cached(texts, cache_dir) else threads):
-        emb = topics.embed_texts(texts, "offline", cache_dir=cache_dir)
+    with torch_threads(None if _all_cached(texts, cache_dir, precision) else threads):
+        emb = topics.embed_texts(texts, "offline", cache_dir=cache_dir, precision=precision)
     return diversity.battle_diversity(sub, emb)
 
 
 def start_nugget_cosine(records: NuggetRecords, battle_ids: np.ndarray, *, cache_dir: str | Path | None = None,
-                        threads: int | None = COSINE_THREADS) -> Future[pl.DataFrame]:
+                        threads: int | None = COSINE_THREADS,
+                        precision: encoder.Precision = "auto") -> Future[pl.DataFrame]:
     """:func:`nugget_cosine` started in a background thread (with ``threads`` torch threads), so that loading the
     encoder and embedding the nuggets (matrix products that run outside the GIL) overlap the chapter's sections
     that come before NG-T2; ``.result()`` returns its frame, or raises its error."""
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ng-t2-cosine")
     try:
-        return pool.submit(nugget_cosine, records, battle_ids, cache_dir=cache_dir, threads=threads)
+        return pool.submit(nugget_cosine, records, battle_ids, cache_dir=cache_dir, threads=threads,
+                           precision=precision)
     finally:
         pool.shutdown(wait=False)

@@ -32,6 +32,7 @@ from analysis_lib.nuggets.scores import (
     nugget_preference,
     nugget_scores,
 )
+from analysis_lib.search_arena import encoder
 
 PUBLISHED = "published"
 
@@ -264,10 +265,13 @@ def b_record_numbers(mine: Mapping[tuple[str, str], NuggetConfusion], tie_thresh
 
 # ------------------------------------------------------------------------------------------------ NG-T2
 
-def t2_numbers(jaccard: pl.DataFrame, cosine: pl.DataFrame, population: int) -> list[Number]:
-    """NG-T2: mean and sd of the per-battle Jaccard (all battles) and cosine (the sampled battles)."""
+def t2_numbers(jaccard: pl.DataFrame, cosine: pl.DataFrame, population: int,
+               precision: encoder.Precision = "auto") -> list[Number]:
+    """NG-T2: mean and sd of the per-battle Jaccard (all battles) and cosine (the sampled battles, embedded by the
+    offline encoder at ``precision``, named in the note)."""
     j, c = jaccard["jaccard"].fill_nan(None), cosine["cosine"].fill_nan(None)
     sampled = f"{cosine.height:,} battles sampled" if cosine.height < population else f"all {population:,} battles"
+    sampled += f"; {encoder.OFFLINE_MODEL_NAME}, {encoder.resolve_precision(precision)}"
     return [Number("within-battle nugget Jaccard, mean", j.mean(), note=f"{jaccard.height:,} battles"),
             Number("within-battle nugget Jaccard, sd", j.std()),
             Number("within-battle nugget cosine, mean", c.mean(), note=sampled),

