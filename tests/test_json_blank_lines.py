@@ -12,11 +12,12 @@ import pytest
 
 from analysis_lib import answer_engine as ae
 from analysis_lib import nuggets as ng
+from analysis_lib.jsonl import blank
 from analysis_lib.nuggets.records import NuggetRecordError
 from analysis_lib.search_arena.attribution_io import AttributionFormatError, load_attribution
 from analysis_lib.search_arena.cross_arena import TextArenaFormatError, validate_text_arena
 from analysis_lib.search_arena.loader import load_battles
-from analysis_lib.search_arena.release_io import DataValidationError, blank
+from analysis_lib.search_arena.release_io import DataValidationError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SUPPORT = json.dumps({"sample_id": "a", "source_idx": 1, "core_statement_id": "s", "support": "full"}) + "\n"

@@ -35,6 +35,8 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from analysis_lib.jsonl import blank
+
 from .conventions import DEFAULT_CONVENTION, Convention, check_convention
 from .inputs import MAX_ANSWERS_BYTES, MAX_SUPPORT_BYTES, AnswerRecordError, parse_json, quote, read_text
 from .metrics import Answer
@@ -302,7 +304,7 @@ def load_support_results(path: str | Path, limit: int = MAX_SUPPORT_BYTES) -> pl
     text = read_text(path, "support results (JSONL)", limit)
     rows: list[dict[str, Any]] = []
     for line_no, line in enumerate(text.split("\n"), start=1):
-        if line.strip(" \t\r"):  # JSON's whitespace only: a line of '\x1c' is not blank but bad JSON
+        if not blank(line):
             origin = f"{path}, line {line_no}"
             rows.append(_support_row(parse_json(line, str(path), "one JSON object per line", first_line=line_no),
                                      origin))

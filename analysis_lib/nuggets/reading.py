@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analysis_lib.jsonl import blank
+
 #: the most bytes one load reads, all files together (records with retrieved chunks run to ~100 kB a side)
 MAX_BYTES = 8 * 1024**3
 #: the longest line read (one battle side, or one lmsys_nuggetize battle with both completions)
@@ -153,7 +155,7 @@ def json_lines(file: Path, budget: Budget, max_line_bytes: int = MAX_LINE_BYTES)
                                         "line); nugget records are UTF-8 JSON Lines") from None
             if line == 1:
                 text = text.removeprefix("\ufeff")
-            if not text.strip(" \t\r\n"):  # JSON's whitespace only: '\x1c' is not blank but bad JSON
+            if blank(text):
                 budget.blank_lines += 1
                 continue
             try:

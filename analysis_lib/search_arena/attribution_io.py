@@ -31,11 +31,11 @@ from typing import Any
 
 import polars as pl
 
+from analysis_lib.jsonl import blank
 from analysis_lib.search_arena import loader
 from analysis_lib.search_arena.release_io import (
     MAX_JSON_DEPTH,
     DataValidationError,
-    blank,
     check_file,
     dtype_depth,
     jsonl_problem,

@@ -31,6 +31,8 @@ from typing import Literal
 
 import numpy as np
 
+from analysis_lib.jsonl import blank
+
 #: Largest release file read (the real 24k release is 1.22 GB as JSON lines, ~0.4 GB as parquet).
 MAX_RELEASE_BYTES = 16 * 1024**3
 #: Longest JSON line read while locating a bad line (a real conversation is a few hundred kB at most).
@@ -157,16 +159,6 @@ def json_depth(line: bytes) -> int:
 def too_deep(line: bytes) -> bool:
     """More than :data:`MAX_JSON_DEPTH` levels (a line with fewer brackets than that is not measured)."""
     return line.count(b"[") + line.count(b"{") > MAX_JSON_DEPTH and json_depth(line) > MAX_JSON_DEPTH
-
-
-#: The whitespace JSON allows between values (RFC 8259): a line of these only is blank. Python's ``str.strip`` also
-#: strips control characters such as ``\x1c`` that JSON does not accept, so blankness is decided on these alone.
-JSON_WHITESPACE = b" \t\r\n"
-
-
-def blank(line: bytes) -> bool:
-    """Whether a JSON line holds nothing but JSON whitespace (:data:`JSON_WHITESPACE`)."""
-    return not line.strip(JSON_WHITESPACE)
 
 
 def line_problem(line: bytes) -> str | None:

@@ -26,10 +26,11 @@ from typing import Any
 
 import polars as pl
 
+from analysis_lib.jsonl import blank
 from analysis_lib.search_arena.cross_arena.votes import orient_votes
 from analysis_lib.search_arena.loader import LoadReport, sample_size
 from analysis_lib.search_arena.models import TEXT_ARENA_SEARCH_MODEL
-from analysis_lib.search_arena.release_io import DataValidationError, blank, check_file, jsonl_problem, short
+from analysis_lib.search_arena.release_io import DataValidationError, check_file, jsonl_problem, short
 from analysis_lib.search_arena.schema import WINNERS
 from analysis_lib.search_arena.simulate.text_arena_battles import N_BATTLES, simulate_text_arena
 
