@@ -271,7 +271,7 @@ def t2_numbers(jaccard: pl.DataFrame, cosine: pl.DataFrame, population: int,
     offline encoder at ``precision``, named in the note)."""
     j, c = jaccard["jaccard"].fill_nan(None), cosine["cosine"].fill_nan(None)
     sampled = f"{cosine.height:,} battles sampled" if cosine.height < population else f"all {population:,} battles"
-    sampled += f"; {encoder.OFFLINE_MODEL_NAME}, {encoder.resolve_precision(precision)}"
+    sampled += f"; {encoder.label(precision)}"
     return [Number("within-battle nugget Jaccard, mean", j.mean(), note=f"{jaccard.height:,} battles"),
             Number("within-battle nugget Jaccard, sd", j.std()),
             Number("within-battle nugget cosine, mean", c.mean(), note=sampled),

@@ -23,7 +23,7 @@ import functools
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 from unittest import mock
 
 import numpy as np
@@ -35,7 +35,7 @@ from analysis_lib.extras import limit_torch_threads, require
 OFFLINE_MODEL_NAME = "all-MiniLM-L6-v2"
 OFFLINE_MAX_TOKENS = 128
 Precision = Literal["auto", "float32", "bfloat16"]
-PRECISIONS = ("auto", "float32", "bfloat16")
+PRECISIONS: tuple[str, ...] = get_args(Precision)
 #: ``/proc/cpuinfo`` flags of native bfloat16 arithmetic (the instructions oneDNN's bfloat16 kernels use)
 NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
 
@@ -61,6 +61,11 @@ def resolve_precision(precision: str = "auto") -> str:
     if precision == "auto":
         return "bfloat16" if native_bfloat16() else "float32"
     return precision
+
+
+def label(precision: str = "auto") -> str:
+    """How a page names the encoder and its precision: ``"all-MiniLM-L6-v2, bfloat16"``."""
+    return f"{OFFLINE_MODEL_NAME}, {resolve_precision(precision)}"
 
 
 def model_key(precision: str = "auto") -> str:

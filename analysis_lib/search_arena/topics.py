@@ -71,9 +71,7 @@ def resolve_embedding(embedding: str, client: LLMClient | None = None) -> str:
 def embedding_label(embedding: str, precision: encoder.Precision = "auto") -> str:
     """How a page names the embedding used: an endpoint model's name, or the offline encoder with its precision
     (``"all-MiniLM-L6-v2, bfloat16"``)."""
-    if embedding != "offline":
-        return embedding
-    return f"{encoder.OFFLINE_MODEL_NAME}, {encoder.resolve_precision(precision)}"
+    return encoder.label(precision) if embedding == "offline" else embedding
 
 
 def embed_texts(
