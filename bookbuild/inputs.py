@@ -94,7 +94,10 @@ def resolve(name: str, value: str, root: Path) -> str:
             raise InputError(f"{option}: {one_line(exc)}") from exc
     path = Path(value).expanduser()
     path = path if path.is_absolute() else (root / path)
-    path = Path(str(path.resolve()))
+    try:
+        path = Path(str(path.resolve()))
+    except (OSError, RuntimeError) as exc:  # RuntimeError: Python 3.11's "Symlink loop from ..."
+        raise InputError(f"{option}: {one_line(repr(value), 120)} cannot be resolved ({one_line(exc, 200)})") from None
     if not path.exists():
         raise InputError(f"{option}: {value!r} does not exist ({path})")
     if path.is_dir():
