@@ -19,7 +19,10 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import polars as pl
 
 from analysis_lib import sources
-from analysis_lib.extras import require
+from analysis_lib.search_arena import hub
+from analysis_lib.search_arena.hub import HF_DATASET as HF_DATASET
+from analysis_lib.search_arena.hub import HF_FILE as HF_FILE
+from analysis_lib.search_arena.hub import HF_REVISION as HF_REVISION
 from analysis_lib.search_arena.release_io import (
     MAX_JSON_DEPTH,
     MAX_RELEASE_BYTES,
@@ -39,15 +42,13 @@ from analysis_lib.search_arena.simulate.conversations import simulate_release
 if TYPE_CHECKING:
     from polars._typing import PolarsDataType
 
-HF_DATASET = "lmarena-ai/search-arena-24k"
-HF_REVISION = "fac8dcf86146c8773ef020095c5694c9b2bc98d7"
-HF_FILE = "data/search-arena-chat-24k.parquet"
 
 
 _MESSAGES = pl.List(pl.Struct({"content": pl.String, "role": pl.String}))
 _TRACE = pl.List(pl.List(pl.List(pl.String)))
 
-#: Raw columns the loader needs, with the dtype it expects (nested struct fields it reads are checked too).
+#: Raw columns every chapter needs, with the dtype the loader expects (nested struct fields it reads are checked
+#: too): a release without one of them is refused.
 REQUIRED_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
     "model_a": pl.String,
     "model_b": pl.String,
@@ -57,6 +58,10 @@ REQUIRED_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
     "messages_b": _MESSAGES,
     "system_a_metadata": pl.Struct,
     "system_b_metadata": pl.Struct,
+}
+#: Labels the papers derived themselves (intents with an LLM, languages with a detector): checked when present;
+#: a release without them is read, and the loader says which it lacks (:attr:`LoadReport.absent`).
+OPTIONAL_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
     "primary_intent": pl.String,
     "secondary_intent": pl.String,
     "languages": pl.List(pl.String),
@@ -64,7 +69,7 @@ REQUIRED_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
 #: Every raw column the loader may use; other columns (``formatted_messages`` lives inside the metadata
 #: structs, but whole extra columns of a release) are not read from disk.
 READ_COLUMNS = frozenset(
-    [*REQUIRED_COLUMNS, "judge", "timestamp", "conv_metadata"]
+    [*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, "judge", "timestamp", "conv_metadata"]
     + [f"{base}_{side}" for base in ATTRIBUTION_COUNTS for side in SIDES]
 )
 
@@ -107,8 +112,8 @@ def read_raw(
         raw = simulate_release(n=n, seed=seed).raw
         return _only(raw, columns), f"simulator (n={n:,}, seed={seed})"
     if parsed.kind == "hf":
-        label = f"{HF_DATASET}@{(parsed.ref or HF_REVISION)[:40 if parsed.ref else 8]}"
-        return _only(_read_hf(parsed.ref), columns), label
+        wanted = READ_COLUMNS if columns is None else READ_COLUMNS & set(columns)
+        return _read_hf(parsed.ref, wanted, max_bytes=max_bytes), hub.target(parsed.ref).label
     path, fmt = check_file(parsed.text, max_bytes=max_bytes)
     if fmt == "jsonl" and (deep := first_deep_line(path)):
         raise DataValidationError(f"{path}{deep}")
@@ -198,22 +203,11 @@ def validate_release(
     return ReleaseCheck(str(path), fmt, rows, head.height, tuple(head.columns))
 
 
-def _read_hf(ref: str | None = None) -> pl.DataFrame:
-    """The release through ``datasets``: the pinned revision and file, another revision (``ref``), or another
-    file of the pinned revision (a ``ref`` ending in .parquet / .jsonl). Fails with a clear message when the hub
-    is unreachable."""
-    is_file = bool(ref) and ref.lower().endswith((".parquet", ".jsonl", ".json"))  # type: ignore[union-attr]
-    revision = HF_REVISION if (not ref or is_file) else ref
-    files = ref if is_file else HF_FILE
-    datasets = require("datasets", "hf", purpose="the 'hf' data source")
-    try:
-        ds = datasets.load_dataset(HF_DATASET, revision=revision, data_files=files, split="train")
-    except Exception as err:
-        raise RuntimeError(
-            f"could not load {HF_DATASET} at revision {HF_REVISION} from the Hugging Face hub "
-            f"({type(err).__name__}: {err}). Download {HF_FILE} by hand and pass its path instead."
-        ) from err
-    return pl.from_arrow(ds.data.table)  # type: ignore[return-value]
+def _read_hf(ref: str | None, columns: Collection[str], *, max_bytes: int = MAX_RELEASE_BYTES) -> pl.DataFrame:
+    """The release ``hf[:REF]`` names, only the loader's ``columns`` of it, through the hub cache and ``datasets``
+    (:func:`analysis_lib.search_arena.hub.read`: downloaded online, read from ``$HF_HUB_CACHE`` with
+    ``HF_HUB_OFFLINE=1``, checked against the hub's sha256)."""
+    return hub.read(ref, columns, max_bytes=max_bytes)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -259,8 +253,10 @@ def v1_7k_traces(raw: pl.DataFrame, origin: str = "input") -> tuple[pl.DataFrame
 def validate_raw(raw: pl.DataFrame, origin: str = "input") -> None:
     """Check the raw columns and nested fields the loader reads; raise naming the column and expectation."""
     schema = raw.schema
-    for name, expected in REQUIRED_COLUMNS.items():
+    for name, expected in {**REQUIRED_COLUMNS, **OPTIONAL_COLUMNS}.items():
         if name not in schema:
+            if name in OPTIONAL_COLUMNS:
+                continue
             raise DataValidationError(f"{origin}: missing column {short(name)} (expected {expected})")
         got = schema[name]
         if got == pl.Null:  # an all-null column read from jsonl
@@ -334,8 +330,8 @@ def normalise(raw: pl.DataFrame) -> pl.DataFrame:
     """Cast columns whose leaves were inferred as Null (all-empty lists in jsonl) to the expected dtypes."""
     casts = [
         pl.col(name).cast(dtype)
-        for name, dtype in REQUIRED_COLUMNS.items()
-        if dtype is not pl.Struct and raw.schema[name] != dtype
+        for name, dtype in {**REQUIRED_COLUMNS, **OPTIONAL_COLUMNS}.items()
+        if dtype is not pl.Struct and name in raw.schema and raw.schema[name] != dtype
     ]
     casts += [
         pl.col(f"system_{side}_metadata").struct.with_fields(
