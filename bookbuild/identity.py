@@ -171,7 +171,7 @@ def describe_input(value: Mapping[str, Any] | None) -> str:
     if value.get("rows") is not None:
         facts.append(f"{int(value['rows']):,} {value.get('unit', 'rows')}")
     who = "the user's " + ("folder" if value.get("kind") == "folder" else "file") if value.get("kind") in (
-        "file", "folder") else "release"
+        "file", "folder") else "the pinned public release" if value.get("pinned") else "release"
     return f"{who} {md_code(value.get('name', ''))}" + (f" ({', '.join(facts)})" if facts else "")
 
 

@@ -35,7 +35,7 @@ from analysis_lib.answer_engine import agreement as ae_agreement
 from analysis_lib.answer_engine import records as ae_records
 from analysis_lib.dr_arena import match_log
 from analysis_lib.nuggets import records as ng_records
-from analysis_lib.search_arena import attribution_io, loader, release
+from analysis_lib.search_arena import attribution_io, hub, loader, release
 from analysis_lib.search_arena.cross_arena import text_arena
 from bookbuild import keys
 
@@ -115,9 +115,11 @@ def _named(name: str, value: str, seed: int) -> dict[str, Any]:
         n = loader.sample_size(value) if name == "data_source" else sources.sample_size(value, 0) or None
         return {"kind": "simulator", "name": value, "seed": seed, "rows": n, "unit": "conversations",
                 "id": f"{value}|seed={seed}"}
-    revision = parsed.ref or release.HF_REVISION
-    return {"kind": "hf", "name": value, "dataset": release.HF_DATASET, "revision": revision,
-            "id": f"hf:{release.HF_DATASET}@{revision}"}
+    where = hub.target(parsed.ref)  # hf:REF names a revision, or a file of the pinned revision
+    other_file = "" if where.filename == release.HF_FILE else f"/{where.filename}"
+    return {"kind": "hf", "name": value, "dataset": release.HF_DATASET, "revision": where.revision,
+            "file": where.filename, "pinned": where.pinned,
+            "id": f"hf:{release.HF_DATASET}@{where.revision}{other_file}"}
 
 
 def check(name: str, value: str, *, root: Path, state_dir: Path, seed: int, cache_dir: Path | None,
