@@ -16,26 +16,36 @@ from types import ModuleType
 
 
 class MissingExtra(ImportError):
-    """An optional dependency is not installed; the message says which extra installs it."""
+    """An optional dependency cannot be imported; the message says which extra installs it and quotes the import
+    error (``name``: the module that was missing, when Python says)."""
+
+
+def _quote(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()).rstrip(".")
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def require(module: str, extra: str, *, purpose: str = "") -> ModuleType:
     """Import ``module`` (a dotted name), or raise :class:`MissingExtra` naming ``analysis_lib[extra]``.
 
-    Only the absence of ``module`` (or of its top-level package) becomes :class:`MissingExtra`; an installed
-    package that fails while importing raises its own error unchanged.
+    Either ``module`` itself (or its top-level package) is not installed, or it is installed but fails while
+    importing because something it needs is missing or broken (e.g. trafilatura without ``lxml_html_clean``:
+    lxml raises a bare ``ImportError``). Both raise :class:`MissingExtra`, which names the extra and quotes the
+    real import error, so the two cases are told apart; the original error is chained (``__cause__``).
     """
     try:
         return importlib.import_module(module)
     except ImportError as exc:
         missing = exc.name or ""
-        if missing and module != missing and not module.startswith(f"{missing}."):
-            raise
         why = f" for {purpose}" if purpose else ""
-        raise MissingExtra(
-            f"the optional package {module.split('.')[0]!r} is needed{why} but not installed: "
-            f"pip install 'analysis_lib[{extra}]'"
-        ) from exc
+        top = module.split(".")[0]
+        if missing and (module == missing or module.startswith(f"{missing}.")):
+            message = (f"the optional package {top!r} is needed{why} but not installed ({_quote(exc)}): "
+                       f"pip install 'analysis_lib[{extra}]'")
+        else:
+            message = (f"the optional package {top!r} is needed{why}; it is installed but cannot be imported: "
+                       f"{_quote(exc)}. pip install 'analysis_lib[{extra}]' installs what it needs")
+        raise MissingExtra(message, name=exc.name or None) from exc
 
 
 #: Threads torch may use in this process (a positive integer); unset: torch's default (one per core). The book
