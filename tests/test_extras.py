@@ -143,3 +143,14 @@ def test_an_extra_installs_what_its_modules_import(extra):
     assert done.returncode == 0 and "imported" in done.stdout, done.stderr[-2000:]
     if extra == "scrape":
         assert "lxml-html-clean" in keep
+
+
+def test_scrape_declares_what_trafilatura_itself_imports():
+    """trafilatura imports ``lxml.html.clean`` (the separate package ``lxml_html_clean`` since lxml 5.2) but does
+    not require it; only some versions of justext pull it in (``lxml[html_clean]``). The extra names it itself."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    scrape = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"]["scrape"]
+    assert {"trafilatura", "lxml-html-clean"} <= {canonicalize_name(Requirement(r).name) for r in scrape}
