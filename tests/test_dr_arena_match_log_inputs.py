@@ -48,7 +48,7 @@ def test_bad_file_refused_naming_file_and_line(name: str, expected: str) -> None
 def test_nan_score_no_longer_decides_a_match(tmp_path: Path) -> None:
     """The issue's case: NaN compared as larger made model A the winner; the log is now refused."""
     shutil.copy(FIX / "nan_score.jsonl", tmp_path / "a.jsonl")
-    with pytest.raises(ml.MatchLogError, match="a.jsonl, line 2, field 'score_a'.*got nan"):
+    with pytest.raises(ml.MatchLogError, match="a.jsonl, line 2, field 'score_a'.*got NaN"):
         ml.load_match_logs(tmp_path)
 
 

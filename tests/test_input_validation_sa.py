@@ -30,9 +30,9 @@ EXPECTED_COUNT = "expected a whole number of claim–citation pairs >= 0"
         ("text_arena_no_votes.jsonl", r"^text_arena_no_votes\.jsonl: holds no voted battle \(2 rows, 2 without a vote"),
         ("text_arena_empty.jsonl", r"^text_arena_empty\.jsonl: is empty \(0 bytes\); expected the Text Arena battles$"),
         ("text_arena_turn_nan.jsonl",
-         r"^text_arena_turn_nan\.jsonl, line 2, field 'turn': expected a positive whole number, got nan$"),
+         r"^text_arena_turn_nan\.jsonl, line 2, field 'turn': expected a finite number or null, got NaN"),
         ("text_arena_turn_inf.jsonl",
-         r"^text_arena_turn_inf\.jsonl, line 1, field 'turn': expected a positive whole number, got inf$"),
+         r"^text_arena_turn_inf\.jsonl, line 1, field 'turn': expected a finite number or null, got Infinity"),
         ("text_arena_bad_utf8.jsonl", r"^text_arena_bad_utf8\.jsonl, line 2: not valid UTF-8 at byte 19"),
         ("text_arena_deep.jsonl", r"^text_arena_deep\.jsonl, line 2: JSON nested deeper than 64 levels$"),
     ],
@@ -54,7 +54,7 @@ def test_text_arena_small_file_loads_with_exact_counts():
 
 
 @pytest.mark.parametrize(
-    ("turn", "shown"), [(1.5, "1.5"), (0, "0"), ('"2"', "'2'"), ("true", "True"), (-1, "-1"), (10**30, str(10**30))]
+    ("turn", "shown"), [(1.5, "1.5"), (0, "0"), ('"2"', "'2'"), ("true", "True"), (-1, "-1")]
 )
 def test_text_arena_turn_must_be_a_positive_whole_number(tmp_path, turn, shown):
     line = (FIXTURES / "text_arena_small.jsonl").read_text().splitlines()[0].replace('"turn": 1', f'"turn": {turn}')
@@ -84,7 +84,8 @@ def test_text_arena_long_bad_value_is_quoted_by_a_short_prefix(tmp_path):
         ("attribution_string.jsonl",
          rf"^attribution_string\.jsonl, line 3, field 'conv_metadata\.irrelevant_count_b': {EXPECTED_COUNT}, got '3'$"),
         ("attribution_many.jsonl", rf"^attribution_many\.jsonl, line 3, .*_count_a': {EXPECTED_COUNT}, got 'many'$"),
-        ("attribution_nan.jsonl", rf"^attribution_nan\.jsonl, line 3, .*_count_a': {EXPECTED_COUNT}, got nan$"),
+        ("attribution_nan.jsonl",
+         r"^attribution_nan\.jsonl, line 3, field '.*_count_a': expected a finite number or null, got NaN"),
         ("attribution_fraction.jsonl", rf"^attribution_fraction\.jsonl, line 3, .*: {EXPECTED_COUNT}, got 1\.5$"),
         ("attribution_negative.parquet",
          rf"^attribution_negative\.parquet, row 1, column 'conv_metadata\.support_count_a': {EXPECTED_COUNT}, "

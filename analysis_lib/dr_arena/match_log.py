@@ -44,7 +44,8 @@ import polars as pl
 
 from analysis_lib import fetch as _fetch
 from analysis_lib.dr_arena.loop import FRAMEWORK, VERDICT_CODES, FailureType, LoopConfig, replay_trace, start_on_tree
-from analysis_lib.search_arena.release_io import MAX_LINE_BYTES, line_problem, one_line, short
+from analysis_lib.jsonl import MAX_LINE_BYTES
+from analysis_lib.search_arena.release_io import line_problem, locate, one_line, short
 
 SCHEMA: dict[str, Any] = {
     "match_id": pl.String, "tournament_round": pl.Int64, "tree_id": pl.String, "model_a": pl.String,
@@ -145,7 +146,7 @@ def read_match_log(path: str | Path) -> list[dict[str, Any]]:
             where = f"{path}, line {i}"
             problem = line_problem(line)
             if problem:
-                raise MatchLogError(f"{where}: {problem}")
+                raise MatchLogError(locate(where, problem))
             if not line.strip(b" \t\r\n"):  # JSON's whitespace only: other blank characters are not JSON
                 continue
             try:

@@ -19,12 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis_lib.jsonl import blank
+from analysis_lib.jsonl import MAX_LINE_BYTES, blank  # the longest line: one bound for every JSON-lines reader
 
 #: the most bytes one load reads, all files together (records with retrieved chunks run to ~100 kB a side)
 MAX_BYTES = 8 * 1024**3
-#: the longest line read (one battle side, or one lmsys_nuggetize battle with both completions)
-MAX_LINE_BYTES = 256 * 1024**2
 RECORD_SUFFIXES = (".jsonl", ".json")
 QUOTE_CHARS = 60
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis_lib import fetch
 from analysis_lib.jsonl import blank
 from analysis_lib.search_arena.cross_arena.votes import orient_votes
 from analysis_lib.search_arena.loader import LoadReport, sample_size
@@ -217,7 +218,7 @@ def _checked_path(path: Path) -> Path:
         raise TextArenaFormatError(message.replace("a Search Arena release", "the Text Arena battles")) from None
     if fmt != "jsonl":
         raise TextArenaFormatError(f"{path.name}: expected a JSON-lines file (.jsonl), got {short(path.suffix)}")
-    problem = jsonl_problem(checked)
+    problem = jsonl_problem(checked, record_check=None)  # its own format: checked record by record below
     if problem:
         raise TextArenaFormatError(f"{path.name}{problem}")
     return checked
@@ -248,6 +249,9 @@ def load_text_arena(source: str | Path | Iterable[Mapping[str, Any]], **kwargs: 
 
 def text_arena_kind(source: object) -> str:
     """Data kind of a Text Arena source for the Recorder: ``"simulated"`` for ``sample``/``sample:N`` (as
-    :func:`analysis_lib.search_arena.loader.sample_size` reads them), else ``"real"``."""
-    return "simulated" if sample_size(source, default=N_BATTLES) is not None else "real"
+    :func:`analysis_lib.search_arena.loader.sample_size` reads them); else ``"real"`` for a file whose sha256 is in
+    the data manifest and ``"user"`` for any other (:func:`analysis_lib.fetch.provenance`)."""
+    if sample_size(source, default=N_BATTLES) is not None:
+        return "simulated"
+    return fetch.provenance(str(source))
 
