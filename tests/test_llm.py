@@ -397,7 +397,7 @@ def test_redirect_never_carries_the_key_to_another_origin(tmp_path, monkeypatch)
         assert elsewhere.n_requests == 0 and elsewhere.headers == []  # the key went nowhere else
         # and the transport refuses another origin even when asked to follow
         with pytest.raises(llm.LLMRequestError, match="another origin"):
-            client._http._client.follow_redirects = True
+            client.api._client.follow_redirects = True
             client._post("chat/completions", {"model": "m", "messages": []})
         assert elsewhere.n_requests == 0
 

@@ -39,15 +39,12 @@ import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from analysis_lib.llm import http, replies
+from analysis_lib.llm import estimate, http, replies
 from analysis_lib.llm import settings as cfg
-from analysis_lib.llm.records import NOT_RUN, Prepared, request_key
+from analysis_lib.llm.records import NOT_RUN, Prepared, ResultCache, RunStats, request_key
 from analysis_lib.llm.tasks import Task
-
-if TYPE_CHECKING:
-    from analysis_lib.llm.client import LLMClient
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +62,39 @@ class BatchCallError(Exception):
     """A Files or Batches call that failed for good; the message is the failure's kind only."""
 
 
+class BatchClient(Protocol):
+    """What this module uses of :class:`analysis_lib.llm.client.LLMClient` (named here, not imported: the
+    client imports this module, and this module imports nothing of the client)."""
+
+    api: Any
+    cache: ResultCache
+    retry_policy: http.RetryPolicy
+    request_deadline: float | None
+    max_reply_bytes: int | None
+    max_parse_retries: int
+    max_concurrency: int
+    max_requests: int | None
+    batch_poll: float
+    batch_wait: float
+    pending: int
+    last_stats: RunStats
+    prices: estimate.PriceTable
+
+    @property
+    def endpoint_id(self) -> str: ...
+
+    def take_budget(self, n: int) -> int: ...
+
+    def not_run_reason(self) -> str: ...
+
+    def ask(self, task: Task, p: Prepared, model: str, until: float | None = None, *, first_attempt: int = 0,
+            error: str = "", content: str | None = None) -> dict[str, Any]: ...
+
+
 # -------------------------------------------------------------------------------------------- the ledger
 
 
-def ledger_dir(client: LLMClient) -> Path:
+def ledger_dir(client: BatchClient) -> Path:
     return client.cache.dir / BATCH_DIR
 
 
@@ -79,7 +105,7 @@ def _write(path: Path, record: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
-def open_batches(client: LLMClient, task: str, model: str) -> list[dict[str, Any]]:
+def open_batches(client: BatchClient, task: str, model: str) -> list[dict[str, Any]]:
     """Recorded batches of this endpoint, task and model that have not been collected."""
     out = []
     for path in sorted(ledger_dir(client).glob("*.json")):
@@ -94,39 +120,44 @@ def open_batches(client: LLMClient, task: str, model: str) -> list[dict[str, Any
     return out
 
 
-def _record_path(client: LLMClient, rec: dict[str, Any]) -> Path:
+def _record_path(client: BatchClient, rec: dict[str, Any]) -> Path:
     return ledger_dir(client) / f"{rec['local_id']}.json"
 
 
 # ------------------------------------------------------------------------------------------ API calls
 
 
-def _call(client: LLMClient, fn: Callable[..., Any], *args: Any, seconds: float | None = None,
+def _call(client: BatchClient, fn: Callable[..., Any], *args: Any, seconds: float | None = None,
           max_bytes: int | None = None, **kwargs: Any) -> Any:
-    """One Files/Batches call under the layer's deadline and size cap, the key as this call's header."""
+    """One Files/Batches call under the layer's deadline and size cap and with the client's retries
+    (:func:`analysis_lib.llm.http.with_retries`), the key as this call's header."""
     key = os.environ.get(cfg.API_KEY_ENV)
     openai = http.sdk().openai
     with http.limits(client.request_deadline if seconds is None else seconds,
                      max_bytes=client.max_reply_bytes if max_bytes is None else max_bytes):
         try:
-            return fn(*args, extra_headers=http.auth_headers(key), **kwargs)
+            return http.with_retries(client.retry_policy, fn, *args, extra_headers=http.auth_headers(key), **kwargs)
         except (openai.OpenAIError, http.DeadlineExceeded, http.CrossOriginRequest, http.ReplyTooLarge) as err:
             raise BatchCallError(http.describe_error(err, key)) from None
 
 
-def _download(client: LLMClient, file_id: str, target: Path) -> None:
+def _download(client: BatchClient, file_id: str, target: Path) -> None:
     """A batch result file streamed to ``target`` (never held whole in memory), under the file size cap."""
-    api = client._http
+    api = client.api
     assert api is not None
     tmp = target.with_suffix(".part")
     key = os.environ.get(cfg.API_KEY_ENV)
     openai = http.sdk().openai
+
+    def fetch() -> None:
+        with api.files.with_streaming_response.content(file_id, extra_headers=http.auth_headers(key)) as resp, \
+                open(tmp, "wb") as fh:
+            for chunk in resp.iter_bytes():
+                fh.write(chunk)
+
     with http.limits(cfg.FILE_TRANSFER_DEADLINE, max_bytes=cfg.DEFAULT_MAX_FILE_BYTES):
         try:
-            with api.files.with_streaming_response.content(file_id, extra_headers=http.auth_headers(key)) as resp, \
-                    open(tmp, "wb") as fh:
-                for chunk in resp.iter_bytes():
-                    fh.write(chunk)
+            http.with_retries(client.retry_policy, fetch)
         except (openai.OpenAIError, http.DeadlineExceeded, http.CrossOriginRequest, http.ReplyTooLarge) as err:
             tmp.unlink(missing_ok=True)
             raise BatchCallError(http.describe_error(err, key)) from None
@@ -160,9 +191,9 @@ def chunk_lines(lines: Sequence[bytes], max_lines: int | None = None, max_bytes:
     return chunks
 
 
-def submit(client: LLMClient, task: Task, model: str, todo: Sequence[Prepared]) -> list[dict[str, Any]]:
+def submit(client: BatchClient, task: Task, model: str, todo: Sequence[Prepared]) -> list[dict[str, Any]]:
     """Write, upload and submit the request files for ``todo``; returns their ledger records."""
-    api = client._http
+    api = client.api
     assert api is not None
     lines = [request_line(p, model) for p in todo]
     records = []
@@ -176,9 +207,11 @@ def submit(client: LLMClient, task: Task, model: str, todo: Sequence[Prepared]) 
         with open(input_path, "wb") as fh:
             fh.writelines(lines[i] for i in chunk)
         _write(_record_path(client, rec), rec)
-        with open(input_path, "rb") as fh:
-            uploaded = _call(client, api.files.create, file=(input_path.name, fh, "application/jsonl"),
-                             purpose="batch", seconds=cfg.FILE_TRANSFER_DEADLINE)
+        def upload(path: Path = input_path, **kw: Any) -> Any:  # opened afresh for each attempt
+            with open(path, "rb") as fh:
+                return api.files.create(file=(path.name, fh, "application/jsonl"), purpose="batch", **kw)
+
+        uploaded = _call(client, upload, seconds=cfg.FILE_TRANSFER_DEADLINE)
         rec.update(input_file_id=uploaded.id, status="uploaded")
         _write(_record_path(client, rec), rec)
         created = _call(client, api.batches.create, input_file_id=uploaded.id, endpoint=ENDPOINT,
@@ -190,9 +223,9 @@ def submit(client: LLMClient, task: Task, model: str, todo: Sequence[Prepared]) 
     return records
 
 
-def recover(client: LLMClient, rec: dict[str, Any]) -> None:
+def recover(client: BatchClient, rec: dict[str, Any]) -> None:
     """A record without a batch id: find its batch by input file id (``batches.list``), or mark it unsent."""
-    api = client._http
+    api = client.api
     assert api is not None
     if rec.get("input_file_id"):
         for b in _call(client, api.batches.list, limit=100):
@@ -229,13 +262,13 @@ def _line_error(line: dict[str, Any]) -> str:
     return f"batch request failed: {head}" + (f" ({code})" if code else "")
 
 
-def _input_requests(client: LLMClient, rec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _input_requests(client: BatchClient, rec: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """custom_id -> request body, from the batch's own input file (for items of another run)."""
     path = ledger_dir(client) / f"{rec['local_id']}.input.jsonl"
     return {ln["custom_id"]: ln["body"] for ln in _lines(path)} if path.exists() else {}
 
 
-def collect(client: LLMClient, task: Task, model: str, rec: dict[str, Any], batch: Any,
+def collect(client: BatchClient, task: Task, model: str, rec: dict[str, Any], batch: Any,
             by_key: dict[str, Prepared]) -> tuple[dict[str, dict[str, Any]], list[tuple[Prepared, int, str, Any]]]:
     """Settle the requests of an ended batch. Returns the outcomes by custom id and the requests to send live
     (prepared item, first attempt, last error, last content)."""
@@ -304,7 +337,7 @@ def _prepared_from(cid: str, body: dict[str, Any] | None) -> Any:
 # ------------------------------------------------------------------------------------------------- run
 
 
-def run_batch(client: LLMClient, task: Task, model: str, todo: Sequence[Prepared], settle: Settle,
+def run_batch(client: BatchClient, task: Task, model: str, todo: Sequence[Prepared], settle: Settle,
               until: float | None) -> None:
     """Send ``todo`` through the Batch API and settle every item (module doc)."""
     by_key: dict[str, list[Prepared]] = {}
@@ -347,15 +380,15 @@ def run_batch(client: LLMClient, task: Task, model: str, todo: Sequence[Prepared
             settle_key(key, {"status": NOT_RUN, "value": None, "error": reason, "cached": False})
 
 
-def _over_budget(client: LLMClient) -> str:
+def _over_budget(client: BatchClient) -> str:
     return (f"not run: the request budget (${cfg.MAX_REQUESTS_ENV}={client.max_requests:,}) was reached before "
             "this item was sent")
 
 
-def _poll_and_collect(client: LLMClient, task: Task, model: str, records: list[dict[str, Any]],
+def _poll_and_collect(client: BatchClient, task: Task, model: str, records: list[dict[str, Any]],
                       first: dict[str, Prepared], settle_key: Callable[[str, dict[str, Any]], None],
                       until: float | None) -> None:
-    api = client._http
+    api = client.api
     assert api is not None
     stop = time.monotonic() + client.batch_wait
     if until is not None:
@@ -387,7 +420,7 @@ def _poll_and_collect(client: LLMClient, task: Task, model: str, records: list[d
         time.sleep(max(0.0, min(client.batch_poll, stop - time.monotonic())))
 
 
-def _retry_live(client: LLMClient, task: Task, model: str, live: list[tuple[Any, int, str, Any]],
+def _retry_live(client: BatchClient, task: Task, model: str, live: list[tuple[Any, int, str, Any]],
                 settle_key: Callable[[str, dict[str, Any]], None], until: float | None) -> None:
     """Failed and expired batch requests (and replies to re-ask) sent live, ``max_concurrency`` at a time."""
     if not live:

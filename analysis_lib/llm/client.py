@@ -9,6 +9,7 @@ the same cache. The module doc of :mod:`analysis_lib.llm` describes the settings
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -38,15 +39,21 @@ from analysis_lib.llm.tasks import Task
 log = logging.getLogger(__name__)
 
 RUN_DEADLINE_PASSED = "not run: the run's deadline passed"
+#: texts in the first embeddings request, before the size of one vector's reply is known
+FIRST_EMBED_CHUNK = 16
+#: the most texts in one embeddings request
+MAX_EMBED_CHUNK = 256
 
 
 class LLMRequestError(Exception):
     """A request that failed for good (after retries, or a non-retryable HTTP status). ``status``: the HTTP
-    status when there was one; ``refuses_json``: the server said it does not accept ``response_format``."""
+    status when there was one; ``refuses_json``: the server said it does not accept ``response_format``;
+    ``too_large``: the reply was over the size cap."""
 
-    def __init__(self, message: str, status: int | None = None, refuses_json: bool = False):
+    def __init__(self, message: str, status: int | None = None, refuses_json: bool = False,
+                 too_large: bool = False):
         super().__init__(message)
-        self.status, self.refuses_json = status, refuses_json
+        self.status, self.refuses_json, self.too_large = status, refuses_json, too_large
 
 
 class LLMClient:
@@ -124,9 +131,11 @@ class LLMClient:
         self.total_stats = RunStats()
         self.last_estimate: estimate.StepEstimate | None = None
         self._lock = threading.Lock()
-        self._http = (http.make_openai_client(self.base_url, timeout=timeout, max_retries=max_retries,
-                                              backoff_base=backoff_base, backoff_max=backoff_max)
-                      if self.base_url and not self.offline else None)
+        #: retries of every call (chat, embeddings, Files and Batches): :func:`analysis_lib.llm.http.with_retries`
+        self.retry_policy = http.RetryPolicy(max_retries, backoff_base, backoff_max)
+        #: the guarded ``openai`` client (None without an endpoint or offline)
+        self.api = (http.make_openai_client(self.base_url, timeout=timeout)
+                    if self.base_url and not self.offline else None)
 
     @property
     def endpoint_id(self) -> str:
@@ -192,14 +201,14 @@ class LLMClient:
         ``max_retries``. Everything must finish within ``request_deadline`` seconds and before the monotonic
         time ``until``, and no body may exceed ``max_reply_bytes``. Raises :class:`LLMRequestError` with the
         failure's kind only."""
-        assert self._http is not None
+        assert self.api is not None
         key = os.environ.get(cfg.API_KEY_ENV)
         openai = http.sdk().openai
         with http.limits(self.request_deadline, until=until, max_bytes=self.max_reply_bytes):
             try:
                 for unreadable in range(self.max_retries + 1):
                     try:
-                        return http.post_json(self._http, path, payload, key)
+                        return http.post_json(self.api, path, payload, key, self.retry_policy)
                     except http.UnreadableBody as err:
                         if unreadable == self.max_retries:
                             raise LLMRequestError(f"{err} after {http.attempts()} attempts") from None
@@ -214,8 +223,8 @@ class LLMClient:
                     except Exception:  # noqa: BLE001 - a body that cannot be read adds nothing
                         body = b""
                 raise LLMRequestError(http.describe_error(err, key) + (f" after {n} attempts" if n > 1 else ""),
-                                      status=status, refuses_json=local.refuses_response_format(status, body)
-                                      ) from None
+                                      status=status, refuses_json=local.refuses_response_format(status, body),
+                                      too_large=isinstance(err, http.ReplyTooLarge)) from None
             finally:
                 with self._lock:
                     self.last_stats.requests += http.attempts()
@@ -394,22 +403,53 @@ class LLMClient:
 
     # -------------------------------------------------------------------------------------- embeddings
 
-    def embed(self, texts: Sequence[str], model: str = "text-embedding-3-large", batch_size: int = 256):
-        """Embeddings from the endpoint's ``/embeddings`` as a float32 array (no cache here: see topics)."""
+    def embed(self, texts: Sequence[str], model: str = "text-embedding-3-large", batch_size: int = MAX_EMBED_CHUNK,
+              on_chunk: Callable[[int, Any], None] | None = None) -> Any:
+        """Embeddings of ``texts`` from the endpoint's ``/embeddings`` as a float32 array (no cache here: see
+        :mod:`analysis_lib.search_arena.topics`).
+
+        Requests are sized so that each reply fits the reply cap (``max_reply_bytes``): the first asks for
+        :data:`FIRST_EMBED_CHUNK` texts; from its reply the JSON bytes per vector ``b`` are measured, and later
+        requests ask for ``min(batch_size, floor(max_reply_bytes / (2 b)))`` texts (half the cap: numbers are
+        written with varying digits). A reply refused as over the cap is asked again in halves; a single text
+        whose vector alone is over the cap fails. 3,072-dimension vectors take about 60 kB of JSON each, so
+        an 8 MiB cap gives requests of about 65 texts. ``on_chunk(start, vectors)`` is called as each request's
+        vectors arrive (for caching them at once). Raises :class:`LLMRequestError` with the failure's kind."""
         import numpy as np
 
         if not self.available:
             raise LLMRequestError(self.not_run_reason())
-        out: list[list[float]] = []
-        for start in range(0, len(texts), batch_size):
-            chunk = list(texts[start : start + batch_size])
-            data = self._post("embeddings", {"model": model, "input": chunk})
+        out: list[Any] = []
+        size = max(1, min(batch_size, FIRST_EMBED_CHUNK))
+        start = 0
+        while start < len(texts):
+            chunk = list(texts[start : start + size])
+            try:
+                data = self._post("embeddings", {"model": model, "input": chunk})
+            except LLMRequestError as err:
+                if err.too_large and len(chunk) > 1:
+                    size = max(1, len(chunk) // 2)
+                    log.info("embedding reply over the %s-byte cap: %d texts per request now",
+                             f"{self.max_reply_bytes:,}", size)
+                    continue
+                raise
             with self._lock:
                 self.last_stats.add_usage({"prompt_tokens": (data.get("usage") or {}).get("prompt_tokens", 0)},
                                           self.prices.live(model))
             rows = sorted(data["data"], key=lambda d: d.get("index", 0))
-            out.extend(r["embedding"] for r in rows)
-        return np.asarray(out, dtype=np.float32)
+            if len(rows) != len(chunk):
+                raise LLMRequestError(f"embeddings reply holds {len(rows)} vectors for {len(chunk)} texts")
+            vecs = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
+            if on_chunk is not None:
+                on_chunk(start, vecs)
+            out.append(vecs)
+            start += len(chunk)
+            if self.max_reply_bytes:
+                per_item = max(1, len(json.dumps(rows, separators=(",", ":"))) // len(rows))
+                size = max(1, min(batch_size, self.max_reply_bytes // (2 * per_item)))
+            else:
+                size = batch_size
+        return np.concatenate(out) if out else np.zeros((0, 0), dtype=np.float32)
 
 
 OVER_BUDGET = "not run: the request budget"

@@ -2,8 +2,15 @@
 reply-size cap.
 
 :func:`make_openai_client` builds the ``openai`` client every request goes through (chat completions, and the
-Files and Batches calls of :mod:`analysis_lib.llm.batch`). ``openai`` brings retries with exponential backoff
-and ``Retry-After``, typed errors and a custom ``base_url``; this module adds what it does not give:
+Files and Batches calls of :mod:`analysis_lib.llm.batch`). ``openai`` brings typed errors and a custom
+``base_url``; this module adds what it does not give, through ``openai``'s public interface only (a custom
+``http_client`` and per-call ``extra_headers``; no private method is called or overridden):
+
+- **Retries** (:func:`with_retries`, :class:`RetryPolicy`): the ``openai`` client is built with
+  ``max_retries=0`` and every call is wrapped in one small loop that retries what ``openai`` would retry
+  (HTTP 408/409/429/5xx, honouring ``x-should-retry``; timeouts; dropped connections) with exponential backoff
+  and jitter, waits at least the server's ``Retry-After`` (seconds, HTTP date or ``retry-after-ms``) up to
+  ``backoff_max``, and never sleeps past the thread's deadline, which ``openai``'s own retries cannot know of;
 
 - **No redirect carries the key.** The ``httpx2`` client underneath never follows redirects, and its transport
   refuses to send any request whose origin (scheme, host, port) differs from the endpoint's. The key is never
@@ -17,7 +24,7 @@ and ``Retry-After``, typed errors and a custom ``base_url``; this module adds wh
   ``Content-Length`` above it is refused before reading, and a body that streams past it is cut off there,
   raising :class:`ReplyTooLarge` (not retried), so an endless reply costs at most ``max_bytes`` of memory.
 - **Counting attempts.** Every request that reaches the transport is counted per thread (:func:`attempts`), so
-  retries made inside ``openai`` show up in the project's statistics.
+  every retry shows up in the project's statistics.
 - **A warning** for an endpoint that is neither TLS (``https``) nor loopback: the key would travel in clear.
 - **Redacted errors.** :func:`describe_error` turns any failure into its kind only (status and standard phrase,
   exception class), never the server's message, which may quote the request.
@@ -28,6 +35,7 @@ with it ``import analysis_lib.llm``, works without them.
 
 from __future__ import annotations
 
+import email.utils
 import functools
 import http
 import json
@@ -40,8 +48,9 @@ import time
 import urllib.parse
 import urllib.request
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
@@ -201,25 +210,7 @@ def sdk() -> SimpleNamespace:
         def close(self) -> None:
             self.inner.close()
 
-    class OpenAI(openai.OpenAI):
-        """``openai.OpenAI`` with the project's backoff (:func:`backoff_delay`), a ``Retry-After`` honoured up
-        to the cap, and no sleep past the thread's deadline."""
-
-        backoff_base: float = 1.0
-        backoff_max: float = 30.0
-
-        def _calculate_retry_timeout(self, remaining_retries: int, options: Any,
-                                     response_headers: Any = None) -> float:
-            n = max(0, options.get_max_retries(self.max_retries) - remaining_retries)
-            delay = backoff_delay(n, self.backoff_base, self.backoff_max)
-            retry_after = self._parse_retry_after_header(response_headers)
-            if retry_after is not None and math.isfinite(retry_after) and retry_after > 0:
-                delay = min(self.backoff_max, max(delay, retry_after))
-            left = remaining()
-            return delay if left is None else max(0.0, min(delay, left))
-
-    return SimpleNamespace(openai=openai, httpx2=httpx2, errors=errors, GuardedTransport=GuardedTransport,
-                           OpenAI=OpenAI)
+    return SimpleNamespace(openai=openai, httpx2=httpx2, errors=errors, GuardedTransport=GuardedTransport)
 
 
 def _proxy_for(url: str) -> str | None:
@@ -232,21 +223,104 @@ def _proxy_for(url: str) -> str | None:
     return urllib.request.getproxies().get(urllib.parse.urlsplit(url).scheme)
 
 
-def make_openai_client(base_url: str, *, timeout: float, max_retries: int, backoff_base: float,
-                       backoff_max: float) -> Any:
+def make_openai_client(base_url: str, *, timeout: float) -> Any:
     """An ``openai.OpenAI`` for ``base_url``: no redirects, same-origin only, deadline- and size-aware (module doc).
 
-    ``timeout`` bounds each network operation of one attempt; ``max_retries`` retries 408/409/429/5xx, timeouts
-    and dropped connections. No key is given to it: pass :func:`auth_headers` with each request."""
+    ``timeout`` bounds each network operation of one attempt. The client itself never retries
+    (``max_retries=0``): every call goes through :func:`with_retries`, which retries within the thread's deadline.
+    No key is given to it: pass :func:`auth_headers` with each request."""
     check_endpoint(base_url)
     s = sdk()
     inner = s.httpx2.HTTPTransport(proxy=_proxy_for(base_url))
     http_client = s.httpx2.Client(transport=s.GuardedTransport(base_url, inner), follow_redirects=False,
                                   trust_env=False, timeout=s.httpx2.Timeout(timeout))
-    client = s.OpenAI(base_url=base_url, api_key=lambda: "", max_retries=max_retries,
-                      timeout=s.httpx2.Timeout(timeout), http_client=http_client)
-    client.backoff_base, client.backoff_max = backoff_base, backoff_max
-    return client
+    return s.openai.OpenAI(base_url=base_url, api_key=lambda: "", max_retries=0,
+                           timeout=s.httpx2.Timeout(timeout), http_client=http_client)
+
+
+# ------------------------------------------------------------------------------------------- retries
+
+#: HTTP statuses worth asking again (as ``openai`` retries them): request timeout, conflict, rate limit
+RETRY_STATUSES = frozenset({408, 409, 429})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to wait before asking again: at most ``max_retries`` retries, the ``n``-th
+    (0-based) after ``min(backoff_max, backoff_base * 2**n)`` seconds times a jitter in [0.5, 1) or after the
+    server's ``Retry-After`` when that is longer, never more than ``backoff_max``, never past the thread's
+    deadline (:func:`limits`)."""
+
+    max_retries: int = 6
+    backoff_base: float = 1.0
+    backoff_max: float = 30.0
+
+
+def retryable(err: BaseException) -> bool:
+    """Whether a failed call is worth asking again: HTTP 408/409/429 and 5xx (unless the server's
+    ``x-should-retry`` header says otherwise), timeouts and dropped connections. The layer's own refusals
+    (deadline, other origin, reply over the cap) and other statuses (400, 401, 404) are not."""
+    if isinstance(err, DeadlineExceeded | CrossOriginRequest | ReplyTooLarge):
+        return False
+    openai = sdk().openai
+    if isinstance(err, openai.APIStatusError):
+        told = str(err.response.headers.get("x-should-retry", "")).lower()
+        if told in ("true", "false"):
+            return told == "true"
+        return err.status_code in RETRY_STATUSES or err.status_code >= 500
+    return isinstance(err, openai.APIConnectionError)  # APITimeoutError included
+
+
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds a server asks to wait: ``retry-after-ms``, else ``Retry-After`` as seconds or as an HTTP date;
+    ``None`` when absent or unreadable."""
+    if not headers:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    try:
+        if raw_ms is not None:
+            return float(raw_ms) / 1000
+    except ValueError:
+        pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(raw)
+        except (TypeError, ValueError):
+            return None
+        return when.timestamp() - time.time()
+    return value if math.isfinite(value) else None
+
+
+def retry_delay(n: int, policy: RetryPolicy, headers: Mapping[str, str] | None = None) -> float:
+    """Seconds before retry ``n`` under ``policy`` (see :class:`RetryPolicy`)."""
+    delay = backoff_delay(n, policy.backoff_base, policy.backoff_max)
+    asked = retry_after(headers)
+    if asked is not None and asked > 0:
+        delay = min(policy.backoff_max, max(delay, asked))
+    left = remaining()
+    return delay if left is None else max(0.0, min(delay, left))
+
+
+def with_retries(policy: RetryPolicy, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)``, asked again after :func:`retry_delay` while the failure is :func:`retryable`, at
+    most ``policy.max_retries`` times. The last failure is raised as it came."""
+    for n in range(policy.max_retries + 1):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as err:
+            if n == policy.max_retries or not retryable(err):
+                raise
+            headers = err.response.headers if isinstance(err, sdk().openai.APIStatusError) else None
+            delay = retry_delay(n, policy, headers)
+            log.info("retrying in %.2f s (retry %d of %d): %s", delay, n + 1, policy.max_retries,
+                     describe_error(err))
+            time.sleep(delay)
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def auth_headers(key: str | None) -> dict[str, Any]:
@@ -254,14 +328,16 @@ def auth_headers(key: str | None) -> dict[str, Any]:
     return {"Authorization": f"Bearer {key}" if key else sdk().openai.omit}
 
 
-def post_json(client: Any, path: str, payload: Mapping[str, Any], key: str | None) -> Any:
-    """POST ``payload`` to ``<base_url>/<path>`` and decode the JSON reply (``UnreadableBody`` when it is not).
+def post_json(client: Any, path: str, payload: Mapping[str, Any], key: str | None,
+              policy: RetryPolicy | None = None) -> Any:
+    """POST ``payload`` to ``<base_url>/<path>`` and decode the JSON reply (``UnreadableBody`` when it is not),
+    with the retries of ``policy`` (none when ``None``).
 
     Raises ``openai`` errors (status, timeout, connection), :class:`DeadlineExceeded`, :class:`CrossOriginRequest`,
     :class:`ReplyTooLarge`.
     """
-    response = client.post(f"/{path.lstrip('/')}", cast_to=sdk().httpx2.Response, body=dict(payload),
-                           options={"headers": auth_headers(key)})
+    response = with_retries(policy or RetryPolicy(max_retries=0), client.post, f"/{path.lstrip('/')}",
+                            cast_to=sdk().httpx2.Response, body=dict(payload), options={"headers": auth_headers(key)})
     try:
         return json.loads(response.content)
     except (ValueError, UnicodeDecodeError) as err:

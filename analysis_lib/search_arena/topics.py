@@ -10,6 +10,12 @@ UMAP, clusters with HDBSCAN (BERTopic) and names each cluster with GPT-4o (the A
 - any other name (``"text-embedding-3-large"``): the ``/embeddings`` route of the LLM layer's endpoint;
 - ``"auto"``: ``text-embedding-3-large`` when the LLM client can make requests, else ``"offline"``.
 
+An endpoint that cannot give the embeddings (no such model on a chat-only vLLM or Ollama server: HTTP 404
+``model_not_found``; or any request that fails for good) does not stop the analysis: :func:`embed_with_fallback`
+embeds with the offline encoder instead, says so in one log line and returns the name of the encoder that ran,
+for the page. Endpoint requests are sized so that each reply fits the LLM layer's reply cap
+(:meth:`analysis_lib.llm.LLMClient.embed`), and each request's vectors are cached as they arrive.
+
 Embeddings are cached on disk per model name and text (sha256 of the text; :mod:`.embedding_cache`, which chapters
 running at once share safely), so a rerun embeds nothing. Topic names come from the LLM
 layer when it can answer (or has the answer cached); otherwise a topic is named by its top keywords: c-TF-IDF
@@ -27,13 +33,13 @@ import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import polars as pl
 
 from analysis_lib.extras import require
-from analysis_lib.llm import LLMClient, Step, Task, clip_text, fill, load_prompt
+from analysis_lib.llm import LLMClient, LLMRequestError, Step, Task, clip_text, fill, load_prompt
 from analysis_lib.search_arena import encoder
 from analysis_lib.search_arena.embedding_cache import open_cache, text_hash
 
@@ -56,6 +62,8 @@ def default_cache_dir() -> Path:
 PAPER_LABEL_MODEL = "gpt-4o"
 #: Longest input sent to an endpoint embedding model, in characters (about 5k tokens).
 MAX_EMBED_CHARS = 20_000
+#: Endpoint vectors are written to the embedding cache every this many rows (and when the requests stop).
+CACHE_FLUSH_ROWS = 1024
 #: The paper's embedding model (Appendix B.3), used by ``embedding="auto"`` when an endpoint is configured.
 PAPER_EMBEDDING = "text-embedding-3-large"
 
@@ -99,7 +107,7 @@ def embed_texts(
         todo = list(missing.values())
         log.info("embedding %d texts with %s", len(todo), model)
         if embedding == "offline":
-            vecs = encoder.encode(todo, precision, batch_size=batch_size, progress=progress)
+            cache.add(list(missing), encoder.encode(todo, precision, batch_size=batch_size, progress=progress))
         else:
             if client is None or not client.available:
                 raise RuntimeError(
@@ -107,13 +115,66 @@ def embed_texts(
                     f"{len(todo)} texts are not in the embedding cache; use embedding='offline'"
                 )
             # endpoint models take at most ~8k tokens per input: long pasted documents are cut (the cache key
-            # stays the hash of the full text)
-            vecs = client.embed([t[:MAX_EMBED_CHARS] for t in todo], model=embedding)
-            vecs = vecs / np.linalg.norm(vecs, axis=1, keepdims=True).clip(1e-12)
-        cache.add(list(missing), vecs)
+            # stays the hash of the full text); vectors are cached as they arrive, every CACHE_FLUSH_ROWS rows
+            # (each write rewrites the cache file) and when the requests stop, finished or failed
+            keys = list(missing)
+            held: list[tuple[int, np.ndarray]] = []
+
+            def flush() -> None:
+                for start, vecs in held:
+                    vecs = vecs / np.linalg.norm(vecs, axis=1, keepdims=True).clip(1e-12)
+                    cache.add(keys[start : start + len(vecs)], vecs)
+                held.clear()
+
+            def keep(start: int, vecs: np.ndarray) -> None:
+                held.append((start, vecs))
+                if sum(len(v) for _, v in held) >= CACHE_FLUSH_ROWS:
+                    flush()
+
+            try:
+                client.embed([t[:MAX_EMBED_CHARS] for t in todo], model=embedding, on_chunk=keep)
+            finally:
+                flush()
         rows = cache.lookup(hashes)
     assert cache.vectors is not None
     return cache.vectors[np.asarray(rows, dtype=np.int64)]
+
+
+class Embedded(NamedTuple):
+    """What :func:`embed_with_fallback` returns: the vectors, the embedding that made them (``"offline"`` or an
+    endpoint model's name, for :func:`embedding_label`) and, when the offline encoder stood in for the endpoint,
+    why (else ``""``)."""
+
+    vectors: np.ndarray
+    embedding: str
+    fallback: str
+
+
+def embed_with_fallback(
+    texts: Sequence[str],
+    embedding: str = "auto",
+    *,
+    client: LLMClient | None = None,
+    cache_dir: str | Path | None = None,
+    precision: encoder.Precision = "auto",
+    progress: bool = False,
+) -> Embedded:
+    """:func:`embed_texts` with ``embedding`` (``"auto"`` resolved by :func:`resolve_embedding`); when the endpoint
+    cannot give them (no such model, HTTP 404 ``model_not_found`` on a chat-only server, or a request that failed
+    for good), every text is embedded by the offline encoder instead (one embedding space for all texts; what the
+    endpoint returned stays cached for the next build) and one log line says so."""
+    embedding = resolve_embedding(embedding, client)
+    if embedding == "offline":
+        return Embedded(embed_texts(texts, "offline", cache_dir=cache_dir, precision=precision, progress=progress),
+                        "offline", "")
+    try:
+        return Embedded(embed_texts(texts, embedding, client=client, cache_dir=cache_dir), embedding, "")
+    except LLMRequestError as err:
+        reason = f"the endpoint gave no {embedding} embeddings ({err})"
+        log.warning("%s: the offline encoder %s embeds the %d texts instead", reason, encoder.label(precision),
+                    len(texts))
+        return Embedded(embed_texts(texts, "offline", cache_dir=cache_dir, precision=precision, progress=progress),
+                        "offline", reason)
 
 
 # ------------------------------------------------------------------------------------------- topics
