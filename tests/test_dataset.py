@@ -26,9 +26,12 @@ def battles() -> pl.DataFrame:
 
 
 def test_shares_exclude_and_nulls(battles):
+    # the authors' Fig 1: Other's bar is dropped but Other stays in the base (4 labelled prompts; null left out)
     out = descriptive.shares(battles, "primary_intent", exclude=("Other",))
     assert out["primary_intent"].to_list() == ["Factual Lookup", "Analysis"]
-    assert out["share"].to_list() == pytest.approx([2 / 3, 1 / 3])
+    assert out["share"].to_list() == pytest.approx([2 / 4, 1 / 4])
+    shown = descriptive.shares(battles, "primary_intent", exclude=("Other",), base="shown")
+    assert shown["share"].to_list() == pytest.approx([2 / 3, 1 / 3])
 
 
 def test_turn_distribution_pools_the_tail(battles):
@@ -38,8 +41,11 @@ def test_turn_distribution_pools_the_tail(battles):
 
 
 def test_trimmed_uses_whole_frame_quantiles(battles):
+    # quantiles over all five rows (linear): q0 = 1, q0.75 = 4; the authors' trim is strict
     kept = descriptive.trimmed(battles, "prompt_words", 0.0, 0.75)
-    assert kept["prompt_words"].to_list() == [1, 2, 3, 4]
+    assert kept["prompt_words"].to_list() == [2, 3]
+    inclusive = descriptive.trimmed(battles, "prompt_words", 0.0, 0.75, strict=False)
+    assert inclusive["prompt_words"].to_list() == [1, 2, 3, 4]
 
 
 def test_real_benchmark_prompt_sets():

@@ -104,9 +104,10 @@ def test_agreement_frame_drops_missing_and_rejects_unknown_labels():
 
 
 def test_intent_distribution_excludes_other():
+    # Other's bar is left out, Other stays in the base (the authors' Fig 1); the null is out of the base
     d = intents.intent_distribution(["Analysis", "Analysis", "Other", "Guidance", None])
     assert d["intent"].to_list() == ["Analysis", "Guidance"]
-    assert d["share"].to_list() == pytest.approx([2 / 3, 1 / 3])
+    assert d["share"].to_list() == pytest.approx([2 / 4, 1 / 4])
 
 
 def test_annotate_sample_skips_placeholder_and_missing_prompts(tmp_path, monkeypatch):

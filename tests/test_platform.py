@@ -25,7 +25,7 @@ def test_daily_traffic_counts_every_day_including_empty_ones():
          datetime(2025, 3, 24, 0), datetime(2025, 3, 24, 8), datetime(2025, 3, 24, 23), None],
         ["model_a", None, "tie", "model_b", "tie (bothbad)", "model_a", "model_a"],
     )
-    days, undated = platform.daily_traffic(frame)
+    days, undated = platform.daily_traffic(frame, time_zone="UTC")  # the hand count is of UTC days
     assert undated == 1
     assert days["day"].to_list() == [date(2025, 3, d) for d in (21, 22, 23, 24)]
     assert days["conversations"].to_list() == [2, 0, 1, 3]

@@ -300,15 +300,15 @@ def test_control_effect_same_battles_and_convergence():
     frame = _style_confounded()
     eff = bt.control_effect(frame, ["response_length"], n_bootstrap=30, seed=1, convention="float")
     assert eff.n_battles == bt.prepare_battles(frame).frame.height
-    # "before" is the no-feature contextual fit of the same frame
-    plain = bt.style_control(frame, (), n_bootstrap=0).to_frame()
+    # "before" is the unpenalised BT of the same frame (the authors' compute_bt), as the plain leaderboard
+    plain = bt.leaderboard(frame, n_bootstrap=0).to_frame()
     assert dict(eff.ratings.select("model", "before").iter_rows()) == pytest.approx(
         dict(plain.select("model", "rating_ml").iter_rows()))
     assert eff.sd_before == pytest.approx(bt.rating_spread(eff.ratings["before"].to_numpy()))
     assert eff.sd_before > 20 and eff.sd_after < 10  # truth: all ratings equal
     assert eff.converge and eff.converge_significant and eff.change_ci[0] <= eff.change <= eff.change_ci[1]
-    # without features nothing changes
-    none = bt.control_effect(frame, (), n_bootstrap=5)
+    # without features and under the same penalty nothing changes
+    none = bt.control_effect(frame, (), n_bootstrap=5, before_reg=bt.REG)
     assert none.change == pytest.approx(0.0, abs=1e-9) and not none.converge
 
 

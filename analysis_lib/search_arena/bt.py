@@ -32,9 +32,10 @@ Contextual Bradley–Terry (SA-32L, SA-32C, SA-F6L, SA-F6R, SA-E4): :func:`style
     exact values; :func:`convention_shift` reports how much the coefficients move.
 
 Ratings before and after control (SA-E4)
-    :func:`control_effect` fits one battle frame twice, with no features (plain BT under the same penalty) and
-    with the controls, on the same bootstrap draws, and compares the spread of the ratings (:func:`rating_spread`:
-    SD across models); "converge" = the controlled spread is smaller.
+    :func:`control_effect` fits one battle frame twice, with no features (unpenalised BT, as the authors'
+    ``compute_bt``) and with the controls (penalty :data:`REG`, as their ``compute_style_control``), on the same
+    bootstrap draws, and compares the spread of the ratings (:func:`rating_spread`: SD across models);
+    "converge" = the controlled spread is smaller.
 
 Intervals: bootstrap (``n_bootstrap`` rounds, the paper's method) by default; ``ci="sandwich"`` gives sandwich
 (robust) intervals of the same fit, ``n_bootstrap=0`` none.
@@ -318,7 +319,9 @@ class ControlEffect:
     ``ratings``: ``model, before, after, shift`` (full-data fits, Elo, anchor = 1000 when it has battles).
     ``sd_before``, ``sd_after``: :func:`rating_spread` of the two columns. ``change_ci``: 2.5 / 97.5 percentiles of
     ``sd_after − sd_before`` over paired bootstrap rounds (both fits see the same resampled battles; NaN without
-    rounds). ``n_battles``: battles in both fits.
+    rounds). ``n_battles``: battles in both fits. ``before_ridge_models``: models whose unpenalised "before"
+    rating had no MLE and was set by the ridge; ``before_ridge_resamples``: bootstrap rounds of the "before" fit
+    that needed the ridge (both empty / 0 when every fit has an MLE, or with a penalty).
     """
 
     ratings: pl.DataFrame
@@ -326,6 +329,8 @@ class ControlEffect:
     sd_after: float
     change_ci: tuple[float, float]
     n_battles: int
+    before_ridge_models: tuple[str, ...] = ()
+    before_ridge_resamples: int = 0
 
     @property
     def change(self) -> float:
@@ -352,23 +357,30 @@ def control_effect(
     *,
     anchor: str | None = ANCHOR,
     reg: float = REG,
+    before_reg: float = 0.0,
     exclude_models: Sequence[str] | None = None,
 ) -> ControlEffect:
     """Fit the same battles without controls and with ``features``; compare the spread of the ratings (SA-E4).
 
-    "Before" is the contextual model with no features (plain BT with the same penalty ``reg``), "after" the
-    contextual model with ``features``, both by :func:`analysis_lib.ranking.rank_contextual` on the identical
-    battle frame with the same bootstrap draws of battles (same ``seed``), so the only difference is the controls.
-    (The authors' Fig E.4 put the plain fit on all voted battles beside the controlled fit on decided battles
-    where both sides cite; dropping ties alone moves the spread, so that comparison mixes two effects.)
+    "Before" is plain BT, ``min_r −Σ_i [y_i log σ(η_i) + (1−y_i) log σ(−η_i)] + before_reg/2 ‖r‖²`` with
+    ``η_i = ln 10 (r_a − r_b)``: the default ``before_reg = 0`` is the authors' unpenalised ``compute_bt`` (the
+    maximum-likelihood fit; where the data or a bootstrap resample has no MLE, the ridge of
+    ``on_separation="ridge"`` sets it, counted in :attr:`ControlEffect.before_ridge_models` and
+    :attr:`ControlEffect.before_ridge_resamples`). "After" is the contextual model with ``features`` and the
+    authors' penalty ``reg/2 ‖(r, β)‖²`` (``reg = 0.5``, as their ``compute_style_control``). Both are fitted by
+    :func:`analysis_lib.ranking.rank_contextual` on the identical battle frame with the same bootstrap draws of
+    battles (same ``seed``); ``before_reg=reg`` fits both under the same penalty, so that the controls are the only
+    difference. (The authors' Fig E.4 put the plain fit on all voted battles beside the controlled fit on decided
+    battles where both sides cite; dropping ties alone moves the spread, so that comparison mixes two effects: here
+    both fits see the caller's battles.)
     """
     prep = prepare_battles(battles, exclude_models=exclude_models)
     ci = _ci("bootstrap", n_bootstrap)
     fits = []
-    for feats in ((), tuple(features)):
+    for feats, penalty in (((), before_reg), (tuple(features), reg)):
         clean = clean_battles(prep.frame, features=feats)
         fits.append(rank_contextual(clean.frame, feats, anchor=anchor, ci=ci, rounds=n_bootstrap, seed=seed,
-                                    reg=reg, convention=convention, progress=False))
+                                    reg=penalty, convention=convention, on_separation="ridge", progress=False))
     plain, ctrl = fits
     before, after = plain.rating_ml, ctrl.rating_ml
     m = len(plain.models)
@@ -386,6 +398,8 @@ def control_effect(
         sd_after=float(rating_spread(after)),
         change_ci=change_ci,
         n_battles=prep.frame.height,
+        before_ridge_models=plain.ridge_models,
+        before_ridge_resamples=plain.ridge_resamples,
     )
 
 

@@ -9,6 +9,7 @@ as everywhere in the library (notebooks show them as percentages).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -17,18 +18,36 @@ from analysis_lib import paper_values, paths
 from analysis_lib.search_arena import languages, loader
 from analysis_lib.search_arena.prompt_sets import benchmark_prompts, search_arena_prompts
 
+#: Quantile interpolations of :func:`trimmed` (polars' names; ``"linear"`` is pandas' and numpy's default).
+Interpolation = Literal["nearest", "higher", "lower", "midpoint", "linear"]
 
-def shares(frame: pl.DataFrame, column: str, *, top: int | None = None, exclude: tuple[str, ...] = ()) -> pl.DataFrame:
-    """Counts and shares of the values of ``column``; nulls and ``exclude`` are left out of the base.
 
-    Returns columns ``column``, ``count``, ``share`` (fraction of the rows counted, 0–1), sorted by count;
-    with ``top``, the first ``top`` rows (shares stay relative to all rows counted).
+def shares(
+    frame: pl.DataFrame,
+    column: str,
+    *,
+    top: int | None = None,
+    exclude: tuple[str, ...] = (),
+    base: Literal["all", "shown"] = "all",
+) -> pl.DataFrame:
+    """Counts and shares of the values of ``column``; ``exclude`` values are left out of the rows returned.
+
+    ``share = count(v) / N`` with ``N`` the base: ``base="all"`` (default, the Search Arena authors' Fig 1: their
+    code divides each intent's count by all labelled prompts, *Other* included, then drops *Other*'s bar)
+    counts every non-null value, ``exclude`` included, so the shares returned sum to less than 1 when something
+    is excluded; ``base="shown"`` counts only the non-null values not in ``exclude`` (shares sum to 1). Nulls
+    are never in the base. Returns columns ``column``, ``count``, ``share`` (0–1), sorted by count; with ``top``,
+    the first ``top`` rows (shares stay relative to the base).
     """
-    kept = frame.filter(pl.col(column).is_not_null() & ~pl.col(column).is_in(list(exclude)))
+    if base not in ("all", "shown"):
+        raise ValueError(f"base must be 'all' or 'shown', not {base!r}")
+    known = frame.filter(pl.col(column).is_not_null())
+    kept = known.filter(~pl.col(column).is_in(list(exclude)))
+    n = known.height if base == "all" else kept.height
     out = (
         kept.group_by(column)
         .len("count")
-        .with_columns((pl.col("count") / kept.height).alias("share"))
+        .with_columns((pl.col("count") / n).alias("share"))
         .sort(["count", column], descending=[True, False])
     )
     return out.head(top) if top else out
@@ -115,10 +134,29 @@ def turn_distribution(battles: pl.DataFrame, *, max_turns: int = 10) -> pl.DataF
     )
 
 
-def trimmed(frame: pl.DataFrame, column: str, lower: float = 0.01, upper: float = 0.99) -> pl.DataFrame:
-    """Rows whose ``column`` lies within its [lower, upper] quantiles over the whole frame (Fig B.2's trim)."""
-    lo, hi = frame.select(pl.col(column).quantile(lower).alias("lo"), pl.col(column).quantile(upper).alias("hi")).row(0)
-    return frame.filter(pl.col(column).is_between(lo, hi))
+def trimmed(
+    frame: pl.DataFrame,
+    column: str,
+    lower: float = 0.01,
+    upper: float = 0.99,
+    *,
+    strict: bool = True,
+    interpolation: Interpolation = "linear",
+) -> pl.DataFrame:
+    """Rows whose ``column`` lies between its ``lower`` and ``upper`` quantiles over the whole frame (Fig B.2's
+    1–99% trim), as the Search Arena authors' code trims (``data_eda.ipynb``).
+
+    The quantiles ``q_l``, ``q_u`` are taken over every non-null value of ``column`` in ``frame``; with
+    ``interpolation="linear"`` (the default, pandas' ``Series.quantile``), for the sorted values
+    ``x_(0) ≤ … ≤ x_(n−1)`` and ``h = (n − 1) p``, ``q_p = x_(⌊h⌋) + (h − ⌊h⌋)(x_(⌊h⌋+1) − x_(⌊h⌋))``.
+    ``strict=True`` (default, the authors') keeps ``q_l < x < q_u``; ``strict=False`` keeps
+    ``q_l ≤ x ≤ q_u``. Rows with a null ``column`` are never kept.
+    """
+    lo, hi = frame.select(
+        pl.col(column).quantile(lower, interpolation).alias("lo"),
+        pl.col(column).quantile(upper, interpolation).alias("hi"),
+    ).row(0)
+    return frame.filter(pl.col(column).is_between(lo, hi, closed="none" if strict else "both"))
 
 
 def mean_by(frame: pl.DataFrame, value: str, by: str) -> pl.DataFrame:
@@ -145,7 +183,7 @@ def factual_vs_rest(battles: pl.DataFrame) -> tuple[pl.DataFrame, int]:
 
     Untrimmed whitespace word counts of the first prompt (``prompt_words``), by primary intent: ``Factual
     Lookup``; ``other intents`` (every other label, *Other* included: the paper's "remaining set"); and ``other
-    intents, Other excluded`` (the base of Fig 1's shares), with ``n``, ``mean`` and ``median``. Returns the frame
+    intents, Other excluded`` (the eight intents Fig 1 shows), with ``n``, ``mean`` and ``median``. Returns the frame
     and the conversations left out for a null intent or a null prompt length (counted, not silently dropped).
     """
     known = battles.filter(pl.col("primary_intent").is_not_null() & pl.col("prompt_words").is_not_null())

@@ -1,14 +1,16 @@
 """The platform and its models (SA App. A.1 and A.2): daily traffic (Fig A.2) and the model configurations
 (Table A.1), from the tidy battle frame of :func:`analysis_lib.search_arena.loader.load_battles`.
 
-**Daily traffic.** A conversation's day is the UTC calendar day of its ``timestamp`` (the release stores UTC);
-:func:`daily_traffic` counts conversations and voted conversations per day over every day from the first to the
-last (a day without any conversation counts 0), marks weekends, and counts the undated conversations it leaves
-out. The paper's "roughly 800–1,500 conversations per day" counts what the platform *recorded*; the release
-keeps ~24,000 conversations "after filtering out examples with server errors, inconsistent configurations, or
-other quality issues" (App. A.1), so the release's own daily counts are lower; :func:`retained_share` states the
-share of the recorded traffic the release implies. The third-party counts of the real release
-(``published/search_arena_24k_daily_traffic.csv``) are read by :func:`release_traffic_facts`.
+**Daily traffic.** A conversation's day is the calendar day of its ``timestamp`` in :data:`TIME_ZONE`
+(``America/Los_Angeles``, as the authors count days; the release stores UTC without a zone, so a naive timestamp is
+read as UTC and converted); :func:`daily_traffic` counts conversations and voted conversations per day over every
+day from the first to the last (a day without any conversation counts 0), marks weekends, and counts the undated
+conversations it leaves out. The paper's "roughly 800–1,500 conversations per day" counts what the platform
+*recorded*; the release keeps ~24,000 conversations "after filtering out examples with server errors, inconsistent
+configurations, or other quality issues" (App. A.1), so the release's own daily counts are lower;
+:func:`retained_share` states the share of the recorded traffic the release implies. The third-party counts of
+the real release (``published/search_arena_24k_daily_traffic.csv``, UTC days) are read by
+:func:`release_traffic_facts`.
 
 **Model configurations.** :func:`model_configurations` summarises each raw model id of a release from its
 system metadata (columns ``api_model``, ``search_context``, ``user_location``, ``citation_format`` of
@@ -34,18 +36,29 @@ from analysis_lib.search_arena.schema import SIDES
 #: paper's two spellings, e.g. ``api-gpt-4o-search-preview`` in Table A.1 and ``gpt-4o-search`` in Table D.1).
 A1_PREFIXES = ("pplx-", "api-")
 A1_SUFFIX = "-preview"
+#: The time zone whose calendar days :func:`daily_traffic` counts: the authors' (LMArena's) Pacific time.
+TIME_ZONE = "America/Los_Angeles"
 
 
-def daily_traffic(battles: pl.DataFrame) -> tuple[pl.DataFrame, int]:
-    """``(days, undated)``: one row per UTC calendar day from the first to the last dated conversation, with
-    ``day`` (Date), ``conversations``, ``voted`` (non-null ``winner``), ``weekend`` (Saturday or Sunday); and the
-    number of conversations without a timestamp (left out, counted)."""
+def daily_traffic(battles: pl.DataFrame, *, time_zone: str = TIME_ZONE) -> tuple[pl.DataFrame, int]:
+    """``(days, undated)``: one row per calendar day in ``time_zone`` from the first to the last dated
+    conversation, with ``day`` (Date), ``conversations``, ``voted`` (non-null ``winner``), ``weekend`` (Saturday
+    or Sunday in ``time_zone``); and the number of conversations without a timestamp (left out, counted).
+
+    A conversation's day is ``date(convert(t, UTC → time_zone))``: a naive timestamp (the release's) is read as UTC,
+    a zone-aware one is converted from its own zone.
+    The default ``America/Los_Angeles`` is the authors' day (it puts the real release's last conversation,
+    2025-05-09 05:20 UTC, on May 8: 52 days, March 18 to May 8 as §2 states; ``time_zone="UTC"`` gives 53)."""
     dated = battles.filter(pl.col("timestamp").is_not_null())
     undated = battles.height - dated.height
     schema = {"day": pl.Date, "conversations": pl.Int64, "voted": pl.Int64, "weekend": pl.Boolean}
     if dated.height == 0:
         return pl.DataFrame(schema=schema), undated
-    per_day = dated.group_by(pl.col("timestamp").dt.date().alias("day")).agg(
+    stamp = pl.col("timestamp")
+    if getattr(dated.schema["timestamp"], "time_zone", None) is None:
+        stamp = stamp.dt.replace_time_zone("UTC")
+    day = stamp.dt.convert_time_zone(time_zone).dt.date()
+    per_day = dated.group_by(day.alias("day")).agg(
         pl.len().cast(pl.Int64).alias("conversations"),
         pl.col("winner").is_not_null().sum().cast(pl.Int64).alias("voted"),
     )
