@@ -25,6 +25,7 @@ import warnings
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
 import pooch
 
@@ -116,6 +117,38 @@ def sha256_of(path: str | Path, chunk: int = 1 << 20) -> str:
         while block := fh.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+#: Where an input comes from, as far as the project can vouch: ``real`` (its sha256 is an entry of the manifest),
+#: ``user`` (a file the manifest does not vouch for), ``simulated`` (the project's simulators).
+Provenance = Literal["real", "user", "simulated"]
+
+_PUBLIC: dict[tuple[str, int, int], str | None] = {}
+
+
+def public_entry(path: str | Path, manifest: str | Path | None = None) -> str | None:
+    """The id of the manifest entry whose sha256 the file at ``path`` has, or ``None`` (a folder, a missing file, or
+    a file the manifest does not vouch for). Only a file whose size equals an entry's ``bytes`` is hashed, and each
+    (path, size, mtime) once per process."""
+    p = Path(path).expanduser()
+    try:
+        st = p.stat()
+    except OSError:
+        return None
+    if not p.is_file():
+        return None
+    key = (str(p.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _PUBLIC:
+        candidates = [e for e in read_manifest(manifest).values() if e.sha256 and e.bytes == st.st_size]
+        sha = sha256_of(p) if candidates else ""
+        _PUBLIC[key] = next((e.id for e in candidates if e.sha256 == sha), None)
+    return _PUBLIC[key]
+
+
+def provenance(path: str | Path, manifest: str | Path | None = None) -> Provenance:
+    """``real`` when the file's sha256 equals a manifest entry's (:func:`public_entry`), else ``user``: the project
+    cannot know what a user's file holds, however it is named."""
+    return "real" if public_entry(path, manifest) is not None else "user"
 
 
 def fetch(

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis_lib import sources
+from analysis_lib.search_arena import hub, loader
 
 #: The runner's description of this build's inputs (absolute path -> name, sha256, rows), for the kernels.
 INPUTS_ENV = "BOOKBUILD_INPUTS"
@@ -139,24 +140,29 @@ def user_input(value: str | Path, what: str = "file") -> str:
 
 
 def kind_of(source: str | Path) -> str:
-    """The banner kind of a data source: ``simulated`` (``sample``, ``sample:N``), ``real`` (``hf``: the pinned
-    public release), ``user`` (a user's file or folder: the build cannot know what it holds)."""
-    text = str(source)
-    if sources.is_sample(text):
-        return "simulated"
-    return "real" if sources.is_named(text) else "user"
+    """The banner kind of a data source: ``simulated`` (``sample``, ``sample:N``), ``real`` (``hf``, the pinned
+    public release, or a file whose sha256 is in the data manifest), ``user`` (any other file or folder, another
+    hub revision: the build cannot know what it holds); :func:`analysis_lib.search_arena.loader.data_kind`. An
+    empty source (an input not given) is the chapter's simulator."""
+    text = str(source).strip()
+    return loader.data_kind(text) if text else "simulated"
 
 
 def source_line(source: str | Path, what: str = "Battle data") -> str:
     """One sentence naming a data source for a banner: the user's file by name, sha256 and rows; ``hf`` by its
-    pinned revision; nothing for the simulator (its banner names it)."""
+    pinned revision; ``hf:REF`` naming another revision or file by both, as not the pinned release; nothing for
+    the simulator (its banner names it)."""
     text = str(source)
     if not text or sources.is_sample(text):
         return ""
     if sources.is_named(text):
-        info = describe(text)
-        rev = f", revision {str(info['revision'])[:12]}" if info.get("revision") else ""
-        return f"{what}: the pinned public release {md_code(text)}{rev}. "
+        where = hub.target(sources.parse(text).ref)
+        if where.pinned:
+            return (f"{what}: the pinned public release {md_code(text)} ({md_code(hub.HF_DATASET)}, revision "
+                    f"{where.revision[:12]}). ")
+        return (f"{what}: {md_code(text)}, {md_code(where.filename)} of {md_code(hub.HF_DATASET)} at revision "
+                f"{md_code(where.revision)}: not the project's pinned release, so its numbers count as the user's "
+                "data. ")
     return f"{what}: {user_input(text)}. "
 
 
@@ -172,8 +178,8 @@ def data_banner(
 
     ``kind``: ``simulated`` (names the ``simulator`` and the command, ``rerun``, that runs the page on real
     inputs), ``user`` (a user's input: the build does not know whether it is the real release), ``published``
-    (the papers' aggregates), ``real`` (the project's pinned public inputs, ``data_manifest.csv``; a chapter whose
-    data is a user's file passes ``user``), ``llm-cache``. ``detail`` is sanitised (:func:`sanitize`) after the
+    (the papers' aggregates), ``real`` (inputs whose sha256 is in ``data_manifest.csv``: the mirrored files, the
+    pinned hub revision; a chapter whose data is a user's file passes ``user``), ``llm`` (an LLM's outputs). ``detail`` is sanitised (:func:`sanitize`) after the
     absolute ``paths`` in it are replaced by their names (:func:`scrub`). Rendered by the book as an admonition
     (MyST syntax, enabled in ``_config.yml``).
     """
@@ -188,5 +194,6 @@ def data_banner(
             + ":::"
         )
     label = {"real": "the project's pinned public inputs", "user": "the user's input",
-             "published": "published aggregates", "llm-cache": "cached LLM outputs"}.get(kind, sanitize(kind))
+             "published": "published aggregates", "llm": "an LLM's outputs",
+             "llm-cache": "an LLM's outputs"}.get(kind, sanitize(kind))
     return f":::{{admonition}} Data: {label}\n:class: note\n{body}\n:::"

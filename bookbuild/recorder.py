@@ -7,18 +7,31 @@ its own number. The recorder keeps a table of the notebook's results and rewrite
 after every call, so an interrupted run keeps what it finished; :meth:`Recorder.section` renders one analysis ID's
 numbers beside the paper's as an HTML table for the page.
 
-A number's **evidence** is what it was computed from (:func:`evidence`, from the recorder's data kind): ``real``
-data (an LLM's cached outputs on real data count as real), ``published`` aggregates, the ``simulated`` data of the
-project's simulators, or ``none`` (a worked example that needs no data, or a number that did not run). Its
+A number's **evidence** is what it was computed from (:data:`EVIDENCE`, from the recorder's data kind; one model for
+every class the build can know):
+
+- ``real``         inputs whose sha256 equals an entry of the data manifest (the mirrored files, the pinned hub
+  revision): real public data;
+- ``published``    the papers' published aggregates (tables, released summary files);
+- ``user``         a user's file (named by file and hash on the page): the build cannot know what it holds;
+- ``llm``          an LLM's output (the model and the endpoint's origin are named beside the number);
+- ``simulated``    the project's simulators;
+- ``checked``      a check of a published number against another (a p-value that follows from a statistic,
+  shares that sum to 100): it checks the paper, it does not reproduce a figure;
+- ``transcribed``  a number transcribed from the paper (shown, not computed);
+- ``none``         a worked example that needs no data, or a number that did not run.
+
+Only ``real`` and ``published`` numbers can reproduce a figure (:mod:`bookbuild.status`). Its
 **status** (:func:`compare`):
 
-- ``match``        computed on real or published data and within ``tol`` of the paper's value;
-- ``differs``      computed on real or published data and outside ``tol``: ours vs the paper (the chapter says why);
+- ``match``        within ``tol`` of the paper's value (a reproduction only on real or published data);
+- ``differs``      outside ``tol``: ours vs the paper (the chapter says why);
 - ``inconsistent`` outside ``tol`` because the paper is inconsistent with itself (its text vs its figure, a
   mistyped list): the paper-values row's ``discrepancy`` says so, and ``Result.reason`` gives the reason in a word;
 - ``assumption``   outside ``tol`` at an assumption the paper does not publish (an implied group size), likewise;
 - ``simulated``    computed on the project's simulator: the paper's value is shown for orientation only;
-- ``computed``     no paper value to compare with (a new number, or a property of the method);
+- ``computed``     no paper value to compare with (a new number, a property of the method, or a row the paper does
+  not have, such as a model of a later release: its paper cell reads "—");
 - ``not run``      needs an LLM endpoint or data that this build did not have; no number is shown.
 """
 
@@ -39,15 +52,23 @@ from analysis_lib import paper_values
 from analysis_lib.paper_values import Bound, Discrepancy, PaperValue
 from bookbuild.tables import HTMLTable, format_value, html_table
 
-DataKind = Literal["real", "published", "simulated", "llm-cache", "none"]
+DataKind = Literal["real", "user", "published", "llm", "simulated", "checked", "transcribed", "none"]
 Status = Literal["match", "differs", "inconsistent", "assumption", "simulated", "computed", "not run"]
-Evidence = Literal["real", "published", "simulated", "none"]
+Evidence = Literal["real", "user", "published", "llm", "simulated", "checked", "transcribed", "none"]
 
 #: Every status a number can have, in the order the tables list them.
 STATUSES: tuple[str, ...] = ("match", "differs", "inconsistent", "assumption", "simulated", "computed", "not run")
-#: What each data kind counts as evidence (an LLM's cached outputs are computed on real inputs).
-EVIDENCE_OF_DATA: dict[str, Evidence] = {
-    "real": "real", "llm-cache": "real", "published": "published", "simulated": "simulated", "none": "none",
+#: Every evidence class, in the order the page counts them; a data kind is its own evidence class.
+EVIDENCE: tuple[str, ...] = ("real", "published", "user", "llm", "checked", "transcribed", "simulated", "none")
+#: The data kinds older results files used, and what they are now (an LLM's cached outputs are the LLM's).
+DATA_ALIASES: dict[str, str] = {"llm-cache": "llm"}
+#: What each data kind counts as evidence (kept for callers of the former name: each kind is its own class).
+EVIDENCE_OF_DATA: dict[str, Evidence] = {k: k for k in EVIDENCE}  # type: ignore[misc]
+#: A reader's words for each evidence class.
+EVIDENCE_LABEL: dict[str, str] = {
+    "real": "real public data", "published": "published aggregates", "user": "user data", "llm": "LLM output",
+    "checked": "check of the paper", "transcribed": "transcribed from the paper", "simulated": "simulated",
+    "none": "no data",
 }
 #: The words a reader sees for a status (``inconsistent`` and ``assumption`` add their reason).
 STATUS_LABEL: dict[str, str] = {
@@ -71,6 +92,7 @@ class Result:
     planted: float | str | None = None
     bound: Bound | None = None
     reason: str = ""
+    llm: str = ""
 
     @property
     def evidence(self) -> Evidence:
@@ -83,15 +105,20 @@ class Result:
         return status_label(self.status, self.reason)
 
 
+def data_kind(data: str) -> DataKind:
+    """A data kind as recorded: an alias of an older results file replaced (:data:`DATA_ALIASES`); ``ValueError``
+    for an unknown kind."""
+    data = DATA_ALIASES.get(data, data)
+    if data not in EVIDENCE:
+        raise ValueError(f"unknown data kind {data!r}; expected one of {list(EVIDENCE)}")
+    return data  # type: ignore[return-value]
+
+
 def evidence(data: str, status: str) -> Evidence:
-    """The evidence of a number: ``none`` when it did not run, else what its data kind counts as
-    (:data:`EVIDENCE_OF_DATA`; ``ValueError`` for an unknown kind)."""
-    if status == "not run":
-        return "none"
-    try:
-        return EVIDENCE_OF_DATA[data]
-    except KeyError:
-        raise ValueError(f"unknown data kind {data!r}; expected one of {list(EVIDENCE_OF_DATA)}") from None
+    """The evidence of a number: ``none`` when it did not run, else its data kind's class (:data:`EVIDENCE`;
+    ``ValueError`` for an unknown kind)."""
+    kind = data_kind(data)
+    return "none" if status == "not run" else kind
 
 
 def status_label(status: str, reason: str = "") -> str:
@@ -148,7 +175,15 @@ class Recorder:
     notebook:
         Stem of the notebook, e.g. ``"01_dataset"``; names the JSON file.
     data:
-        Default data kind for this notebook's numbers (``"simulated"`` on the offline default).
+        Default data kind for this notebook's numbers (``"simulated"`` on the offline default; ``"user"`` for a
+        user's file, ``"real"`` only for inputs the data manifest vouches for).
+    llm:
+        The model and endpoint origin behind this notebook's ``llm`` numbers (``"gpt-4.1 @ https://host"``), shown
+        beside each of them; empty when no endpoint was used.
+    values:
+        The paper-values table (default: :func:`analysis_lib.paper_values.table`). A quantity without a row is
+        recorded as ``computed`` with no paper value: a model, provider or intent the paper did not have is a
+        new row of the page, never an error.
     """
 
     results_dir: str | Path
@@ -156,25 +191,23 @@ class Recorder:
     data: DataKind = "real"
     values: Mapping[tuple[str, str], PaperValue] | None = None
     results: list[Result] = field(default_factory=list)
+    llm: str = ""
 
     def __post_init__(self) -> None:
         self.results_dir = Path(self.results_dir)
         self.results_dir.mkdir(parents=True, exist_ok=True)
+        self.data = data_kind(self.data)
         self._save()
 
     @property
     def path(self) -> Path:
         return Path(self.results_dir) / f"{self.notebook}.json"
 
-    def paper_value(self, analysis_id: str, quantity: str) -> PaperValue:
-        """The paper-values row of one quantity: from ``values`` when the recorder was given a table (tests,
-        fixtures), else :func:`analysis_lib.paper_values.lookup` (``KeyError`` naming the file to edit)."""
-        if self.values is None:
-            return paper_values.lookup(analysis_id, quantity)
-        try:
-            return self.values[(analysis_id, quantity)]
-        except KeyError:
-            raise KeyError(f"no paper value for {analysis_id} / {quantity!r} in this recorder's table") from None
+    def paper_value(self, analysis_id: str, quantity: str) -> PaperValue | None:
+        """The paper-values row of one quantity (from ``values`` when the recorder was given a table, else
+        :func:`analysis_lib.paper_values.table`); ``None`` when the paper has no row for it."""
+        table = paper_values.table() if self.values is None else self.values
+        return table.get((analysis_id, quantity))
 
     def number(
         self,
@@ -185,38 +218,49 @@ class Recorder:
         note: str = "",
         data: DataKind | None = None,
         planted: Any = None,
+        reason: str = "",
     ) -> None:
         """Record one number and persist.
 
-        The paper's value, tolerance, bound and source come from the paper-values table (:meth:`paper_value`);
-        ``note`` adds to the table's note. ``planted`` is the value the simulator planted (shown beside the
-        recovered one). Prints nothing: show a section's numbers with :meth:`section`.
+        The paper's value, tolerance, bound and source come from the paper-values table (:meth:`paper_value`); a
+        quantity the table does not have is recorded with no paper value (status ``computed``, or ``simulated``
+        on the simulator). ``note`` adds to the table's note. ``planted`` is the value the simulator planted
+        (shown beside the recovered one). ``reason``: why ``ours`` may have no value (``None`` or NaN: a model the
+        data lacks); such a number is recorded as not run with that reason. Prints nothing: show a section's numbers
+        with :meth:`section`.
         """
         ours, planted = _plain(ours), _plain(planted)
-        kind = data or self.data
+        if reason and (ours is None or (isinstance(ours, float) and math.isnan(ours))):
+            self.not_run(analysis_id, quantity, reason=reason)
+            return
+        kind = data_kind(data or self.data)
         row = self.paper_value(analysis_id, quantity)
-        status = compare(ours, row.paper, kind, row.tol, row.bound, row.discrepancy)
+        paper = row.paper if row is not None else None
+        discrepancy = row.discrepancy if row is not None else None
+        status = compare(ours, paper, kind, row.tol if row else None, row.bound if row else None, discrepancy)
         result = Result(
             analysis_id=analysis_id,
             quantity=quantity,
             ours=ours,
-            paper=row.paper,
+            paper=paper,
             data=kind,
             status=status,
-            tol=row.tol,
-            source=row.source,
-            note="; ".join(n for n in (row.note, note) if n),
+            tol=row.tol if row is not None else None,
+            source=row.source if row is not None else "",
+            note="; ".join(n for n in (row.note if row is not None else "", note) if n),
             planted=planted,
-            bound=row.bound if row.paper is not None else None,
-            reason=row.discrepancy.reason if row.discrepancy is not None and status == row.discrepancy.kind else "",
+            bound=row.bound if row is not None and paper is not None else None,
+            reason=discrepancy.reason if discrepancy is not None and status == discrepancy.kind else "",
+            llm=self.llm if kind == "llm" and status != "not run" else "",
         )
         self.results = [r for r in self.results if (r.analysis_id, r.quantity) != (analysis_id, quantity)]
         self.results.append(result)
         self._save()
 
     def not_run(self, analysis_id: str, quantity: str, *, reason: str) -> None:
-        """Record that an analysis did not run in this build (no endpoint, no data); shows no number. The
-        ``reason`` is added to the row's note and kept as the result's ``reason`` (the status page says it)."""
+        """Record that an analysis did not run in this build (no endpoint, no data, a field the release lacks);
+        shows no number. The ``reason`` is added to the row's note and kept as the result's ``reason`` (the status
+        page says it)."""
         self.number(analysis_id, quantity, None, note=reason, data="none")
         last = self.results[-1]
         self.results[-1] = Result(**{**asdict(last), "reason": _reason_text(reason)})
@@ -224,8 +268,9 @@ class Recorder:
 
     def section(self, analysis_id: str, digits: int = 3, keep: Callable[[str], bool] | None = None) -> HTMLTable:
         """This notebook's numbers for one analysis ID beside the paper's, as an HTML table for the page:
-        quantity, this build, the paper (with its source), planted (when any), status and note; ``keep`` (a
-        predicate on the quantity) shows part of them, for an ID whose numbers span several sections."""
+        quantity, this build, the paper (with its source; "—" where the paper has no number), planted (when any),
+        status and note; ``keep`` (a predicate on the quantity) shows part of them, for an ID whose numbers span
+        several sections."""
         rows = [r for r in self.results if r.analysis_id == analysis_id and (keep is None or keep(r.quantity))]
         if not rows:
             raise KeyError(f"{self.notebook}: nothing recorded for {analysis_id} yet")
@@ -347,9 +392,27 @@ def _sentence(text: str) -> str:
 
 def _paper_cell(r: Result, digits: int, with_source: bool) -> str:
     if r.paper is None:
-        return "no paper number"
+        return "—"
     source = f'<br><small style="color:#666">{html.escape(r.source)}</small>' if with_source and r.source else ""
     return html.escape(format_paper(r, digits)) + source
+
+
+#: Evidence classes said under a number's status: those that are neither the chapter's data nor a plain "no data".
+_NAMED_EVIDENCE = ("user", "llm", "checked", "transcribed")
+
+
+def _evidence_line(r: Result) -> str:
+    """``user data``, ``LLM output``, ``check of the paper``, ``transcribed from the paper`` under a status, so a
+    match on such evidence never reads as a reproduction."""
+    ev = r.evidence
+    if ev not in _NAMED_EVIDENCE:
+        return ""
+    return f'<br><small style="color:#666">{html.escape(EVIDENCE_LABEL[ev])}</small>'
+
+
+def _source_line(r: Result) -> str:
+    """The LLM that produced an ``llm`` number, under it."""
+    return f'<br><small style="color:#666">{html.escape(r.llm)}</small>' if r.llm else ""
 
 
 def _not_run_row(skipped: list[Result], digits: int, with_planted: bool) -> dict[str, str]:
@@ -389,12 +452,12 @@ def section_table(results: list[Result], digits: int = 3) -> HTMLTable:
     for r, note in zip(shown, rest, strict=True):
         row = {
             "quantity": html.escape(r.quantity),
-            "this build": html.escape(format_value(r.ours, digits)),
+            "this build": html.escape(format_value(r.ours, digits)) + _source_line(r),
             "paper": _paper_cell(r, digits, with_source=not one_source),
         }
         if with_planted:
             row["planted"] = html.escape(format_value(r.planted, digits)) if r.planted is not None else "—"
-        row["status"] = status_badge(r.status, r.reason)
+        row["status"] = status_badge(r.status, r.reason) + _evidence_line(r)
         row["note"] = html.escape("; ".join(p for p in note if not p.startswith("["))) + "".join(
             f" <sup>{html.escape(p)}</sup>" for p in note if p.startswith("["))
         rows.append(row)

@@ -4,11 +4,14 @@ The catalogue (:mod:`bookbuild.catalogue`) lists every analysis in the five sour
 its numbers with :class:`bookbuild.recorder.Recorder` (one JSON file per notebook under ``results_dir``);
 :func:`load_build` reads them and :func:`status_table` joins the two.
 
-Each recorded number has an evidence (``real``, ``published``, ``simulated``, or ``none``: a worked example that
-needs no data, or a number that did not run) and a status (``match``, ``differs``, ``inconsistent``,
-``assumption``, ``simulated``, ``computed``, ``not run``; :mod:`bookbuild.recorder`). An ID's row counts its
-numbers by evidence and status, so what ran on real or published data and what on the simulator are shown apart
-(``published: 30 match · 1 computed; simulated: 2``), and gives one **verdict** (:func:`verdict`):
+Each recorded number has an evidence class (``real``, ``published``, ``user``, ``llm``, ``checked``,
+``transcribed``, ``simulated``, or ``none``: a worked example that needs no data, or a number that did not run;
+:mod:`bookbuild.recorder`) and a status (``match``, ``differs``, ``inconsistent``, ``assumption``, ``simulated``,
+``computed``, ``not run``). An ID's row counts its numbers by evidence and status, so what ran on real or published
+data and what on a user's file, an LLM or the simulator are shown apart (``published: 30 match · 1 computed;
+simulated: 2``), and gives one **verdict** (:func:`verdict`). The rule, stated on the status page too: **an ID is
+reproduced only when its own numbers are computed from real or published data and match**; checks of the paper,
+transcriptions, a user's data and an LLM's output never make it so.
 
 1. Its numbers on real or published data decide, when it has any besides checks of the paper against itself
    (``inconsistent`` numbers alone do not make an ID "run"): ``differs`` if one of them differs from the paper
@@ -17,9 +20,15 @@ numbers by evidence and status, so what ran on real or published data and what o
    says which data: ``real``, ``published`` or both. Where the paper contradicts itself (an ``inconsistent``
    number: its text vs its figure, a mistyped list) the verdict says so beside it (``reproduced · paper
    inconsistent (text vs figure)``): ours agrees with one side of the paper, and nothing more can match.
-2. Else ``simulated``, when the simulator ran: the analysis runs; it does not reproduce the paper's finding.
-3. Else ``not run``, when some number could not run (no endpoint, no data), with the reason.
-4. Else ``paper inconsistent`` (only checks of the paper against itself ran) or, for worked examples that need no
+2. Else, numbers on a user's data: verdict ``user data`` (basis ``user``): the analysis ran on data the build
+   cannot vouch for; its numbers stand beside the paper's, and the chapter says how they compare.
+3. Else an LLM's output: ``LLM output`` (basis ``llm``), the model named in the row.
+4. Else ``simulated``, when the simulator ran: the analysis runs; it does not reproduce the paper's finding.
+5. Else ``checked`` or ``transcribed``, when only checks of the paper (a published p that follows from a
+   published D) or transcriptions ran.
+6. Else ``not run``, when some number could not run (no endpoint, no data, a field the release lacks), with the
+   reason.
+7. Else ``paper inconsistent`` (only checks of the paper against itself ran) or, for worked examples that need no
    data, ``reproduced`` / ``computed`` on basis ``no data``.
 
 Simulated and not-run numbers beside a verdict on real or published data are counted in the row, not hidden.
@@ -50,8 +59,8 @@ from bookbuild.tables import format_value
 
 #: The verdicts of an ID, in the order the page lists them.
 VERDICTS: tuple[str, ...] = (
-    "reproduced", "assumption", "differs", "computed", "paper inconsistent", "simulated", "not run", "not yet",
-    "failed",
+    "reproduced", "assumption", "differs", "computed", "paper inconsistent", "user data", "LLM output", "simulated",
+    "checked", "transcribed", "not run", "not yet", "failed",
 )
 #: Kept for callers of the former name: the verdicts.
 STATUSES = VERDICTS
@@ -65,14 +74,29 @@ STATUS_MEANING: dict[str, str] = {
     "says why",
     "computed": "computed on real or published data; the paper gives no number to compare with",
     "paper inconsistent": "only checks of the paper against itself ran, and the paper contradicts itself",
+    "user data": "computed on a user's file only: the build cannot vouch for it, so it is never counted as a "
+    "reproduction; its numbers stand beside the paper's",
+    "LLM output": "computed from an LLM's output only (the model is named): it is not the paper's data or the "
+    "paper's model, so it is never counted as a reproduction",
     "simulated": "only the project's simulator ran: the analysis runs, it does not reproduce the paper's finding",
+    "checked": "only checks of the paper's numbers against each other ran (a published p-value that follows from "
+    "the published statistic): the paper is consistent, the figure is not reproduced",
+    "transcribed": "the paper's numbers are shown as transcribed, not computed",
     "not run": "none of its numbers ran in this build (no LLM endpoint or no data); the reason is given",
     "not yet": "no notebook of this build records the analysis yet",
     "failed": "the chapter that computes it failed in this build; its partial numbers are not shown",
 }
 
 #: The evidence groups of an ID's counts, in display order (``no data``: worked examples; ``not run``: nothing).
-EVIDENCE_GROUPS: tuple[str, ...] = ("real", "published", "no data", "simulated", "not run")
+EVIDENCE_GROUPS: tuple[str, ...] = (
+    "real", "published", "user", "llm", "checked", "transcribed", "no data", "simulated", "not run",
+)
+#: Evidence that can reproduce a figure, and the bases and verdicts of the other classes, in the rule's order.
+REPRODUCING: tuple[str, ...] = ("real", "published")
+_OTHER_BASES: tuple[tuple[str, str], ...] = (("user", "user data"), ("llm", "LLM output"))
+_CHECK_BASES: tuple[tuple[str, str], ...] = (("checked", "checked"), ("transcribed", "transcribed"))
+#: A reader's name for an evidence group in the counts (the others are named as they are).
+GROUP_LABEL: dict[str, str] = {"user": "user data", "llm": "LLM output"}
 #: A number's status on real or published data, worst first, and the verdict it gives.
 _RAN_ORDER: tuple[tuple[str, str], ...] = (
     ("differs", "differs"), ("assumption", "assumption"), ("match", "reproduced"), ("computed", "computed"),
@@ -86,7 +110,11 @@ DATA_USED_LABEL: dict[str, str] = {
     "real": "real",
     "published": "published",
     "simulated": "simulated",
-    "llm-cache": "LLM cache",
+    "user": "user data",
+    "llm": "LLM output",
+    "llm-cache": "LLM output",
+    "checked": "check of the paper",
+    "transcribed": "transcribed",
     "none": "none",
 }
 
@@ -139,11 +167,11 @@ def evidence_counts(rs: Iterable[Result]) -> str:
         if group not in groups:
             continue
         if group in ("simulated", "not run"):
-            parts.append(f"{group}: {sum(groups[group].values())}")
+            parts.append(f"{GROUP_LABEL.get(group, group)}: {sum(groups[group].values())}")
             continue
         order = list(_COUNT_ORDER)
         counts = sorted(groups[group].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
-        parts.append(f"{group}: " + " · ".join(f"{n} {STATUS_LABEL.get(s, s)}" for s, n in counts))
+        parts.append(f"{GROUP_LABEL.get(group, group)}: " + " · ".join(f"{n} {STATUS_LABEL.get(s, s)}" for s, n in counts))
     return "; ".join(parts)
 
 
@@ -173,14 +201,21 @@ def verdict(rs: Iterable[Result], failed: Iterable[str] = ()) -> Verdict:
         raise ValueError(f"unknown result status {sorted(unknown)}; expected one of {list(STATUS_LABEL)}")
     if not rs:
         return Verdict("failed" if list(failed) else "not yet")
-    on_data = [r for r in rs if r.status not in ("not run", "simulated") and r.evidence in ("real", "published")]
-    kinds = [k for k in ("real", "published") if any(r.evidence == k for r in on_data)]
+    ran = [r for r in rs if r.status not in ("not run", "simulated")]
+    on_data = [r for r in ran if r.evidence in REPRODUCING]
+    kinds = [k for k in REPRODUCING if any(r.evidence == k for r in on_data)]
     basis = " + ".join(kinds)
     inconsistent = _most_common([r.reason for r in rs if r.status == "inconsistent"])
     if any(r.status != "inconsistent" for r in on_data):
         return _ran_verdict(on_data, basis, inconsistent)
+    for kind, name in _OTHER_BASES:
+        if any(r.evidence == kind for r in ran):
+            return Verdict(name, kind, "", inconsistent)
     if any(r.status == "simulated" for r in rs):
         return Verdict("simulated", "simulated", "", inconsistent)
+    for kind, name in _CHECK_BASES:
+        if any(r.evidence == kind for r in ran):
+            return Verdict(name, kind, "", inconsistent)
     not_run = [r for r in rs if r.status == "not run"]
     if not_run:
         reason = _most_common([r.reason or (note_parts(r.note) or [""])[-1] for r in not_run])
@@ -211,7 +246,8 @@ def describe_result(r: Result, digits: int = 3) -> str:
     refs += [f"paper {format_paper(r, digits)}"] if r.paper is not None else []
     paper = f" ({'; '.join(refs)})" if refs else ""
     note = f" — {r.note}" if r.note else ""
-    return f"{r.quantity} = {format_value(r.ours, digits)}{paper}{note}"
+    by = f" [{r.llm}]" if r.llm else ""
+    return f"{r.quantity} = {format_value(r.ours, digits)}{by}{paper}{note}"
 
 
 def load_results_by_notebook(

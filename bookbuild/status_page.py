@@ -246,17 +246,40 @@ def counts_markdown(table: pl.DataFrame) -> str:
     return "\n".join(lines)
 
 
+#: The rule that decides "reproduced", as the page states it.
+REPRODUCED_RULE = ("An analysis counts as **reproduced** only when its own numbers are computed in this build from "
+                   "real public data (inputs whose sha256 is in the data manifest) or published aggregates and match "
+                   "the paper's; numbers from a user's file, an LLM's output, the simulator, checks of the paper "
+                   "against itself and transcriptions are counted in classes of their own and never make it so.")
+
+
 def summary_sentence(table: pl.DataFrame) -> str:
     """One sentence for the top of the page: how many IDs are reproduced from real or published data, and how many
-    rest on the simulator, differ, rest on an assumption or did not run."""
+    rest on a user's data, an LLM's output, the simulator, checks or transcriptions, differ, rest on an assumption or
+    did not run (every class with IDs named; zeros left out)."""
     counts = dict(zip(status_counts(table)["status"], status_counts(table)["ids"]))
     inconsistent = table.filter(pl.col("inconsistent").is_not_null() & (pl.col("status") == "reproduced")).height
+    words = {
+        "assumption": "rest on a number the paper does not publish", "differs": "differ from the paper",
+        "computed": "are computed where the paper gives no number", "user data": "ran on a user's data only",
+        "LLM output": "rest on an LLM's output only", "simulated": "ran only on the simulator",
+        "checked": "are checks of the paper only", "transcribed": "are transcribed only", "not run": "did not run",
+        "not yet": "are not yet in a chapter", "failed": "failed",
+    }
+    rest = [f"{counts[v]} {w}" for v, w in words.items() if counts.get(v)]
+    tail = (", ".join(rest[:-1]) + " and " + rest[-1]) if len(rest) > 1 else "".join(rest)
     return (f"Of {table.height} analysis IDs, **{reproduced_on_data(table)} are reproduced from real or published "
-            f"data** (in {inconsistent} of them the paper contradicts itself, and ours agrees with one side), "
-            f"{counts['assumption']} rest on a number the paper does not publish, {counts['differs']} differ from the "
-            f"paper, {counts['computed']} are computed where the paper gives no number, {counts['simulated']} ran "
-            f"only on the simulator, {counts['not run']} did not run, {counts['not yet']} are not yet in a chapter"
-            + (f" and {counts['failed']} failed." if counts["failed"] else "."))
+            f"data** (in {inconsistent} of them the paper contradicts itself, and ours agrees with one side)"
+            + (f"; {tail}." if tail else "."))
+
+
+def front_page_counts(table: pl.DataFrame) -> str:
+    """The front page's one line: the IDs by class, with a link to the status page (the same counts as
+    :func:`summary_sentence`)."""
+    counts = dict(zip(status_counts(table)["status"], status_counts(table)["ids"]))
+    parts = [f"{reproduced_on_data(table)} reproduced"] + [
+        f"{counts[v]} {v}" for v in VERDICTS if v != "reproduced" and counts.get(v)]
+    return f"{table.height} analyses in this build: " + " · ".join(parts) + " ([status](99_reproduction_status.md))."
 
 
 def by_paper_markdown(table: pl.DataFrame) -> str:

@@ -68,10 +68,13 @@ def test_recorder_looks_up_paper_values(tmp_path, values):
     assert got[("XX-1", "count")].status == "differs" and got[("XX-1", "count")].source == "Paper §1"
     assert got[("XX-1", "share")].status == "computed" and got[("XX-1", "share")].note == "ours only; extra"
     assert got[("XX-2", "users")].status == "simulated" and got[("XX-2", "users")].planted == 12.5
-    with pytest.raises(KeyError, match="XX-1 / 'missing'"):
-        rec.number("XX-1", "missing", 1.0)
+    # a quantity the paper has no row for (a model of a later release) is a new row, never an error
+    rec.number("XX-1", "new-model-2027 rating", 1.0)
+    new = rec.results[-1]
+    assert (new.paper, new.status, new.source, new.tol) == (None, "computed", "", None)
     table = rec.section("XX-1")._repr_html_()
-    assert "4,326" not in table and "4326" in table and "no paper number" in table and "differs" in table
+    assert "4,326" not in table and "4326" in table and "—" in table and "differs" in table
+    assert "new-model-2027 rating" in table
     part = rec.section("XX-1", keep=lambda q: q == "share")._repr_html_()
     assert ">share<" in part and ">count<" not in part
     assert "planted" in rec.section("XX-2")._repr_html_()
@@ -89,8 +92,31 @@ def test_recorder_without_a_table_reads_the_library_paper_values(tmp_path):
     rec = Recorder(tmp_path, "03_x", data="published")
     key = next(iter(paper_values.table()))
     assert rec.paper_value(*key) == paper_values.lookup(*key)
-    with pytest.raises(KeyError, match="paper_values/xx.csv"):
-        rec.number("XX-9", "nothing", 1.0)
+    # no row in the papers' tables: recorded with no paper value, and no "add a row" message reaches a user
+    rec.number("XX-9", "nothing", 1.0)
+    assert rec.paper_value("XX-9", "nothing") is None and rec.results[-1].paper is None
+
+
+def test_a_number_without_a_value_records_its_reason(tmp_path):
+    rec = Recorder(tmp_path, "03_x", data="user", values={})
+    rec.number("SA-31", "sonar-pro win rate (%)", float("nan"), reason="sonar-pro has no decided battle in this data")
+    rec.number("SA-31", "sonar-pro-high win rate (%)", 51.0, reason="sonar-pro has no decided battle in this data")
+    first, second = rec.results
+    assert (first.status, first.reason, first.ours) == ("not run", "sonar-pro has no decided battle in this data", None)
+    assert (second.status, second.ours, second.reason, second.data) == ("computed", 51.0, "", "user")
+
+
+def test_evidence_classes_and_aliases(tmp_path):
+    rec = Recorder(tmp_path, "07_x", data="simulated", llm="gpt-4.1 @ http://127.0.0.1:8000", values={})
+    rec.number("NG-Q", "share", 12.0, data="llm-cache")  # an older results file's name for an LLM's output
+    rec.number("NG-Q", "count", 3.0, data="checked")
+    llm_row, checked = rec.results
+    assert (llm_row.data, llm_row.evidence, llm_row.llm) == ("llm", "llm", "gpt-4.1 @ http://127.0.0.1:8000")
+    assert (checked.evidence, checked.llm) == ("checked", "")
+    table = rec.section("NG-Q")._repr_html_()
+    assert "LLM output" in table and "gpt-4.1 @ http://127.0.0.1:8000" in table and "check of the paper" in table
+    with pytest.raises(ValueError, match="unknown data kind 'reel'"):
+        rec.number("NG-Q", "x", 1.0, data="reel")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

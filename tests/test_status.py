@@ -56,11 +56,26 @@ def test_published_matches_read_reproduced_beside_simulated_numbers():
     assert status.evidence_counts(rs) == "published: 30 match · 1 computed; simulated: 2"
 
 
-def test_real_and_published_bases_and_llm_cache_counts_as_real():
+def test_real_and_published_bases_and_an_llms_output_counted_apart():
     rs = [r("SA-T1", "match", "a", data="real"), r("SA-T1", "match", "b", data="published"),
           r("SA-T1", "computed", "c", data="llm-cache", paper=None)]
     assert _verdict(rs) == ("reproduced", "real + published", "", "")
-    assert status.evidence_counts(rs) == "real: 1 match · 1 computed; published: 1 match"
+    assert status.evidence_counts(rs) == "real: 1 match; published: 1 match; LLM output: 1 computed"
+
+
+@pytest.mark.parametrize(("data", "verdict"), [
+    ("user", "user data"), ("llm", "LLM output"), ("checked", "checked"), ("transcribed", "transcribed")])
+def test_only_real_or_published_numbers_reproduce(data, verdict):
+    """A match on a user's file, an LLM's output, a check of the paper or a transcription is not a reproduction;
+    a check or a transcription never lifts a simulated figure."""
+    rs = many("SA-X", 3, "match", data)
+    assert _verdict(rs)[:2] == (verdict, data)
+    with_sim = rs + many("SA-X", 2, "simulated", "simulated")
+    lifted = _verdict(with_sim)[0]
+    assert lifted == (verdict if data in ("user", "llm") else "simulated")
+    table = status.status_table(with_sim, pl.DataFrame(
+        {"analysis_id": ["SA-X"], "paper": ["SA"], "what": ["x"], "paper_numbers": [None], "data_class": ["BATTLE"]}))
+    assert status.reproduced_on_data(table) == 0
 
 
 @pytest.mark.parametrize("reason", ["text vs figure", "mistyped list", "text vs example"])
@@ -145,7 +160,8 @@ def test_data_used_labels():
     assert status.data_used(["published", "real"]) == "real + published"
     assert status.data_used(["none", "simulated"]) == "simulated"
     assert status.data_used(["none"]) == "none"
-    assert status.data_used(["llm-cache"]) == "LLM cache"
+    assert status.data_used(["llm-cache"]) == status.data_used(["llm"]) == "LLM output"
+    assert status.data_used(["user", "real"]) == "real + user data"
 
 
 @pytest.mark.parametrize(
@@ -251,8 +267,8 @@ def test_status_table_one_row_per_id_with_hand_made_results():
 
     counts = status.status_counts(table)
     assert dict(zip(counts["status"], counts["ids"])) == {
-        "reproduced": 1, "assumption": 0, "differs": 1, "computed": 1, "paper inconsistent": 0, "simulated": 1,
-        "not run": 1, "not yet": 1, "failed": 0,
+        "reproduced": 1, "assumption": 0, "differs": 1, "computed": 1, "paper inconsistent": 0, "user data": 0,
+        "LLM output": 0, "simulated": 1, "checked": 0, "transcribed": 0, "not run": 1, "not yet": 1, "failed": 0,
     }
     on_published = dict(zip(counts["status"], counts["published"]))
     assert on_published["reproduced"] == 1 and on_published["differs"] == 1 and on_published["simulated"] == 0

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-from analysis_lib import paths
+from analysis_lib import fetch, paths
 from analysis_lib.fetch import published
 from analysis_lib.llm import LLMClient
 
@@ -136,7 +136,8 @@ def load_answers(answer_records: str | Path = "", *, support_results: str | Path
                   + f". {conv.summary()}."
                   + (" Judged in this build: " + "; ".join(f"{r['step']} {r['ok']}/{r['items']} ok"
                                                            for r in judging.rows) + "." if judging else ""))
-        return AnswerData(records, conv, "real", detail, support, judging=judging, convention=convention)
+        return AnswerData(records, conv, fetch.provenance(path), detail, support, judging=judging,
+                          convention=convention)
     card = pl.read_csv(published("aee_figure8_scorecard"))
     sim = simulate_answers(card, seed=seed)
     records = parse_records(sim.records, "answer simulator")

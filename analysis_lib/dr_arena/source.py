@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analysis_lib import fetch
 from analysis_lib.dr_arena import match_log, simulate
 from analysis_lib.fetch import published
 
@@ -49,7 +50,7 @@ def load_match_source(match_logs: str, trees: Mapping[str, Mapping], *, n_agents
         n_matches = rounds["match_id"].n_unique()
         not_read = (f" {len(skipped)} other file(s) in the folder are not logs and were not read: "
                     f"{', '.join(p.name for p in skipped[:5])}{', …' if len(skipped) > 5 else ''}." if skipped else "")
-        return MatchSource(rounds, None, ref, "Search Arena Elo (Table 3)", "real",
+        return MatchSource(rounds, None, ref, "Search Arena Elo (Table 3)", fetch.provenance(match_logs),
                            f"{len(files)} log file(s): {n_matches} matches, {rounds.height} rounds, "
                            f"{len(models)} models ({len(ref)} of them in Table 3's Search Arena column).{not_read}")
     tour = simulate.simulate_tournament(simulate.make_agents(n_agents, seed=seed), trees, n_rounds=n_rounds, seed=seed,

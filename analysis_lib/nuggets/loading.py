@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis_lib import paths
+from analysis_lib import fetch, paths
 from analysis_lib.memory import release_freed_memory
 from analysis_lib.nuggets.battles import TRACE_COLUMNS, single_turn, single_turn_urls
 from analysis_lib.nuggets.records import NuggetRecords, load_nugget_records
@@ -76,7 +76,8 @@ def load_inputs(data_source: str | Path, nugget_records: str | Path | None = Non
         detail = (f"Nugget records from `{paths.display_path(records.origin)}` ({records.input_text()[:-1]}): "
                   f"{records.n_battles:,} battles after exclusions ({records.exclusion_text()}). Battles for NG-A1: "
                   f"{source}.")
-        return ChapterInputs(single, left_out, records, "real", battles_kind, detail, urls=urls, url_counts=url_counts)
+        kind = fetch.provenance(records.origin)
+        return ChapterInputs(single, left_out, records, kind, battles_kind, detail, urls=urls, url_counts=url_counts)
     sim = simulate_nuggets(single, seed=seed)
     detail = (f"Per-battle sections run on **simulated nugget records** for the {single.height:,} single-turn voted "
               f"battles of `{source}` (nugget simulator calibrated to the published Figure 4 matrix; planted values "

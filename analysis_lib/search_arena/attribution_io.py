@@ -3,7 +3,9 @@
 The subset is a Search Arena release file whose records also carry, per side, the claim–citation pairs an LLM
 pipeline labelled as supporting, irrelevant or contradicting: ``support_count_a/b``, ``irrelevant_count_a/b``,
 ``contradict_count_a/b`` (:data:`COUNT_FIELDS`), in the ``conv_metadata`` object or at the top level. Each count
-is a whole number of pairs over the conversation, ``>= 0``; the loader divides it by ``turn``.
+is a whole number of pairs over the conversation, from 0 to :data:`MAX_COUNT`; the loader divides it by ``turn``.
+The counts must sit in one place in every record: a file with some records counting at the top level and others
+under ``conv_metadata`` is refused (the loader reads one place per file, so half the conversations dropped out).
 
 :func:`validate_attribution` checks every count before the release loader reads the file, so that a bad count
 fails with one line instead of becoming a silent value: a negative count (which made β_support NaN), a string
@@ -47,7 +49,9 @@ from analysis_lib.search_arena.simulate import attribution as simulated
 
 #: The six count fields of a record.
 COUNT_FIELDS: tuple[str, ...] = tuple(f"{c}_{s}" for c in ATTRIBUTION_COUNTS for s in SIDES)
-EXPECTED = "expected a whole number of claim–citation pairs >= 0"
+#: Most claim–citation pairs one count may hold (a conversation has a few dozen citations; 10**30 was accepted).
+MAX_COUNT = 100_000
+EXPECTED = f"expected a whole number of claim–citation pairs from 0 to {MAX_COUNT:,}"
 
 
 class AttributionFormatError(DataValidationError):
@@ -75,9 +79,19 @@ def count_problem(value: Any) -> str | None:
         return f"{EXPECTED}, got {short(value)}"
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value) or not value.is_integer()):
         return f"{EXPECTED}, got {value!r}"
-    if value < 0:
-        return f"{EXPECTED}, got {value!r}"
+    if not 0 <= value <= MAX_COUNT:
+        return f"{EXPECTED}, got {short(value)}"
     return None
+
+
+def _split(path: Path, top: tuple[int, int], meta: tuple[int, int], unit: str) -> AttributionFormatError:
+    """The refusal of a file whose counts sit at the top level in some records and under ``conv_metadata`` in
+    others (``(records, first line or row)`` of each): the loader reads a count from one place per file, so the
+    other records would silently drop out of the analysis."""
+    return AttributionFormatError(
+        f"{path.name}: attribution counts at two places: {top[0]} record(s) at the top level (first: {unit} "
+        f"{top[1]}) and {meta[0]} under 'conv_metadata' (first: {unit} {meta[1]}); expected every record to carry "
+        "them in one place")
 
 
 def _field(record: dict[str, Any], name: str) -> tuple[str, Any]:
@@ -95,6 +109,7 @@ def _check_jsonl(path: Path) -> AttributionCheck:
     if problem:
         raise AttributionFormatError(f"{path.name}{problem}")
     n_records = n_labelled = 0
+    places = {"top": [0, 0], "meta": [0, 0]}
     with path.open("rb") as fh:
         for lineno, line in enumerate(fh, start=1):
             if blank(line):
@@ -102,13 +117,21 @@ def _check_jsonl(path: Path) -> AttributionCheck:
             record = json.loads(line)
             n_records += 1
             present = 0
+            place = ""
             for name in COUNT_FIELDS:
                 shown, value = _field(record, name)
                 why = count_problem(value)
                 if why:
                     raise AttributionFormatError(f"{path.name}, line {lineno}, field {shown!r}: {why}")
                 present += value is not None
+                if value is not None and not place:
+                    place = "meta" if shown.startswith("conv_metadata.") else "top"
+            if place:
+                places[place][0] += 1
+                places[place][1] = places[place][1] or lineno
             n_labelled += present == len(COUNT_FIELDS)
+    if places["top"][0] and places["meta"][0]:
+        raise _split(path, tuple(places["top"]), tuple(places["meta"]), "line")  # type: ignore[arg-type]
     return AttributionCheck(path.name, n_records, n_labelled)
 
 
@@ -125,6 +148,14 @@ def _check_parquet(path: Path) -> AttributionCheck:
     meta = schema.get("conv_metadata")
     meta_fields = {f.name: f.dtype for f in meta.fields} if isinstance(meta, pl.Struct) else {}
     exprs: dict[str, pl.Expr] = {}
+    both = [n for n in COUNT_FIELDS if n in schema and n in meta_fields]
+    if both:
+        frame = pl.read_parquet(path, columns=[*both, "conv_metadata"]).with_row_index("row", offset=1)
+        top = frame.filter(pl.any_horizontal(pl.col(both).is_not_null()))
+        under = frame.filter(pl.all_horizontal(pl.col(both).is_null()) & pl.any_horizontal(
+            [pl.col("conv_metadata").struct.field(n).is_not_null() for n in both]))
+        if top.height and under.height:
+            raise _split(path, (top.height, int(top["row"][0])), (under.height, int(under["row"][0])), "row")
     for name in COUNT_FIELDS:
         if name in schema:
             shown, expr, dtype = name, pl.col(name), schema[name]
@@ -145,7 +176,7 @@ def _check_parquet(path: Path) -> AttributionCheck:
         raise AttributionFormatError(f"{path.name}: could not be read as parquet ({polars_failure(err)})") from None
     for shown in counts.columns:
         v = counts[shown]
-        bad = (v.is_nan() | v.is_infinite() | (v < 0) | (v.round(0) != v)).fill_null(False)
+        bad = (v.is_nan() | v.is_infinite() | (v < 0) | (v > MAX_COUNT) | (v.round(0) != v)).fill_null(False)
         if bad.any():
             row = int(bad.arg_max())  # type: ignore[arg-type]
             raise AttributionFormatError(f"{path.name}, row {row + 1}, column {shown!r}: {EXPECTED}, got {v[row]!r}")
@@ -199,4 +230,4 @@ def load_attribution(source: str | Path, *, seed: int = 0, cache_dir: str | Path
         tidy = loader.load_battles(source, cache_dir=cache_dir)
     except DataValidationError as err:
         raise AttributionFormatError(str(err).replace(str(source), Path(source).name, 1)) from None
-    return AttributionSubset(tidy, "real", None, check)
+    return AttributionSubset(tidy, loader.data_kind(source), None, check)

@@ -78,6 +78,10 @@ def language_code(name: str) -> str | None:
     return getattr(lang, "alpha_2", None)
 
 
+#: The offline detector :func:`detect_languages` runs, as pages name it.
+DETECTOR = "py3langid"
+
+
 def detect_languages(texts: Sequence[str]) -> list[str]:
     """Offline language identification (py3langid), as English language names."""
     return [language_name(py3langid.classify(t or "")[0]) for t in texts]

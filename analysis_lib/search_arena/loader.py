@@ -39,13 +39,14 @@ from pathlib import Path
 import polars as pl
 from filelock import FileLock
 
-from analysis_lib import sources
+from analysis_lib import fetch, sources
 from analysis_lib.memory import release_freed_memory
 from analysis_lib.paths import atomic_write
-from analysis_lib.search_arena import domains, system_config
+from analysis_lib.search_arena import domains, languages, system_config
 from analysis_lib.search_arena.models import model_table, paper_name
 from analysis_lib.search_arena.release import (
     HF_REVISION,
+    OPTIONAL_COLUMNS,
     READ_ERRORS,
     DataValidationError,
     normalise,
@@ -64,7 +65,9 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class LoadReport:
-    """What the loader dropped (with reasons) and what it flagged, with counts."""
+    """What the loader dropped (with reasons) and what it flagged, with counts; ``absent``: the optional fields
+    (:data:`OPTIONAL_FIELDS`) the release does not have, or has with no value in any kept row; ``derived``: those the loader derived instead, with how
+    (``languages``: detected offline from the prompt)."""
 
     source: str
     n_raw: int = 0
@@ -72,17 +75,27 @@ class LoadReport:
     dropped: dict[str, int] = field(default_factory=dict)
     flags: dict[str, int] = field(default_factory=dict)
     unmapped_models: list[str] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)
+    derived: dict[str, str] = field(default_factory=dict)
+
+    def has(self, name: str) -> bool:
+        """Whether the release holds the field ``name`` (one of :data:`OPTIONAL_FIELDS`) or the loader derived it."""
+        return name not in self.absent or name in self.derived
 
     def to_frame(self) -> pl.DataFrame:
         rows = [("kept", "conversations", self.n_rows)]
         rows += [("dropped", k, v) for k, v in self.dropped.items()]
         rows += [("flagged", k, v) for k, v in self.flags.items()]
+        rows += [("absent", f"{k} (derived: {self.derived[k]})" if k in self.derived else k, None)
+                 for k in self.absent]
         return pl.DataFrame(rows, schema={"kind": pl.String, "what": pl.String, "count": pl.Int64}, orient="row")
 
     def __str__(self) -> str:
         lines = [f"{self.source}: {self.n_raw:,} rows read, {self.n_rows:,} kept"]
         lines += [f"  dropped {v:,}: {k}" for k, v in self.dropped.items() if v]
         lines += [f"  flagged {v:,}: {k}" for k, v in self.flags.items() if v]
+        lines += [f"  absent: {k}" + (f" (derived: {self.derived[k]})" if k in self.derived else "")
+                  for k in self.absent]
         if self.unmapped_models:
             lines.append(f"  model ids kept as-is (not in resources/model_names.csv): {self.unmapped_models}")
         return "\n".join(lines)
@@ -155,7 +168,7 @@ def derive(
     if raw.height == 0:
         raise DataValidationError(f"{origin}: the release has no rows (an empty file or an empty selection)")
     raw = normalise(raw)
-    report = LoadReport(source=origin, n_raw=raw.height)
+    report = LoadReport(source=origin, n_raw=raw.height, absent=absent_fields(raw))
     if v1_7k:
         report.flags["rows with v1-7k search traces (search results read as citations)"] = raw.height
     # The same conversation twice (a concatenated or re-exported release): the first copy is kept.
@@ -190,10 +203,8 @@ def derive(
         (pl.col("judge") if "judge" in raw.columns else pl.lit(None, dtype=pl.String)).alias("judge"),
         pl.col("turn").cast(pl.Int64),
         pl.col("timestamp"),
-        pl.col("primary_intent"),
-        pl.col("secondary_intent"),
-        pl.col("languages"),
-        pl.col("languages").list.first().alias("language"),
+        *[(pl.col(c) if c in raw.columns else pl.lit(None, dtype=OPTIONAL_COLUMNS[c])).alias(c)
+          for c in ("primary_intent", "secondary_intent", "languages")],
         _messages_of("a", "user").list.first().alias("prompt"),
         pl.col("system_a_metadata").struct.field("client_country").alias("client_country"),
         *system_config.config_columns(raw, SIDES, origin),
@@ -206,6 +217,15 @@ def derive(
         ]
     cols += _attribution_columns(raw)
     tidy = raw.select(cols).with_columns(words_expr(pl.col("prompt")).cast(pl.Int64).alias("prompt_words"))
+    if "languages" in report.absent:  # as the paper labelled them: a detector on the prompt (one language each)
+        detected = languages.detect_languages(tidy["prompt"].to_list())
+        tidy = tidy.with_columns(pl.Series("languages", [[x] for x in detected], dtype=pl.List(pl.String)))
+        report.derived["languages"] = (f"detected offline from the first prompt ({languages.DETECTOR}; one per "
+                                       "conversation)")
+    tidy = tidy.with_columns(pl.col("languages").list.first().alias("language"))
+    # a column that is there but null in every row (all timestamps unparseable, say) holds nothing either
+    report.absent += [c for c in ("primary_intent", "secondary_intent", "timestamp", "judge")
+                      if c not in report.absent and tidy.height and tidy[c].null_count() == tidy.height]
 
     for side in SIDES:
         wide, issues = _citation_features(raw, side, match)
@@ -226,6 +246,22 @@ def derive(
     _flag(report, raw, tidy)
     report.n_rows = tidy.height
     return tidy, report
+
+
+#: Fields a release may lack (earlier exports, other arenas in the schema): without one, the analyses that need it
+#: do not run and say so; every other analysis runs. Columns, then ``system_{a,b}_metadata`` fields.
+OPTIONAL_FIELDS: tuple[str, ...] = (*OPTIONAL_COLUMNS, "timestamp", "judge", system_config.STYLE_FIELD)
+
+
+def absent_fields(raw: pl.DataFrame) -> list[str]:
+    """The :data:`OPTIONAL_FIELDS` the raw release lacks (a metadata field counts as absent when either side's
+    struct lacks it)."""
+    absent = [c for c in (*OPTIONAL_COLUMNS, "timestamp", "judge") if c not in raw.columns]
+    for name in (system_config.STYLE_FIELD,):
+        sides = [raw.schema.get(f"system_{s}_metadata") for s in SIDES]
+        if not all(isinstance(m, pl.Struct) and name in {f.name for f in m.fields} for m in sides):
+            absent.append(name)
+    return absent
 
 
 def _attribution_columns(raw: pl.DataFrame) -> list[pl.Expr]:
@@ -256,7 +292,8 @@ def _flag(report: LoadReport, raw: pl.DataFrame, tidy: pl.DataFrame) -> None:
     f["message count differs from 2 x turn (either side)"] = int(odd.sum())
     f["moderation placeholder prompts"] = int((tidy["prompt"] == MODERATION_PROMPT).sum())
     f["no user prompt"] = int(tidy["prompt"].null_count())
-    f["null primary_intent"] = int(tidy["primary_intent"].null_count())
+    if "primary_intent" in raw.columns:
+        f["null primary_intent"] = int(tidy["primary_intent"].null_count())
     f["null client_country"] = int(tidy["client_country"].null_count())
     for side in SIDES:
         f[f"no assistant message (side {side}; response_length null)"] = int(
@@ -374,8 +411,17 @@ def load_battles(
 
 
 def data_kind(source: str | Path | pl.DataFrame) -> str:
-    """``simulated`` for the simulator, ``real`` otherwise (for the book's data banner)."""
-    return "simulated" if sample_size(source) is not None else "real"
+    """Where a release comes from (:data:`analysis_lib.fetch.Provenance`): ``simulated`` for the simulator; ``real``
+    for the pinned hub revision (``hf``) or a file whose sha256 is in the data manifest; ``user`` for anything else
+    (a user's file, an in-memory frame, another hub revision): the library cannot vouch for what it holds."""
+    if isinstance(source, pl.DataFrame):
+        return "user"
+    if sample_size(source) is not None:
+        return "simulated"
+    parsed = sources.parse(source)
+    if parsed.kind == "hf":
+        return "real" if parsed.ref in (None, HF_REVISION) else "user"
+    return fetch.provenance(parsed.text)
 
 
 def _cache_key(source: str | Path | pl.DataFrame, seed: int, match: str) -> str | None:
@@ -385,7 +431,7 @@ def _cache_key(source: str | Path | pl.DataFrame, seed: int, match: str) -> str 
     lib = hashlib.sha256()
     here = Path(__file__).resolve().parent  # this package: the loader, the release reader, the simulator
     code = [here / name for name in ("loader.py", "release.py", "release_io.py", "system_config.py", "domains.py",
-                                     "models.py")]
+                                     "models.py", "languages.py")]
     code += list(here.glob("simulate/*.py"))
     for path in sorted([*code, *(here.parent / "resources").glob("*.csv")]):
         if path.exists():
