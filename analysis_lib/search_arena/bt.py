@@ -207,8 +207,18 @@ def leaderboard(
     around the full-data fit instead; ``n_bootstrap=0`` with the bootstrap: no intervals, the rating is the ML fit.
     """
     prep = prepare_battles(battles, exclude_models=exclude_models)
-    return rank(prep.frame, anchor=anchor, ci=_ci(ci, n_bootstrap), rounds=n_bootstrap, seed=seed,
-                progress=progress)
+    return rank(prep.frame, anchor=present_anchor(prep.frame, anchor), ci=_ci(ci, n_bootstrap), rounds=n_bootstrap,
+                seed=seed, progress=progress)
+
+
+def present_anchor(battles: pl.DataFrame, anchor: str | None = ANCHOR) -> str | None:
+    """``anchor`` when some battle of ``battles`` has it, else ``None``: a release without the paper's anchor (a
+    later one, another arena) is rated with the ratings' mean at 1000 instead. The anchor only sets the offset of
+    the ratings, never their differences or the coefficients."""
+    if anchor is None or battles.is_empty():
+        return None
+    present = battles.select(pl.concat([pl.col("model_a"), pl.col("model_b")]).eq(anchor).any()).item()
+    return anchor if present else None
 
 
 def _ci(ci: CI, n_bootstrap: int) -> Literal["bootstrap", "sandwich", "none"]:
@@ -248,8 +258,8 @@ def style_control(
     :func:`both_cite`, :func:`decided`.
     """
     prep = prepare_battles(battles, exclude_models=exclude_models)
-    return rank(prep.frame, anchor=anchor, ci=_ci(ci, n_bootstrap), rounds=n_bootstrap, seed=seed,
-                features=features, reg=reg, convention=convention, progress=progress)
+    return rank(prep.frame, anchor=present_anchor(prep.frame, anchor), ci=_ci(ci, n_bootstrap), rounds=n_bootstrap,
+                seed=seed, features=features, reg=reg, convention=convention, progress=progress)
 
 
 def style_by_subset(
@@ -379,8 +389,9 @@ def control_effect(
     fits = []
     for feats, penalty in (((), before_reg), (tuple(features), reg)):
         clean = clean_battles(prep.frame, features=feats)
-        fits.append(rank_contextual(clean.frame, feats, anchor=anchor, ci=ci, rounds=n_bootstrap, seed=seed,
-                                    reg=penalty, convention=convention, on_separation="ridge", progress=False))
+        fits.append(rank_contextual(clean.frame, feats, anchor=present_anchor(clean.frame, anchor), ci=ci,
+                                    rounds=n_bootstrap, seed=seed, reg=penalty, convention=convention,
+                                    on_separation="ridge", progress=False))
     plain, ctrl = fits
     before, after = plain.rating_ml, ctrl.rating_ml
     m = len(plain.models)

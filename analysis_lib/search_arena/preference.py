@@ -57,24 +57,25 @@ def leaderboard_subsets(battles: pl.DataFrame) -> dict[str, pl.DataFrame]:
     As the authors' notebook: English / non-English by the first language of the conversation (``language``;
     a conversation without one is in neither); Factual = ``primary_intent`` in :data:`FACTUAL_INTENTS`
     (Factual Lookup, Info Synthesis), non-Factual = everything else, a null intent included (pandas
-    ``~isin``).
+    ``~isin``). A pair of subsets whose label no battle has (a release without intents or languages) is left out.
     """
     lang = pl.col("language")
     factual = pl.col("primary_intent").is_in(list(FACTUAL_INTENTS))
-    return {
-        "all": battles,
-        "english": battles.filter(lang == "English"),
-        "non_english": battles.filter(lang.is_not_null() & (lang != "English")),
-        "factual": battles.filter(factual),
-        "non_factual": battles.filter(~factual.fill_null(False)),
-    }
+    out = {"all": battles}
+    if battles["language"].is_not_null().any():
+        out |= {"english": battles.filter(lang == "English"),
+                "non_english": battles.filter(lang.is_not_null() & (lang != "English"))}
+    if battles["primary_intent"].is_not_null().any():
+        out |= {"factual": battles.filter(factual), "non_factual": battles.filter(~factual.fill_null(False))}
+    return out
 
 
 def table_d1(battles: pl.DataFrame, n_bootstrap: int = 100, seed: int = 0) -> pl.DataFrame:
     """Table D.1: rating and rank per model on the full data and the four subsets (wide, one row per model).
 
     Columns ``model, rating, rank, rating_english, rank_english, …`` as in the published CSV
-    (``analysis_lib.fetch.published("search_arena_table_d1_leaderboard")``), sorted by the full-data rating.
+    (``analysis_lib.fetch.published("search_arena_table_d1_leaderboard")``), sorted by the full-data rating; the
+    columns of a subset :func:`leaderboard_subsets` leaves out are absent.
     """
     out: pl.DataFrame | None = None
     for name, frame in leaderboard_subsets(battles).items():
@@ -155,6 +156,14 @@ class WinRateComparison:
     t: float
     p_value: float
 
+    @property
+    def absent(self) -> str:
+        """Why the comparison has no value (a model with no decided battle in the data, as in a release without
+        it); empty when both have battles."""
+        gone = [m for m, n in ((self.model_1, self.n_1), (self.model_2, self.n_2)) if n == 0]
+        verb = "has" if len(gone) == 1 else "have"
+        return f"{' and '.join(gone)} {verb} no decided battle in this data" if gone else ""
+
 
 def compare_win_rates(battles: pl.DataFrame, model_1: str, model_2: str) -> WinRateComparison:
     """SA-31: 0/1 outcomes of each model's decided battles (any opponent, self-battles dropped); t-test
@@ -174,6 +183,10 @@ def compare_win_rates(battles: pl.DataFrame, model_1: str, model_2: str) -> WinR
         return won.to_numpy().astype(float)
 
     x1, x2 = outcomes_of(model_1), outcomes_of(model_2)
+    if min(x1.size, x2.size) == 0:  # a model the data does not have: no rates, no test (see ``absent``)
+        nan = float("nan")
+        rates = [float(x.mean()) if x.size else nan for x in (x1, x2)]
+        return WinRateComparison(model_1, model_2, *rates, x1.size, x2.size, nan, nan)
     res = stats.ttest_ind(x1, x2, alternative="greater")
     return WinRateComparison(
         model_1, model_2, float(x1.mean()), float(x2.mean()), x1.size, x2.size, float(res.statistic), float(res.pvalue)
