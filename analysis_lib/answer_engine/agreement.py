@@ -4,7 +4,10 @@ judges and human labels, Pearson r as in §4.2: 0.72 for confidence, 0.62 for fa
 Human-labels file (CSV, one label a row): ``task`` (``confidence`` or ``support``), ``item_id`` (the answer id
 for confidence; ``{answer id}_{source index}_{statement id}`` for support, the support-results key) and
 ``human`` (confidence 1–5, or a label; support ``full`` / ``partial`` / ``none`` or a number in [0, 1]; several
-annotators may each have a row, their values are averaged per item). The judge's value is the record's
+annotators may each have a row, their values are averaged per item). With an ``annotator`` (or ``annotator_id``)
+column, one annotator's second row for an item is refused (naming both lines); an item may have at most
+:data:`MAX_ANNOTATORS` rows either way, so a row repeated a thousand times is refused, not averaged as a thousand
+annotators. The judge's value is the record's
 confidence score (1–5) or the support judgement read as the pipeline reads it (``full`` = 1, else 0).
 """
 
@@ -56,6 +59,10 @@ def _human_value(task: str, text: str, origin: str) -> float:
 
 
 LABEL_COLUMNS = ("task", "item_id", "human")
+#: Columns that name the annotator of a row (the first one the header has is used).
+ANNOTATOR_COLUMNS = ("annotator", "annotator_id")
+#: Most label rows one item may have (its annotators): the paper's studies had a handful of annotators per item.
+MAX_ANNOTATORS = 50
 
 
 def read_label_rows(path: str | Path, limit: int = MAX_LABELS_BYTES) -> list[tuple[str, str, float]]:
@@ -77,6 +84,9 @@ def read_label_rows(path: str | Path, limit: int = MAX_LABELS_BYTES) -> list[tup
             raise AnswerRecordError(f"{path}, line 1 (header): {problem}; expected {', '.join(LABEL_COLUMNS)}, "
                                     f"got {quote(', '.join(header))}")
         at = {c: stripped.index(c) for c in LABEL_COLUMNS}
+        who = next((stripped.index(c) for c in ANNOTATOR_COLUMNS if c in stripped), None)
+        first: dict[tuple[str, ...], int] = {}
+        per_item: dict[tuple[str, str], int] = {}
         for fields in reader:
             if not fields:
                 continue
@@ -88,7 +98,20 @@ def read_label_rows(path: str | Path, limit: int = MAX_LABELS_BYTES) -> list[tup
                 raise AnswerRecordError(f"{origin}, field 'task': expected one of {LABEL_TASKS}, got {quote(task)}")
             if not item:
                 raise AnswerRecordError(f"{origin}, field 'item_id': expected an answer or pair id, got an empty field")
-            rows.append((task, item, _human_value(task, fields[at["human"]], origin)))
+            value = _human_value(task, fields[at["human"]], origin)
+            if who is not None:
+                key = (task, item, fields[who].strip())
+                if key in first:
+                    raise AnswerRecordError(
+                        f"{origin}, field {stripped[who]!r}: annotator {quote(key[2])} already labelled {task} item "
+                        f"{quote(item)} on line {first[key]}; expected one row per item and annotator")
+                first[key] = reader.line_num
+            per_item[(task, item)] = per_item.get((task, item), 0) + 1
+            if per_item[(task, item)] > MAX_ANNOTATORS:
+                raise AnswerRecordError(
+                    f"{origin}, field 'item_id': {task} item {quote(item)} has more than {MAX_ANNOTATORS} label rows "
+                    "(a row repeated?); expected one row per annotator")
+            rows.append((task, item, value))
     except csv.Error as err:
         raise AnswerRecordError(f"{path}, line {reader.line_num}: unreadable CSV ({quote(str(err))})") from None
     if not rows:

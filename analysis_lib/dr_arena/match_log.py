@@ -8,11 +8,11 @@ field               type          meaning
 ``match_id``        str           unique per match
 ``tournament_round`` int or null  Swiss round the match belongs to
 ``tree_id``         str           information tree of the match
-``model_a``         str           agent A
-``model_b``         str           agent B
+``model_a``         str           agent A (at most :data:`MAX_NAME_CHARS` characters)
+``model_b``         str           agent B, another agent than A (a self-match is refused)
 ``round``           int ≥ 1       round within the match; a match's rounds are 1, 2, …, n in file order
-``depth``           int ≥ 1       depth of the task in this round (root = 1)
-``width``           int ≥ 1       width constraint of the task in this round
+``depth``           int ≥ 1       depth of the task in this round (root = 1); at most :data:`MAX_LEVEL`
+``width``           int ≥ 1       width constraint of the task in this round; at most :data:`MAX_LEVEL`
 ``question``        str or null   the Examiner's question
 ``answer_a_id``     str or null   id of agent A's answer (e.g. its LLM cache key)
 ``answer_b_id``     str or null   id of agent B's answer
@@ -28,12 +28,15 @@ field               type          meaning
 ==================  ============  ==========================================================================
 
 :func:`load_match_logs` reads a file or every ``*.jsonl`` under a folder and raises :class:`MatchLogError`
-naming the file, line and field of the first bad value; :func:`matches` reduces rounds to one row per match.
+naming the file, line and field of the first bad value; :func:`matches` reduces rounds to one row per match;
+:func:`score_contradictions` lists rounds whose scores contradict their verdict (reported by
+:func:`validate_match_logs` in the log, not refused: the chapter decides a match by its final scores).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import stat
 from collections.abc import Iterable, Mapping
@@ -46,6 +49,8 @@ from analysis_lib import fetch as _fetch
 from analysis_lib.dr_arena.loop import FRAMEWORK, VERDICT_CODES, FailureType, LoopConfig, replay_trace, start_on_tree
 from analysis_lib.jsonl import MAX_LINE_BYTES
 from analysis_lib.search_arena.release_io import line_problem, locate, one_line, short
+
+log = logging.getLogger(__name__)
 
 SCHEMA: dict[str, Any] = {
     "match_id": pl.String, "tournament_round": pl.Int64, "tree_id": pl.String, "model_a": pl.String,
@@ -65,6 +70,13 @@ LOG_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".ndjson")
 MAX_LOG_BYTES = 1024**3
 #: Largest absolute cumulative score accepted (the loop's scores are a few points; 2 per round at most).
 MAX_ABS_SCORE = 1e6
+#: Largest ``round``, ``depth``, ``width`` and ``tournament_round`` accepted (the framework plays at most 10 rounds on
+#: trees a few levels deep; a frame holds 64-bit integers, and a depth of 10**30 failed inside polars).
+MAX_LEVEL = 10_000
+#: Longest model name accepted, in characters (the Search Arena release's bound, :data:`MAX_NAME_CHARS`).
+MAX_NAME_CHARS = 200
+#: Scores are compared with this tolerance when a round's change is checked against its verdict.
+SCORE_TOLERANCE = 1e-9
 
 
 class MatchLogError(ValueError):
@@ -80,12 +92,20 @@ def _check(rec: Any, where: str) -> dict[str, Any]:
     for k in ("match_id", "tree_id", "model_a", "model_b"):
         if not isinstance(rec[k], str) or not rec[k]:
             raise MatchLogError(f"{where}, field {k!r}: expected a non-empty string, got {short(rec[k])}")
+        if len(rec[k]) > MAX_NAME_CHARS:
+            raise MatchLogError(f"{where}, field {k!r}: expected at most {MAX_NAME_CHARS} characters, got "
+                                f"{short(rec[k])}")
+    if rec["model_a"] == rec["model_b"]:
+        raise MatchLogError(f"{where}, fields 'model_a'/'model_b': both are {short(rec['model_a'])}; expected two "
+                            "different agents (a model cannot play itself)")
     for k in ("round", "depth", "width"):
-        if not isinstance(rec[k], int) or isinstance(rec[k], bool) or rec[k] < 1:
-            raise MatchLogError(f"{where}, field {k!r}: expected an integer >= 1, got {short(rec[k])}")
+        if not isinstance(rec[k], int) or isinstance(rec[k], bool) or not 1 <= rec[k] <= MAX_LEVEL:
+            raise MatchLogError(f"{where}, field {k!r}: expected an integer from 1 to {MAX_LEVEL:,}, "
+                                f"got {short(rec[k])}")
     tr = rec.get("tournament_round")
-    if tr is not None and (not isinstance(tr, int) or isinstance(tr, bool)):
-        raise MatchLogError(f"{where}, field 'tournament_round': expected an integer or null, got {short(tr)}")
+    if tr is not None and (not isinstance(tr, int) or isinstance(tr, bool) or not 0 <= tr <= MAX_LEVEL):
+        raise MatchLogError(f"{where}, field 'tournament_round': expected an integer from 0 to {MAX_LEVEL:,} or "
+                            f"null, got {short(tr)}")
     for k in ("score_a", "score_b"):
         v = rec[k]
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or abs(v) > MAX_ABS_SCORE:
@@ -205,6 +225,22 @@ def load_match_logs(path: str | Path) -> pl.DataFrame:
     return rounds_frame(records)
 
 
+def score_contradictions(rounds: pl.DataFrame) -> pl.DataFrame:
+    """The rounds whose scores contradict their verdict: with ``Δ`` the round's change of ``score_a − score_b``
+    (the scores before round 1 are 0), an ``A_…`` verdict needs ``Δ ≥ 0``, a ``B_…`` verdict ``Δ ≤ 0`` and a
+    ``TIE`` ``Δ = 0`` (the loop gives the winner points and the loser none, a tie the same to both;
+    :meth:`analysis_lib.dr_arena.loop.LoopConfig.points`), within :data:`SCORE_TOLERANCE`. Returns ``match_id,
+    round, verdict, change`` for each such round (none: an empty frame)."""
+    gap = pl.col("score_a") - pl.col("score_b")
+    change = (gap - gap.shift(1).over("match_id").fill_null(0.0)).alias("change")
+    out = rounds.sort("match_id", "round").with_columns(change)
+    verdict = pl.col("verdict")
+    bad = (verdict.str.starts_with("A_") & (pl.col("change") < -SCORE_TOLERANCE)) | (
+        verdict.str.starts_with("B_") & (pl.col("change") > SCORE_TOLERANCE)) | (
+        (verdict == "TIE") & (pl.col("change").abs() > SCORE_TOLERANCE))
+    return out.filter(bad).select("match_id", "round", "verdict", "change")
+
+
 def skipped_files(path: str | Path) -> list[Path]:
     """Files under a match-log folder that are not read (no log suffix), for the chapter to report."""
     return log_files(path)[1]
@@ -214,7 +250,15 @@ def validate_match_logs(path: str | Path) -> int:
     """The number of rounds under ``path`` after every check of :func:`load_match_logs` (the build runner calls
     it before any notebook runs); raises :class:`MatchLogError` with one line naming the file, line and field."""
     try:
-        return load_match_logs(path).height
+        rounds = load_match_logs(path)
+        bad = score_contradictions(rounds)
+        if bad.height:
+            first = bad.row(0, named=True)
+            log.warning("%s: %d round(s) whose scores contradict their verdict (first: match %s, round %d, %s with "
+                        "a score-gap change of %+g); the chapter decides matches by the final scores",
+                        Path(path).name, bad.height, short(first["match_id"]), first["round"], first["verdict"],
+                        first["change"])
+        return rounds.height
     except MatchLogError:
         raise
     except (OSError, RecursionError, pl.exceptions.PolarsError) as err:  # an unexpected failure, still one line

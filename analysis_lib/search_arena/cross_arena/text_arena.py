@@ -11,13 +11,15 @@ Validation (issue #25): every failure is a :class:`TextArenaFormatError`, a
 with one line naming the file (by its name), the line, the field and what was expected, a bad value quoted by a
 short prefix. Only a regular, non-empty JSON-lines file is read (:func:`release_io.check_file`: no folder, FIFO or
 device), each line checked first (:func:`release_io.jsonl_problem`: UTF-8, JSON, nesting depth, one object per
-line); a ``question_id`` seen on an earlier line, a ``turn`` that is not a positive whole number (NaN, Inf, 1.5,
-"2") and a file without one voted battle are refused. :func:`validate_text_arena` is the check the book's runner
-calls before any notebook runs.
+line); a ``question_id`` (or, without one, an ``id``) seen on an earlier line, a ``turn`` that is not a positive
+whole number (NaN, Inf, 1.5, "2") and a file without one voted battle are refused. A battle without ``question_id``
+or ``id`` whose models and conversations an earlier one had (:func:`content_key`) is dropped and counted in the
+report. :func:`validate_text_arena` is the check the book's runner calls before any notebook runs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Iterable, Mapping
@@ -125,6 +127,19 @@ def _parse_text_arena_row(row: Any, where: str, search_model: str) -> tuple[dict
     return record, "", conv
 
 
+#: The drop reason of a battle without an id whose :func:`content_key` an earlier battle had.
+REPEATED = "repeated battles without question_id/id (same models and conversations; first kept)"
+
+
+def content_key(row: Mapping[str, Any], conv: str) -> bytes:
+    """The documented content key of a battle without ``question_id`` / ``id``: SHA-256 of ``model_a``,
+    ``model_b`` and the two conversations (``<conv>_a``, ``<conv>_b``) as canonical JSON (keys sorted). Two such
+    battles with one key are one battle read twice (a concatenated or re-exported file): the first is kept, the
+    others dropped and counted (:data:`REPEATED`); the vote is not part of the key."""
+    parts = [row.get("model_a"), row.get("model_b"), row.get(f"{conv}_a"), row.get(f"{conv}_b")]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).digest()
+
+
 _TEXT_ARENA_SCHEMA = {
     "battle_id": pl.String,
     "model_a": pl.String,
@@ -177,16 +192,24 @@ def load_text_arena_report(
     report = LoadReport(source=label)
     records = []
     first_seen: dict[str, str] = {}
+    contents: set[bytes] = set()
     for where, row in items:
         report.n_raw += 1
         record, reason, conv = _parse_text_arena_row(row, where, search_model)
-        question_id = row.get("question_id")
-        if question_id is not None:
-            if str(question_id) in first_seen:
+        id_field = "question_id" if row.get("question_id") is not None else "id" if row.get("id") is not None else ""
+        if id_field:
+            battle_id = str(row[id_field])
+            if battle_id in first_seen:
                 raise TextArenaFormatError(
-                    f"{where}, field 'question_id': {short(question_id)} already on {first_seen[str(question_id)]} "
+                    f"{where}, field {id_field!r}: {short(row[id_field])} already on {first_seen[battle_id]} "
                     "(expected each battle once)")
-            first_seen[str(question_id)] = where.rsplit(", ", 1)[-1]
+            first_seen[battle_id] = where.rsplit(", ", 1)[-1]
+        else:
+            key = content_key(row, conv)
+            if key in contents:
+                report.dropped[REPEATED] = report.dropped.get(REPEATED, 0) + 1
+                continue
+            contents.add(key)
         flag = f"conversations read from {conv}_a/{conv}_b"
         report.flags[flag] = report.flags.get(flag, 0) + 1
         if record is None:
