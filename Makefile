@@ -28,9 +28,9 @@ ATTRIBUTION ?=
 TEXT_ARENA ?=
 # Command-line variables are exported (expanded) to every recipe by default: not these.
 unexport INSTALLER DATA SEED BOOTSTRAP JOBS MEMORY_GB NUGGETS MATCH_LOGS ANSWERS ANSWER_LABELS ATTRIBUTION TEXT_ARENA
-# A local mirror of the inputs pre-seeds the download cache (hashes are still checked).
-ANALYSIS_DATA_MIRROR ?= $(wildcard $(CURDIR)/../shared/data)
-export ANALYSIS_DATA_MIRROR
+# A local mirror of the inputs pre-seeds the download cache (hashes are still checked): $ANALYSIS_DATA_MIRROR when
+# set, else the runner's one default, ../shared/data beside the repository when it exists
+# (bookbuild/config.py: config.default_mirror), so `make book` and `python -m bookbuild` find the same data.
 
 .PHONY: book test install lock publish clean-book
 

@@ -5,6 +5,15 @@
 ``BOOK_ANSWERS``, ``BOOK_ANSWER_LABELS``, ``BOOK_ATTRIBUTION``, ``BOOK_TEXT_ARENA``), never through a shell command
 line, so no character in a value is interpreted. A command-line option wins over its variable. A bad ``--seed`` or
 ``--bootstrap`` (``SEED=abc``) raises :class:`BuildError` with exit code 2 (argparse's own errors exit 2 too).
+``--bootstrap`` takes 1 to :data:`MAX_BOOTSTRAP` rounds: 0 is refused because the chapters compare ranks with the
+papers' through their bootstrap intervals (without intervals the ranks are strict and not comparable), and a bound
+keeps a typo (10⁹) from running until killed. A folder option (``--state-dir``, ``--cache-dir``, ``--book-dir``,
+``--root``, ``--notebooks-dir``) naming a file, inside a file, or on a symlink loop is refused the same way
+(:func:`check_folders`).
+
+The data mirror: ``$ANALYSIS_DATA_MIRROR`` (:mod:`analysis_lib.fetch`) defaults to ``<root>/../shared/data`` when
+unset and that folder exists (:func:`default_mirror`); the runner sets it for itself and its kernels, so
+``python -m bookbuild`` finds the same data as ``make book``, which leaves the default to the runner.
 
 ``--set NAME=VALUE`` (repeatable) sets any other parameter a chapter's ``parameters`` cell declares (for example
 ``--set min_cluster_size=30`` for the topics, or smaller study sizes for a quick build); ``VALUE`` is read as a
@@ -26,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 EXIT_OK, EXIT_NOTEBOOK, EXIT_USAGE, EXIT_BOOK = 0, 1, 2, 3
+#: The most bootstrap rounds a build takes (``--bootstrap`` / ``BOOTSTRAP``); the default is 100.
+MAX_BOOTSTRAP = 10_000
 EXIT_MEANING = {EXIT_OK: "done", EXIT_NOTEBOOK: "a notebook failed", EXIT_USAGE: "bad arguments or inputs",
                 EXIT_BOOK: "the book build failed"}
 
@@ -44,11 +55,13 @@ MANAGED_PARAMETERS = frozenset({"data_source", "seed", "n_bootstrap", "results_d
 
 
 class BuildError(RuntimeError):
-    """A build step failed; ``exit_code`` is the process exit status to use."""
+    """A build step failed; ``exit_code`` is the process exit status to use; ``summary``: what the build did before
+    (a build whose chapters failed still ran the others and built the book)."""
 
-    def __init__(self, message: str, exit_code: int):
+    def __init__(self, message: str, exit_code: int, summary: Summary | None = None):
         super().__init__(message)
         self.exit_code = exit_code
+        self.summary = summary
 
 
 @dataclass
@@ -103,7 +116,7 @@ class Config:
 @dataclass
 class NotebookRun:
     name: str
-    action: str  # "ran" | "skipped"
+    action: str  # "ran" | "skipped" | "failed"
     seconds: float = 0.0
 
 
@@ -113,6 +126,13 @@ class Summary:
     html: Path | None = None
     warnings: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
+    #: chapters that failed in this build: stem -> one-line error, and stem -> where it failed (cell, copy, log)
+    errors: dict[str, str] = field(default_factory=dict)
+    details: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> list[str]:
+        return [r.name for r in self.runs if r.action == "failed"]
 
     @property
     def ran(self) -> list[str]:
@@ -129,14 +149,68 @@ def _env(name: str, default: str) -> str:
 
 
 def _count(name: str, text: str) -> int:
-    """A non-negative integer option (``SEED``, ``BOOTSTRAP``); anything else is a usage error (exit 2, one line)."""
+    """A non-negative integer option (``SEED``, ``JOBS``); anything else is a usage error (exit 2, one line)."""
     try:
         value = int(str(text).strip())
     except ValueError:
         value = -1
     if value < 0:
-        raise BuildError(f"{name} must be a non-negative integer, got {text!r}", EXIT_USAGE)
+        raise BuildError(f"{name} must be a non-negative integer, got {_quoted(text)}", EXIT_USAGE)
     return value
+
+
+def _quoted(text: object, limit: int = 40) -> str:
+    """A user's value in a message: quoted, at most ``limit`` characters (then an ellipsis)."""
+    text = str(text)
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "…"
+
+
+def bootstrap_rounds(text: str) -> int:
+    """``--bootstrap`` / ``BOOTSTRAP``: an integer from 1 to :data:`MAX_BOOTSTRAP` (module doc), else exit 2."""
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        value = -1
+    if not 1 <= value <= MAX_BOOTSTRAP:
+        why = (" (0 rounds gives no intervals, and the chapters compare ranks with the papers' through them)"
+               if value == 0 else "")
+        raise BuildError(f"--bootstrap/BOOTSTRAP must be an integer from 1 to {MAX_BOOTSTRAP:,}{why}, got "
+                         f"{_quoted(text)}", EXIT_USAGE)
+    return value
+
+
+def default_mirror(root: Path) -> Path | None:
+    """The data mirror used when ``$ANALYSIS_DATA_MIRROR`` is unset: ``<root>/../shared/data`` if it is a folder."""
+    mirror = root.parent / "shared" / "data"
+    try:
+        return mirror if mirror.is_dir() else None
+    except OSError:
+        return None
+
+
+def _absolute(option: str, value: str | Path) -> Path:
+    """``value`` made absolute with symlinks resolved; a symlink loop or an unreadable path is exit 2."""
+    try:
+        return Path(value).resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: Python 3.11's "Symlink loop"
+        raise BuildError(f"{option} {_quoted(value, 120)}: cannot resolve the path ({exc})", EXIT_USAGE) from None
+
+
+def check_folders(cfg: Config) -> None:
+    """Each folder the build writes or reads is a folder or can be made one: not a file, not inside a file (exit 2,
+    one line naming the option)."""
+    for option, path in (("--root", cfg.root), ("--notebooks-dir", cfg.notebooks_dir), ("--book-dir", cfg.book_dir),
+                         ("--state-dir", cfg.state_dir), ("--cache-dir", cfg.cache_dir)):
+        probe = path
+        try:
+            while not probe.exists() and probe != probe.parent:
+                probe = probe.parent
+            problem = "" if probe.is_dir() else ("is a file, not a folder" if probe == path else
+                                                 f"lies inside {str(probe)[:120]!r}, which is a file")
+        except OSError as exc:
+            problem = f"cannot be read ({exc.strerror or exc})"
+        if problem:
+            raise BuildError(f"{option} {_quoted(path, 120)} {problem}", EXIT_USAGE)
 
 
 def parse_setting(text: str) -> tuple[str, Any]:
@@ -174,7 +248,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     p.add_argument("--seed", default=_env("BOOK_SEED", "0"),
                    help="simulator and bootstrap seed (default: $BOOK_SEED or 0)")
     p.add_argument("--bootstrap", default=_env("BOOK_BOOTSTRAP", "100"),
-                   help="bootstrap rounds, n_bootstrap (default: $BOOK_BOOTSTRAP or 100)")
+                   help=f"bootstrap rounds, n_bootstrap: 1 to {MAX_BOOTSTRAP:,} (default: $BOOK_BOOTSTRAP or 100)")
     for option, (env, param) in USER_INPUTS.items():
         p.add_argument(f"--{option.replace('_', '-')}", dest=option, default=_env(env, ""),
                        help=f"path injected as `{param}` into notebooks that declare it (default: ${env})")
@@ -200,7 +274,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
                         "e.g. --set min_cluster_size=30; injected only where declared")
     a = p.parse_args(argv)
     seed = _count("SEED", a.seed)
-    n_bootstrap = _count("BOOTSTRAP", a.bootstrap)
+    n_bootstrap = bootstrap_rounds(a.bootstrap)
     jobs = _count("JOBS", a.jobs)
     if jobs < 1:
         raise BuildError(f"JOBS must be a positive integer, got {a.jobs!r}", EXIT_USAGE)
@@ -211,17 +285,17 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     if not memory_gb > 0:
         raise BuildError(f"MEMORY_GB must be a positive number, got {a.memory_gb!r}", EXIT_USAGE)
     settings = dict(parse_setting(t) for t in a.settings)
-    root = Path(a.root).resolve()
+    root = _absolute("--root", a.root)
 
-    def path(value: str | None, default: str) -> Path:
-        return Path(value).resolve() if value else (root / default)
+    def path(option: str, value: str | None, default: str) -> Path:
+        return _absolute(option, value) if value else (root / default)
 
     return Config(
         root=root,
-        notebooks_dir=path(a.notebooks_dir, "notebooks"),
-        book_dir=path(a.book_dir, "book"),
-        state_dir=path(a.state_dir, ".build_state"),
-        cache_dir=path(a.cache_dir, ".cache"),
+        notebooks_dir=path("--notebooks-dir", a.notebooks_dir, "notebooks"),
+        book_dir=path("--book-dir", a.book_dir, "book"),
+        state_dir=path("--state-dir", a.state_dir, ".build_state"),
+        cache_dir=path("--cache-dir", a.cache_dir, ".cache"),
         data=a.data,
         seed=seed,
         n_bootstrap=n_bootstrap,

@@ -6,12 +6,20 @@ input they name (:func:`input_identity`: a file's or folder's sha256, the string
 installed environment (:func:`bookbuild.identity.environment_key`: a hash of every installed package's version,
 Python's and the offline encoder's precision) and, for a chapter that uses the LLM layer, the LLM endpoint's
 identity, model and offline mode (:func:`analysis_lib.llm.identity`, never a secret).
+
+A key that matches is not enough for a chapter to be skipped when its last run left work unfinished
+(:func:`unfinished`): any number recorded ``not run`` with a reason that starts with ``request budget``,
+``deadline`` (``request deadline``, ``run deadline``) or ``endpoint`` (after ``not run:`` and ``the ``), or that
+says items are pending in a Batch API batch. Such a chapter reruns on a plain rebuild, without ``--force``, and
+resumes from the LLM cache; "no endpoint configured" or "offline" reasons do not count (nothing a rebuild could
+finish).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -123,3 +131,31 @@ def book_state_digest(results_dir: Path, state_dir: Path, exclude: str = "") -> 
             h.update(f"{folder.name}/{p.name}".encode() + b"\0")
             h.update(hashlib.sha256(p.read_bytes()).digest())
     return h.hexdigest()
+
+
+#: Beginnings of a not-run reason that a rebuild can finish (matched after a leading "not run:" and "the "):
+#: the request budget ran out, a deadline passed, the endpoint failed part-way. "no LLM endpoint configured" is
+#: not one (a rebuild without an endpoint would change nothing; configuring one changes the key anyway).
+UNFINISHED_REASONS = ("request budget", "deadline", "request deadline", "run deadline", "endpoint")
+#: A Batch API batch still being processed: a rebuild collects it.
+_PENDING_BATCH = re.compile(r"^[\d,]+ items? pending in a batch api batch")
+
+
+def unfinished_reason(reason: str) -> bool:
+    """Whether a not-run reason says the work can be finished by a rebuild (:data:`UNFINISHED_REASONS`, or items
+    pending in a Batch API batch); case is ignored."""
+    text = " ".join(str(reason).split()).lower()
+    text = text.removeprefix("not run:").strip().removeprefix("the ").strip()
+    return text.startswith(UNFINISHED_REASONS) or bool(_PENDING_BATCH.match(text))
+
+
+def unfinished(results: Path) -> list[str]:
+    """The numbers of a chapter's results file (``<book>/_results/<stem>.json``) that its last run left
+    unfinished: rows with ``status == "not run"`` whose ``reason`` (or, without one, ``note``) satisfies
+    :func:`unfinished_reason`, as ``"<analysis_id>: <quantity>"``. A chapter with any is not unchanged: a plain
+    rebuild resumes it (its finished LLM replies come from the cache). No file or an unreadable one: none."""
+    payload = read_json(results)
+    rows = payload.get("results", []) if isinstance(payload, dict) else []
+    return [f"{r.get('analysis_id', '?')}: {r.get('quantity', '?')}" for r in rows
+            if isinstance(r, dict) and r.get("status") == "not run"
+            and unfinished_reason(r.get("reason") or r.get("note") or "")]

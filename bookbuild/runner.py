@@ -21,16 +21,25 @@
    reruns everything; the reproduction-status notebook reruns whenever any chapter's results or state changed;
 4. replaces a chapter's files atomically (:mod:`bookbuild.chapter`): results are staged while it runs and moved
    into ``<book-dir>/_results`` with the chapter's identity, and the executed copy into ``<book-dir>/chapters``,
-   only when the notebook finished; a failed or killed run leaves the last good copy, results and state. It
-   stops at the first failing notebook, naming it and the failing cell (the failed executed copy is kept in
-   ``<book-dir>/_build/runs/failed/``), and records it in ``<results_dir>/_failed.json``
-   (``{"failed": [{"notebook": stem, "error": one line}]}``; removed once every notebook has run). Before the first
-   notebook it prints the LLM estimate for the chapters it runs (:mod:`bookbuild.llm_plan`), or that there is no
-   endpoint. The console shows the runner's lines and one bar per notebook; the kernels' output goes to the log.
+   only when the notebook finished; a failed or killed run leaves the last good copy, results and state. A failed
+   chapter does not stop the book (:mod:`bookbuild.failures`): the console says ``FAIL  <notebook>: <error>`` at
+   once, the log gets its traceback (the failed executed copy is kept in ``<book-dir>/_build/runs/failed/``), it is
+   recorded in ``<results_dir>/_failed.json`` (``{"failed": [{"notebook": stem, "error": one line}]}``, which the
+   status page shows; an entry is removed once its chapter runs again or is unchanged), and the other chapters and
+   the status page run; at the end the runner lists the failures and exits 1, after building the book from what
+   finished. Before the first notebook it prints the LLM estimate for the chapters that will rerun
+   (:mod:`bookbuild.llm_plan`, with this build's ``--set`` values), or that there is no endpoint or nothing to send.
+   The console shows the runner's lines and one bar per notebook; the kernels' output goes to the log, each line
+   prefixed with its chapter.
 5. marks every chapter page with its identity and flags those computed from other inputs than this build's
    (``stale: ...`` on the console), writes the front page's identity line, then the table of contents of the
    chapters that finished (:mod:`bookbuild.toc`) and runs ``jupyter-book build`` (:mod:`bookbuild.book`, skipped
    when nothing it reads changed), and checks that no BrowseComp text reached the book (:mod:`bookbuild.leaks`).
+
+A chapter whose results say it has unfinished work (numbers not run for the request budget, a deadline, the
+endpoint, or a Batch API batch still pending: :func:`bookbuild.keys.unfinished`) is not unchanged: a plain rebuild
+resumes it. ``ANALYSIS_DATA_MIRROR`` defaults to ``<root>/../shared/data`` when unset and that folder exists
+(:func:`bookbuild.config.default_mirror`), as for ``make book``.
 
 Exit codes: 0 success, 1 a notebook failed, 2 bad arguments or inputs, 3 the book build failed; a failure ends with
 the line ``bookbuild: exit N (what): reason``.
@@ -53,7 +62,8 @@ from typing import Any
 
 from analysis_lib import llm, paths
 from analysis_lib.extras import require
-from bookbuild import banner, chapter, console, identity, inputs, keys, llm_plan, schedule, toc
+from analysis_lib.fetch import MIRROR_ENV
+from bookbuild import banner, chapter, console, failures, identity, inputs, keys, llm_plan, schedule, toc
 from bookbuild.book import build_book
 from bookbuild.config import (
     EXIT_BOOK,
@@ -66,9 +76,10 @@ from bookbuild.config import (
     Config,
     NotebookRun,
     Summary,
+    check_folders,
+    default_mirror,
     parse_args,
 )
-from bookbuild.navigation import FAILED_FILE
 
 __all__ = ["EXIT_BOOK", "EXIT_NOTEBOOK", "EXIT_OK", "EXIT_USAGE", "USER_INPUTS", "BuildError", "Config",
            "NotebookRun", "Summary", "build", "main", "parse_args", "run_notebooks", "executed_chapters"]
@@ -134,46 +145,6 @@ def _ipc_kernels() -> type:
     return IPCKernelManager
 
 
-def _execution_error() -> Any:
-    return require("papermill.exceptions", "book", purpose="running the chapter notebooks").PapermillExecutionError
-
-
-def _failure_message(nb: Path, output: Path, exc: Exception, log: Path) -> str:
-    if isinstance(exc, _execution_error()):
-        first_line = next((ln for ln in (exc.source or "").splitlines() if ln.strip()), "")
-        return (
-            f"notebook {nb.name} failed at cell index {exc.cell_index} (execution count {exc.exec_count}, "
-            f"counting papermill's injected-parameters cell): {exc.ename}: {exc.evalue}\n"
-            f"  cell starts: {first_line[:120]}\n"
-            f"  executed copy with the traceback: {output}\n"
-            f"  kernel log: {log}"
-        )
-    return f"notebook {nb.name} could not be executed: {type(exc).__name__}: {exc}\n  output: {output}\n  log: {log}"
-
-
-def _one_line(exc: BaseException) -> str:
-    if isinstance(exc, _execution_error()):
-        text = f"{exc.ename}: {exc.evalue}"
-    else:
-        text = f"{type(exc).__name__}: {exc}"
-    return " ".join(text.split())[:300]
-
-
-def _record_failures(cfg: Config, failed: dict[str, str | None]) -> None:
-    """Update ``_failed.json``: a stem mapped to an error is added, to ``None`` removed; no entries: no file."""
-    path = cfg.results_dir / FAILED_FILE
-    current = {f["notebook"]: f["error"] for f in (keys.read_json(path) or {}).get("failed", [])}
-    for stem, error in failed.items():
-        if error is None:
-            current.pop(stem, None)
-        else:
-            current[stem] = error
-    if current:
-        keys.write_json(path, {"failed": [{"notebook": k, "error": v} for k, v in sorted(current.items())]})
-    else:
-        path.unlink(missing_ok=True)
-
-
 @dataclass
 class Prepared:
     """What the notebooks of one build get: the validated inputs, the reference identity, the parameters."""
@@ -211,7 +182,8 @@ def prepare(cfg: Config) -> Prepared:
 
 
 def run_notebooks(cfg: Config, summary: Summary | None = None, prepared: Prepared | None = None) -> Summary:
-    """Execute the notebooks (skipping unchanged ones); raise :class:`BuildError` at the first failure."""
+    """Execute the notebooks (skipping unchanged ones). A failed chapter is recorded in the summary
+    (``summary.errors``, ``_failed.json``) and the others still run; :func:`build` turns failures into exit 1."""
     pm = _papermill()
     summary = summary or Summary()
     if not cfg.notebooks_dir.is_dir():
@@ -227,17 +199,13 @@ def run_notebooks(cfg: Config, summary: Summary | None = None, prepared: Prepare
     chapter.recover_legacy(cfg)
     keys.write_json(cfg.results_dir / identity.BUILD_FILE, prep.reference)
     inputs.write_for_kernels(cfg.state_dir / "inputs.json", [prep.data, *prep.given.values()])
-    try:  # what the LLM steps will send, before anything is sent (one line when there is no endpoint)
-        llm_plan.print_estimate(cfg.cache_dir, llm_plan.Inputs(prep.data.value, cfg.seed, cfg.cache_dir),
-                                chapters=[nb.stem for nb in notebooks])
-    except Exception as exc:  # noqa: BLE001 - an estimate never stops a build
-        print(f"LLM estimate not available: {type(exc).__name__}: {llm.clip_text(exc, 200, collapse=True)}",
-              flush=True)
     given = {name: d.value for name, d in prep.given.items()}
     chapters = [nb for nb in notebooks if nb.stem != STATUS_NOTEBOOK]
     with console.quiet(cfg.log_path) as quiet_screen:
         run = _Run(cfg, pm, prep, given, declared, summary, _Locked(quiet_screen))
-        to_run = [nb for nb in chapters if not _plan(run, nb, chapter.Chapter(cfg, nb)).unchanged]
+        plans = {nb.stem: _plan(run, nb, chapter.Chapter(cfg, nb)) for nb in chapters}
+        to_run = [nb for nb in chapters if not plans[nb.stem].unchanged]
+        _print_estimate(run, {nb.stem: plans[nb.stem].params for nb in to_run})
         if cfg.jobs > 1 and len(to_run) > 1:  # a chapter rerun alone keeps every core
             with schedule.torch_share(cfg.jobs):
                 _run_parallel(run, chapters)
@@ -256,6 +224,20 @@ def run_notebooks(cfg: Config, summary: Summary | None = None, prepared: Prepare
             flush=True,
         )
     return summary
+
+
+def _print_estimate(run: _Run, rerun: dict[str, dict[str, Any]]) -> None:
+    """What the LLM steps of the chapters that rerun will send, with the parameters they get (``rerun``: stem ->
+    injected parameters), before anything is sent; one line when there is no endpoint or nothing reruns."""
+    cfg, prep = run.cfg, run.prep
+    defaults = {stem: llm_plan.declared_defaults(run.declared[stem]) for stem in rerun}
+    parameters = {stem: {**defaults[stem], **params} for stem, params in rerun.items()}
+    try:
+        llm_plan.print_estimate(cfg.cache_dir, llm_plan.Inputs(prep.data.value, cfg.seed, cfg.cache_dir, parameters),
+                                chapters=list(rerun))
+    except Exception as exc:  # noqa: BLE001 - an estimate never stops a build
+        print(f"LLM estimate not available: {type(exc).__name__}: {llm.clip_text(exc, 200, collapse=True)}",
+              flush=True)
 
 
 def check_settings(cfg: Config, declared: dict[str, dict[str, dict]]) -> None:
@@ -303,8 +285,9 @@ class _Run:
 
 def _run_parallel(run: _Run, chapters: list[Path]) -> None:
     """Run ``chapters`` up to ``cfg.jobs`` at a time, each in its own kernel: longest first within the memory
-    budget (:mod:`bookbuild.schedule`). After a failure no further chapter starts, those running finish (each
-    committed or rolled back on its own) and the first failure in book order is raised. papermill's ``cwd`` is a
+    budget (:mod:`bookbuild.schedule`). A failed chapter is recorded by :func:`_run_one` and the others go on; only
+    an error of the runner itself (or Ctrl-C) stops new starts, lets those running finish (each committed or rolled
+    back on its own) and is raised, the first in book order. papermill's ``cwd`` is a
     process-wide ``chdir``, so the runner enters the notebooks folder once for all of them (every path it hands on
     is absolute)."""
     errors: dict[str, BaseException] = {}
@@ -346,13 +329,15 @@ def _run_parallel(run: _Run, chapters: list[Path]) -> None:
 
 @dataclass(frozen=True)
 class _Plan:
-    """One notebook's injected parameters, identity and rebuild key, and whether its last run still stands."""
+    """One notebook's injected parameters, identity and rebuild key, and whether its last run still stands
+    (``unfinished``: the numbers its last run left for a rebuild, :func:`bookbuild.keys.unfinished`)."""
 
     params: dict[str, Any]
     ident: dict
     key: str
     unchanged: bool
     state: dict | None
+    unfinished: int = 0
 
 
 def _plan(run: _Run, nb: Path, ch: chapter.Chapter) -> _Plan:
@@ -374,7 +359,9 @@ def _plan(run: _Run, nb: Path, ch: chapter.Chapter) -> _Plan:
                             environment=identity.environment_key(prep.reference["environment"]))
     state = keys.read_json(ch.state)
     intact = ch.output.exists() and (not state or not state.get("results") or ch.results.exists())
-    return _Plan(params, ident, key, bool(not cfg.force and state and state.get("key") == key and intact), state)
+    same = bool(not cfg.force and state and state.get("key") == key and intact)
+    unfinished = len(keys.unfinished(ch.results)) if same and not always else 0
+    return _Plan(params, ident, key, same and not unfinished, state, unfinished)
 
 
 def _run_one(run: _Run, nb: Path) -> None:
@@ -388,10 +375,14 @@ def _run_one(run: _Run, nb: Path) -> None:
         screen.line(f"skip  {nb.name} (unchanged since {state.get('finished', '?')})")
         with guard:
             summary.runs.append(NotebookRun(nb.stem, "skipped"))
-            _record_failures(cfg, {nb.stem: None})
+            failures.record_failures(cfg.results_dir, {nb.stem: None})
         return
-    screen.line(f"run   {nb.name}")
+    why = f" ({plan.unfinished} numbers left unfinished by its last run: request budget, deadline, endpoint or " \
+          "a pending batch)" if plan.unfinished else ""
+    screen.line(f"run   {nb.name}{why}")
     ch.prepare()
+    screen.screen.log_block(f"===== {nb.stem}: run started {datetime.now(UTC).isoformat(timespec='seconds')}")
+    streams = [screen.screen.kernel_stream(nb.stem, name) for name in ("stdout", "stderr")]
     t0 = time.perf_counter()
     try:
         run.pm.execute_notebook(
@@ -402,14 +393,19 @@ def _run_one(run: _Run, nb: Path) -> None:
             cwd=None if run.in_notebooks_dir else str(cfg.notebooks_dir),
             progress_bar=screen.bar_options(nb.stem),
             kernel_manager_class=_ipc_kernels(),
+            stdout_file=streams[0],
+            stderr_file=streams[1],
         )
     except BaseException as exc:  # a failing cell (PapermillExecutionError), a dead kernel, Ctrl-C
+        for stream in streams:
+            stream.close()
         ch.roll_back()
         if not isinstance(exc, Exception):
             raise
-        with guard:
-            _record_failures(cfg, {nb.stem: _one_line(exc)})
-        raise BuildError(_failure_message(nb, ch.failed_copy, exc, cfg.log_path), EXIT_NOTEBOOK) from exc
+        _failed(run, nb, exc, ch.failed_copy, time.perf_counter() - t0)
+        return
+    for stream in streams:
+        stream.close()
     seconds = time.perf_counter() - t0
     chapter.finish_page(ch.partial, inspected, params, run.prep.described)
     ch.commit(ident)
@@ -423,17 +419,35 @@ def _run_one(run: _Run, nb: Path) -> None:
         "identity": ident,
     })
     with guard:
-        _record_failures(cfg, {nb.stem: None})
+        failures.record_failures(cfg.results_dir, {nb.stem: None})
         summary.runs.append(NotebookRun(nb.stem, "ran", seconds))
     screen.line(f"done  {nb.name} in {seconds:.1f} s")
+
+
+def _failed(run: _Run, nb: Path, exc: Exception, failed_copy: Path, seconds: float) -> None:
+    """A chapter failed: its traceback into the log, one ``FAIL`` line on the console now, the failure in
+    ``_failed.json`` and the summary; the build goes on (:mod:`bookbuild.failures`)."""
+    cfg, summary = run.cfg, run.summary
+    error = failures.one_line(exc)
+    failures.log_failure(run.screen.screen, nb, exc, failed_copy, seconds)
+    with run.screen.lock:
+        failures.record_failures(cfg.results_dir, {nb.stem: error})
+        summary.runs.append(NotebookRun(nb.stem, "failed", seconds))
+        summary.errors[nb.stem] = error
+        summary.details[nb.stem] = failures.details(nb, failed_copy, exc, cfg.log_path)
+    run.screen.line(f"FAIL  {nb.name} after {seconds:.1f} s: {error} (traceback in {cfg.log_path})")
 
 
 def build(cfg: Config) -> Summary:
     """Validate the inputs, run the notebooks, then (unless ``cfg.book`` is false) build the book. Raises
     :class:`BuildError`.
 
-    One build at a time per state folder: a second one started meanwhile stops at once (exit code 2).
+    One build at a time per state folder: a second one started meanwhile stops at once (exit code 2). Chapters
+    that failed do not stop the others nor the book: the book is built from what finished, then
+    :class:`BuildError` (exit 1) lists them, carrying the summary.
     """
+    check_folders(cfg)  # a folder option naming a file, or a symlink loop: one line, exit 2
+    check_kernel(cfg.kernel)
     cfg.state_dir.mkdir(parents=True, exist_ok=True)
     with (cfg.state_dir / ".lock").open("w") as lock:
         try:
@@ -442,9 +456,11 @@ def build(cfg: Config) -> Summary:
             raise BuildError(f"another build is running (lock: {cfg.state_dir / '.lock'})", EXIT_USAGE) from exc
         # the kernels (started with this environment) write their caches there, never into the package, and read
         # what the runner recorded about the inputs
-        saved = {k: os.environ.get(k) for k in (paths.CACHE_ENV, banner.INPUTS_ENV)}
+        saved = {k: os.environ.get(k) for k in (paths.CACHE_ENV, banner.INPUTS_ENV, MIRROR_ENV)}
         os.environ[paths.CACHE_ENV] = str(cfg.cache_dir)
         os.environ[banner.INPUTS_ENV] = str(cfg.state_dir / "inputs.json")
+        if not os.environ.get(MIRROR_ENV) and (mirror := default_mirror(cfg.root)) is not None:
+            os.environ[MIRROR_ENV] = str(mirror)  # the same mirror as `make book`
         summary = Summary()
         try:
             prep = prepare(cfg)  # before any notebook runs: a bad input leaves the previous book as it was
@@ -459,8 +475,28 @@ def build(cfg: Config) -> Summary:
         if stale := chapter.report_identity(cfg, prep.reference):
             summary.stale = sorted(stale)
         if cfg.book:
-            build_book(cfg, chapter.executed_chapters(cfg), summary)
+            try:
+                build_book(cfg, chapter.executed_chapters(cfg), summary)
+            except BuildError as exc:
+                if summary.errors:  # the book's own failure first, the chapters' after it
+                    exc.args = (f"{exc}\n(and {failures.closing_message(summary.errors, {})})",)
+                exc.summary = summary
+                raise
+        if summary.errors:
+            errors = {r.name: summary.errors[r.name] for r in summary.runs if r.name in summary.errors}
+            raise BuildError(failures.closing_message(errors, summary.details), EXIT_NOTEBOOK, summary)
         return summary
+
+
+def check_kernel(name: str) -> None:
+    """The Jupyter kernel exists (exit 2 with one line naming ``--kernel`` and the kernels there are)."""
+    kernelspec = require("jupyter_client.kernelspec", "book", purpose="running the chapter notebooks")
+    manager = kernelspec.KernelSpecManager()
+    try:
+        manager.get_kernel_spec(name)
+    except kernelspec.NoSuchKernel:
+        known = ", ".join(sorted(manager.find_kernel_specs())) or "none"
+        raise BuildError(f"--kernel {name[:80]!r}: no such Jupyter kernel (installed: {known})", EXIT_USAGE) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -471,6 +507,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg = parse_args(argv)
         summary = build(cfg)
     except BuildError as exc:
+        if exc.summary is not None:
+            _print_summary(exc.summary, t0)
         lines = str(exc).splitlines() or [""]
         if len(lines) > 1:  # the details (failing cell, executed copy, log), then the one-line summary
             print(f"build failed: {exc}", file=sys.stderr, flush=True)
@@ -478,12 +516,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bookbuild: exit {exc.exit_code} ({EXIT_MEANING[exc.exit_code]}): {reason}", file=sys.stderr,
               flush=True)
         return exc.exit_code
-    ran, skipped = summary.ran, summary.skipped
+    _print_summary(summary, t0)
+    return EXIT_OK
+
+
+def _print_summary(summary: Summary, t0: float) -> None:
+    ran, skipped, failed = summary.ran, summary.skipped, summary.failed
     print(
-        f"notebooks: {len(ran)} ran ({', '.join(ran) or '-'}), {len(skipped)} skipped ({', '.join(skipped) or '-'}); "
-        f"{time.perf_counter() - t0:.1f} s in all",
+        f"notebooks: {len(ran)} ran ({', '.join(ran) or '-'}), {len(skipped)} skipped ({', '.join(skipped) or '-'})"
+        + (f", {len(failed)} failed ({', '.join(failed)})" if failed else "")
+        + f"; {time.perf_counter() - t0:.1f} s in all",
         flush=True,
     )
     if summary.html:
         print(f"HTML: {summary.html}", flush=True)
-    return EXIT_OK
