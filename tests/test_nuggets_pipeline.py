@@ -164,3 +164,59 @@ def test_documents_and_nuggets_go_in_windows_of_ten_and_the_list_is_capped_at_30
     assert (scores["n_nuggets"], scores["n_vital"], scores["capped"]) == (30, 15, False)
     assert (scores["all_a"], scores["vital_a"]) == pytest.approx((0.5, 1.0))
     assert (scores["all_b"], scores["vital_b"]) == pytest.approx((10 / 30, 5 / 15))
+
+
+class _Recorder:
+    """Stands in for nuggetizer's LLM handler (the public ``creator_llm`` / ``scorer_llm`` / ``assigner_llm``
+    attributes): keeps each prompt and answers from a list."""
+
+    def __init__(self, replies):
+        self.replies, self.prompts = list(replies), []
+
+    def run(self, messages, temperature=0):
+        self.prompts.append(messages)
+        return self.replies.pop(0), 0
+
+
+def test_the_prompts_equal_what_nuggetizer_sends():
+    """Our copies of nuggetizer 0.0.5's prompts equal what its public ``create`` and ``assign`` send (captured by
+    stand-in handlers, so no private method is called here either)."""
+    nz_models = pytest.importorskip("nuggetizer.models.nuggetizer")
+    nzt = pytest.importorskip("nuggetizer.core.types")
+    from analysis_lib.nuggets import nuggetizer_prompts as ours
+
+    nz = nz_models.Nuggetizer(api_keys="unused")  # builds OpenAI clients, sends nothing
+    docs = [nzt.Document(str(k), f"document {k} about Paris") for k in range(13)]
+    request = nzt.Request(nzt.Query("q1", "capital of france"), docs)
+    first, second = ["Paris is the capital"], ["Paris is the capital", "Paris is on the Seine"]
+    nz.creator_llm = _Recorder([repr(first), repr(second)])
+    nz.scorer_llm = _Recorder([repr(["vital", "okay"])])
+    created = nz.create(request)
+    assert nz.creator_llm.prompts == [ours.create_nugget_prompt(request, 0, 10, []),
+                                      ours.create_nugget_prompt(request, 10, 20, first)]
+    assert nz.scorer_llm.prompts == [ours.create_score_prompt("capital of france",
+                                                              [nzt.Nugget(t) for t in second])]
+    nz.assigner_llm = _Recorder([repr(["support", "not_support"])])
+    nz.assign("capital of france", "Paris is the capital.", created)
+    assert nz.assigner_llm.prompts == [ours.create_assign_prompt("capital of france", "Paris is the capital.",
+                                                                 created)]
+    two = nzt.NuggetAssignMode.SUPPORT_GRADE_2
+    nz.assigner_mode = two
+    nz.assigner_llm = _Recorder([repr(["support", "not_support"])])
+    nz.assign("capital of france", "Paris.", created)
+    assert nz.assigner_llm.prompts == [ours.create_assign_prompt("capital of france", "Paris.", created, two)]
+
+
+def test_the_pipeline_sends_the_public_functions_prompts(tmp_path):
+    from analysis_lib.nuggets.nuggetizer_prompts import prompt_functions
+
+    nzt = pytest.importorskip("nuggetizer.core.types")
+    fns = prompt_functions()
+    with FakeOpenAIServer(responder) as srv:
+        client = LLMClient(base_url=srv.base_url, model="local", cache_dir=tmp_path, progress=False,
+                           backoff_base=0.01, max_parse_retries=0)
+        run_pipeline(BATTLES[:1], client)
+        sent = srv.chat_requests()[0]["messages"]
+    b = BATTLES[0]
+    request = nzt.Request(nzt.Query(b.qid, b.query), [nzt.Document(str(k), s) for k, s in enumerate(b.sources)])
+    assert sent == fns.create_nugget_prompt(request, 0, 10, [], creator_max_nuggets=30)

@@ -28,8 +28,10 @@ Why nuggetizer's ``Nuggetizer`` class is not called directly (nuggetizer 0.0.5, 
   encoding);
 - it has no cache, no concurrency and up to 500 retries per call.
 
-So this module uses nuggetizer's prompt builders (``_create_nugget_prompt``, ``_create_score_prompt``,
-``_create_assign_prompt``: the exact prompts) and its record layout, and sends the calls itself.
+So this module uses nuggetizer's prompts through public functions only
+(:func:`~analysis_lib.nuggets.nuggetizer_prompts.prompt_functions`: ``nuggetizer.prompts`` where the installed
+nuggetizer exports it, else the same prompts of the pinned 0.0.5, verbatim), its types and its record layout, and
+sends the calls itself.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from typing import Any
 
 from analysis_lib.extras import require
 from analysis_lib.llm import LLMClient, Step, Task
+from analysis_lib.nuggets.nuggetizer_prompts import PromptFunctions, prompt_functions
 from analysis_lib.nuggets.records import FAILED, NuggetRecords, records_from_dicts
 from analysis_lib.nuggets.scores import MAX_NUGGETS, Importance, Nugget, cap_nuggets
 
@@ -69,14 +72,10 @@ class BattleInput:
 PURPOSE = "nuggetizer's AutoNuggetizer prompts"
 
 
-def _prompts() -> Any:
-    """A nuggetizer instance used only for its prompt builders (its LLM handlers are never created)."""
-    nuggetizer_class = require("nuggetizer.models.nuggetizer", "nuggets", purpose=PURPOSE).Nuggetizer
-    types = require("nuggetizer.core.types", "nuggets", purpose=PURPOSE)
-    nz = nuggetizer_class.__new__(nuggetizer_class)
-    nz.creator_max_nuggets = MAX_NUGGETS
-    nz.assigner_mode = types.NuggetAssignMode.SUPPORT_GRADE_3
-    return nz
+def _prompts() -> PromptFunctions:
+    """nuggetizer's prompt builders (public functions), after checking nuggetizer is installed."""
+    require("nuggetizer.core.types", "nuggets", purpose=PURPOSE)
+    return prompt_functions()
 
 
 def parse_list(content: str) -> list[str]:
@@ -124,9 +123,10 @@ def pipeline_steps(battles: Sequence[BattleInput], *, variant: str = "with_sourc
     nzt = require("nuggetizer.core.types", "nuggets", purpose=PURPOSE)
     docs = {b.qid: [s for s in ((b.answer_a, b.answer_b) if variant == "responses_only" else b.sources)
                     if s and s.strip()] for b in battles}
-    first = [nz._create_nugget_prompt(nzt.Request(nzt.Query(b.qid, b.query),
-                                                  [nzt.Document(str(k), s) for k, s in enumerate(docs[b.qid])]),
-                                      0, window, []) for b in battles if docs[b.qid]]
+    first = [nz.create_nugget_prompt(nzt.Request(nzt.Query(b.qid, b.query),
+                                                 [nzt.Document(str(k), s) for k, s in enumerate(docs[b.qid])]),
+                                     0, window, [], creator_max_nuggets=MAX_NUGGETS)
+             for b in battles if docs[b.qid]]
     rounds = sum(-(-len(d) // window) for d in docs.values())
     windows = -(-MAX_NUGGETS // window) * sum(1 for d in docs.values() if d)
     later = "bound: items come from earlier replies"
@@ -160,7 +160,8 @@ def run_pipeline(battles: Sequence[BattleInput], client: LLMClient, *, variant: 
     create = _task(f"ng_create_{variant}", model)
     for r in range(n_rounds):
         todo = [b.qid for b in battles if b.qid not in failed and r * window < len(docs[b.qid])]
-        prompts = [nz._create_nugget_prompt(requests[q], r * window, (r + 1) * window, current[q]) for q in todo]
+        prompts = [nz.create_nugget_prompt(requests[q], r * window, (r + 1) * window, current[q],
+                                           creator_max_nuggets=MAX_NUGGETS) for q in todo]
         for q, out in zip(todo, _run(client, create, prompts, calls), strict=True):
             if out is None:
                 failed.add(q)
@@ -169,7 +170,7 @@ def run_pipeline(battles: Sequence[BattleInput], client: LLMClient, *, variant: 
     # 2. importance, in windows of nuggets
     score = _task("ng_importance", model)
     jobs = [(b.qid, k) for b in battles if b.qid not in failed for k in range(0, len(current[b.qid]), window)]
-    prompts = [nz._create_score_prompt(requests[q].query.text, [nzt.Nugget(t) for t in current[q][k:k + window]])
+    prompts = [nz.create_score_prompt(requests[q].query.text, [nzt.Nugget(t) for t in current[q][k:k + window]])
                for q, k in jobs]
     importance: dict[str, list[str]] = {q: [FAILED] * len(current[q]) for q in current}
     for (q, k), out in zip(jobs, _run(client, score, prompts, calls), strict=True):
@@ -191,7 +192,7 @@ def run_pipeline(battles: Sequence[BattleInput], client: LLMClient, *, variant: 
     assign = _task("ng_assign", model)
     answers = {(b.qid, "a"): b.answer_a for b in battles} | {(b.qid, "b"): b.answer_b for b in battles}
     jobs2 = [(q, s, k) for q in nuggets if q not in failed for s in "ab" for k in range(0, len(nuggets[q]), window)]
-    prompts = [nz._create_assign_prompt(requests[q].query.text, answers[(q, s)],
+    prompts = [nz.create_assign_prompt(requests[q].query.text, answers[(q, s)],
                                         [nzt.ScoredNugget(n.text, n.importance.value)
                                          for n in nuggets[q][k:k + window]])
                for q, s, k in jobs2]
