@@ -50,10 +50,8 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
-import tempfile
 import threading
 import time
-import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -61,7 +59,6 @@ from pathlib import Path
 from typing import Any
 
 from analysis_lib import llm, paths
-from analysis_lib.extras import require
 from analysis_lib.fetch import MIRROR_ENV
 from bookbuild import banner, chapter, console, failures, identity, inputs, keys, llm_plan, schedule, toc
 from bookbuild.book import build_book
@@ -80,12 +77,14 @@ from bookbuild.config import (
     default_mirror,
     parse_args,
 )
+from bookbuild.kernels import check_kernel, declared_parameters, ipc_kernels, papermill
 
 __all__ = ["EXIT_BOOK", "EXIT_NOTEBOOK", "EXIT_OK", "EXIT_USAGE", "USER_INPUTS", "BuildError", "Config",
            "NotebookRun", "Summary", "build", "main", "parse_args", "run_notebooks", "executed_chapters"]
 
 STATUS_NOTEBOOK = toc.STATUS_NOTEBOOK
 executed_chapters = chapter.executed_chapters
+_ipc_kernels = ipc_kernels
 
 
 def discover(cfg: Config) -> list[Path]:
@@ -117,32 +116,6 @@ def base_parameters(cfg: Config, data_source: str) -> dict:
         "results_dir": str(cfg.results_dir),
         "cache_dir": str(cfg.cache_dir),
     }
-
-
-def declared_parameters(notebook: Path) -> dict[str, dict]:
-    """The parameters a notebook's ``parameters`` cell declares, in order, with their defaults (papermill's
-    inspection)."""
-    return dict(_papermill().inspect_notebook(str(notebook)))
-
-
-def _papermill() -> Any:
-    return require("papermill", "book", purpose="running the chapter notebooks")
-
-
-def _ipc_kernels() -> type:
-    """nbclient's kernel manager on local (IPC) sockets, each kernel under a short name of its own in the temporary
-    folder. Over TCP the manager picks free ports and the kernel binds them a moment later: with several kernels
-    starting at once (``--jobs``, the test suite's workers) another process can take a port in between ("Address
-    already in use", the kernel dies before replying)."""
-    base = require("jupyter_client", "book", purpose="running the chapter notebooks").AsyncKernelManager
-
-    class IPCKernelManager(base):  # type: ignore[misc, valid-type]
-        def __init__(self, **kwargs: Any):
-            kwargs.setdefault("transport", "ipc")  # socket files <ip>-<n>, removed when the kernel shuts down
-            kwargs.setdefault("ip", os.path.join(tempfile.gettempdir(), f"bookbuild-{uuid.uuid4().hex[:12]}"))
-            super().__init__(**kwargs)
-
-    return IPCKernelManager
 
 
 @dataclass
@@ -184,7 +157,7 @@ def prepare(cfg: Config) -> Prepared:
 def run_notebooks(cfg: Config, summary: Summary | None = None, prepared: Prepared | None = None) -> Summary:
     """Execute the notebooks (skipping unchanged ones). A failed chapter is recorded in the summary
     (``summary.errors``, ``_failed.json``) and the others still run; :func:`build` turns failures into exit 1."""
-    pm = _papermill()
+    pm = papermill()
     summary = summary or Summary()
     if not cfg.notebooks_dir.is_dir():
         raise BuildError(f"notebooks folder not found: {cfg.notebooks_dir}", EXIT_USAGE)
@@ -392,7 +365,7 @@ def _run_one(run: _Run, nb: Path) -> None:
             kernel_name=cfg.kernel,
             cwd=None if run.in_notebooks_dir else str(cfg.notebooks_dir),
             progress_bar=screen.bar_options(nb.stem),
-            kernel_manager_class=_ipc_kernels(),
+            kernel_manager_class=ipc_kernels(),
             stdout_file=streams[0],
             stderr_file=streams[1],
         )
@@ -486,17 +459,6 @@ def build(cfg: Config) -> Summary:
             errors = {r.name: summary.errors[r.name] for r in summary.runs if r.name in summary.errors}
             raise BuildError(failures.closing_message(errors, summary.details), EXIT_NOTEBOOK, summary)
         return summary
-
-
-def check_kernel(name: str) -> None:
-    """The Jupyter kernel exists (exit 2 with one line naming ``--kernel`` and the kernels there are)."""
-    kernelspec = require("jupyter_client.kernelspec", "book", purpose="running the chapter notebooks")
-    manager = kernelspec.KernelSpecManager()
-    try:
-        manager.get_kernel_spec(name)
-    except kernelspec.NoSuchKernel:
-        known = ", ".join(sorted(manager.find_kernel_specs())) or "none"
-        raise BuildError(f"--kernel {name[:80]!r}: no such Jupyter kernel (installed: {known})", EXIT_USAGE) from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -63,7 +63,8 @@ def test_a_failed_chapter_does_not_stop_the_book(jobs, tmp_path, capsys, monkeyp
     assert "FAIL  02_boom.ipynb" in out and "ValueError: boom from the fixture" in out
     assert "1 failed (02_boom)" in out and "run   03_after.ipynb" in out
     last = err.strip().splitlines()[-1]
-    assert last == "bookbuild: exit 1 (a notebook failed): 1 chapter failed: 02_boom (ValueError: boom from the fixture)"
+    assert last == ("bookbuild: exit 1 (a notebook failed): 1 chapter failed: 02_boom "
+                    "(ValueError: boom from the fixture)")
     assert "cell index 5" in err  # 0 title, 1 parameters, 2 injected, 3 recorder, 4 the prints, 5 raises
     assert str(root / "book" / "_build" / "runs" / "failed" / "02_boom.ipynb") in err
     # the log: the kernel's output (both streams, by chapter) and the traceback
