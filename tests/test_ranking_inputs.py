@@ -162,17 +162,34 @@ def test_the_ridge_opt_in_says_which_models_needed_it():
     assert fine.ridge == 0 and fine.ridge_models == () and fine.ridge_resamples == 0
 
 
-def test_a_bootstrap_resample_without_an_mle_is_an_error_unless_the_ridge_is_allowed():
+def test_a_bootstrap_resample_without_an_mle_is_fitted_with_the_ridge_and_counted_per_model():
+    """Before: the default stopped with NotIdentifiableError although the data have an MLE."""
     # A beats B 9-1 and C 9-1, B-C 5-5: the data have an MLE, a resample that misses both of A's losses has none
     rows = ([("A", "B", "model_a")] * 9 + [("A", "B", "model_b")] + [("B", "C", "model_a")] * 5
             + [("B", "C", "model_b")] * 5 + [("C", "A", "model_a")] + [("C", "A", "model_b")] * 9)
-    msg = r"of bootstrap rounds 0–\d+ \(of 200 rounds\) have no Bradley–Terry MLE; round \d+: .*never lost: \['A'\]"
-    with pytest.raises(ranking.NotIdentifiableError, match=msg):
-        ranking.leaderboard(frame(rows), rounds=200)
-    result = ranking.leaderboard(frame(rows), rounds=200, on_separation="ridge", point="ml")
-    assert 0 < result.ridge_resamples < 200 and result.ridge == 0
-    assert dict(zip(result.models, result.rating, strict=True))["A"] == pytest.approx(
-        1000 + 400 * (2 / 3) * math.log10(9), abs=1e-6)  # closed form of the point fit, Σ r = 0
+    for how in ("error", "ridge"):
+        result = ranking.leaderboard(frame(rows), rounds=200, on_separation=how, point="ml")
+        assert 0 < result.ridge_resamples < 200 and result.ridge == 0 and result.mle_exists
+        assert dict(zip(result.models, result.rating, strict=True))["A"] == pytest.approx(
+            1000 + 400 * (2 / 3) * math.log10(9), abs=1e-6)  # closed form of the point fit, Σ r = 0
+        # the rounds without an MLE are exactly those where A kept no loss (then A is the only one outside)
+        data = pairs.PairData.from_frame(frame(rows))
+        w = ranking.bootstrap_counts(data.n_battles, 200, 0, p=data.counts / data.counts.sum())
+        a = data.models.index("A")
+        a_lost = ((data.pairs[:, 0] == a) & (data.outcomes < 1)) | ((data.pairs[:, 1] == a) & (data.outcomes > 0))
+        no_loss = int((w[:, a_lost].sum(axis=1) == 0).sum())
+        assert result.ridge_resamples == no_loss
+        per_model = dict(zip(result.models, result.ridge_rounds, strict=True))
+        assert per_model == {"A": no_loss, "B": 0, "C": 0}
+        board = result.to_frame(ridge_columns=True)
+        assert board.filter(pl.col("model") == "A")["ridge_rounds"][0] == no_loss
+        assert not board["set_by_ridge"].any()
+        assert f"{no_loss} of 200 bootstrap resamples had no MLE" in result.summary() and "A (" in result.summary()
+    with pytest.raises(ranking.NotIdentifiableError, match=r"never lost: \['A'\]"):  # the library call can still ask
+        from analysis_lib.ranking.bootstrap import bootstrap_pairs
+        from analysis_lib.ranking.newton import PairStats
+        stats = PairStats.from_rows(data.pairs, data.outcomes, 3)
+        bootstrap_pairs(stats, data.models, data.pairs, data.outcomes, data.counts, np.zeros(3), 200, 0, ridge=None)
 
 
 # ------------------------------------------------------------------------------------ NaN is not converged

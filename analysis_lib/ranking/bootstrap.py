@@ -9,10 +9,23 @@ book's Search Arena numbers) however the rounds are chunked. Chunks bound memory
 fitted on two threads while the next chunk is drawn, each chunk's rounds batched and warm-started from the
 full-data optimum.
 
+Arena scale (contextual BT on at least :data:`LARGE_BATTLES` battles). ``rng.multinomial`` over ``N`` equally
+likely battles costs one binomial draw per battle (0.2 s a round at 1.6M battles, more than the fit); there each
+round is drawn as the counts of ``N`` battle indices drawn uniformly with replacement
+(``bincount(rng.integers(0, N, N))``), the same multinomial distribution at a tenth of the cost, from the same
+generator (so reproducible by seed, but not the same draws as below that size: the book's fits are smaller and
+keep theirs). Chunks are then larger (:data:`LARGE_CHUNK_CELLS`, eight rounds of 1.6M battles), so that each
+chord iteration reads the feature matrix once for eight rounds (one BLAS product ``Z (β_1 … β_8)``).
+
 A round without an MLE (an unpenalised fit whose resampled beat graph is not strongly connected:
-:mod:`analysis_lib.ranking.graph`) is decided before fitting: it is fitted with the ridge when the caller opted
-in (and counted), else it raises :class:`~analysis_lib.ranking.graph.NotIdentifiableError`. A round whose fit
-does not converge raises :class:`ConvergenceError`; no NaN passes silently.
+:mod:`analysis_lib.ranking.graph`) is decided before fitting: it is fitted with the ridge when one is given (the
+leaderboard always gives one when the full data have an MLE: a skewed arena's rare model that lost every battle
+a resample kept must not stop the leaderboard), else it raises
+:class:`~analysis_lib.ranking.graph.NotIdentifiableError`. Every such round is counted, and so is, per model, each
+round in which that model was outside the largest strongly connected group of the resample (its rating in that
+round set by the ridge's prior, not by the data): the second value the bootstrap functions return, a
+``(rounds, models)`` boolean array. A round whose fit does not converge raises :class:`ConvergenceError`; no NaN
+passes silently.
 """
 
 from __future__ import annotations
@@ -33,23 +46,37 @@ from analysis_lib.ranking.newton import NewtonReport, PairStats, fit_pairs
 #: Most ``rounds × rows`` weights in one chunk of rounds (unique rows for plain BT, battles for contextual BT).
 CHUNK_CELLS = 250_000
 CONTEXTUAL_CHUNK_CELLS = 500_000
+#: Contextual fits with at least this many battles draw rounds as uniform indices, in larger chunks (docstring).
+LARGE_BATTLES = 200_000
+LARGE_CHUNK_CELLS = 13_000_000
 #: Threads fitting chunks of rounds at once (numpy's element-wise work releases the GIL), for bootstraps of at
 #: least :data:`MIN_THREADED_CELLS` ``rounds × rows``; smaller ones run on one thread, where starting and feeding
 #: the threads costs more than they save (1,500 battles × 100 rounds: 0.06 s on one thread, 0.11 s on two).
 THREADS = min(2, os.cpu_count() or 1)
 MIN_THREADED_CELLS = 1_000_000
 
-ChunkResult = tuple[np.ndarray, int, NewtonReport]
+ChunkResult = tuple[np.ndarray, np.ndarray, NewtonReport]
 
 
 class ConvergenceError(RuntimeError):
     """A fit did not converge (gradient and step tolerances not met, or non-finite values)."""
 
 
-def count_chunks(n: int, rounds: int, seed: int, p: np.ndarray | None, chunk: int) -> Iterator[tuple[int, np.ndarray]]:
+def count_chunks(n: int, rounds: int, seed: int, p: np.ndarray | None, chunk: int, *,
+                 uniform_indices: bool = False) -> Iterator[tuple[int, np.ndarray]]:
     """``(first round, counts)``: multinomial resample counts, ``chunk`` rounds at a time, from one generator
-    (module docstring)."""
+    (module docstring). ``uniform_indices`` (``p`` None only): each round the counts of ``n`` uniform indices."""
     rng = np.random.default_rng(seed)
+    if uniform_indices:
+        if p is not None:
+            raise ValueError("uniform_indices draws equally likely rows only (p=None)")
+        for start in range(0, rounds, chunk):
+            size = min(chunk, rounds - start)
+            out = np.empty((size, n))
+            for j in range(size):
+                out[j] = np.bincount(rng.integers(0, n, size=n, dtype=np.int64), minlength=n)
+            yield start, out
+        return
     probs = np.full(n, 1.0 / n) if p is None else p
     for start in range(0, rounds, chunk):
         yield start, rng.multinomial(n, probs, size=min(chunk, rounds - start)).astype(float)
@@ -71,6 +98,18 @@ def _no_mle_error(models: tuple[str, ...], pairs: np.ndarray, y: np.ndarray, w: 
     )
 
 
+def ridge_outside(models: tuple[str, ...], pairs: np.ndarray, y: np.ndarray, w: np.ndarray,
+                  exists: np.ndarray) -> np.ndarray:
+    """``(B, m)`` booleans: for each round (row of ``w``) without an MLE, the models outside the largest strongly
+    connected group of its beat graph (:func:`~analysis_lib.ranking.graph.diagnose`), whose ratings the ridge sets
+    in that round; all false for rounds with an MLE."""
+    out = np.zeros((w.shape[0], len(models)), dtype=bool)
+    for j in np.flatnonzero(~exists):
+        main = set(diagnose(models, pairs, y, w[j]).main)
+        out[j] = [m not in main for m in models]
+    return out
+
+
 def check_converged(report: NewtonReport, what: str) -> None:
     """Raise :class:`ConvergenceError` naming how many fits of ``report`` did not converge."""
     if not report.converged.all():
@@ -84,9 +123,9 @@ def check_converged(report: NewtonReport, what: str) -> None:
 
 def _run(
     weights: Iterator[tuple[int, np.ndarray]], fit_chunk: Callable[[int, np.ndarray], ChunkResult], rounds: int,
-    width: int,
+    width: int, n_models: int,
     progress: bool | None, threads: int,
-) -> tuple[np.ndarray, int, NewtonReport]:
+) -> tuple[np.ndarray, np.ndarray, NewtonReport]:
     """Fit the chunks of ``weights`` in order on ``threads`` threads (BLAS held to one thread each), drawing the
     next chunk while the others are fitted; at most ``threads`` chunks in flight."""
     results: list[ChunkResult] = []
@@ -107,8 +146,8 @@ def _run(
                     results.append(pending.popleft().result())
                     bar.update(results[-1][0].shape[0])
     if not results:
-        return np.zeros((0, width)), 0, NewtonReport.concat([])
-    return (np.vstack([r[0] for r in results]), sum(r[1] for r in results),
+        return np.zeros((0, width)), np.zeros((0, n_models), dtype=bool), NewtonReport.concat([])
+    return (np.vstack([r[0] for r in results]), np.vstack([r[1] for r in results]),
             NewtonReport.concat([r[2] for r in results]))
 
 
@@ -139,8 +178,9 @@ def bootstrap_pairs(
     ridge: float | None = None,
     progress: bool | None = None,
     threads: int | None = None,
-) -> tuple[np.ndarray, int, NewtonReport]:
-    """``(θ per round (rounds, m), resamples fitted with the ridge, report)`` for plain BT on unique rows.
+) -> tuple[np.ndarray, np.ndarray, NewtonReport]:
+    """``(θ per round (rounds, m), models set by the ridge per round (rounds, m), report)`` for plain BT on unique
+    rows.
 
     Rounds are warm-started from ``theta_hat``; with ``reg = 0`` each resample's MLE existence is checked first
     and a resample without one is fitted with ``ridge`` (or raises when ``ridge`` is None).
@@ -159,11 +199,11 @@ def bootstrap_pairs(
             check_converged(rep_r, "bootstrap (ridge)")
         theta[exists], rep = fit_pairs(stats, n[exists], s[exists], reg=reg, theta0=theta_hat)
         check_converged(rep, "bootstrap")
-        return theta, int((~exists).sum()), rep
+        return theta, ridge_outside(models, pairs, outcomes, w, exists), rep
 
     chunk = _chunk_size(rounds, len(counts), threads, CHUNK_CELLS, stats.n_models)
     weights = count_chunks(int(total), rounds, seed, counts / total, chunk)
-    return _run(weights, fit_chunk, rounds, stats.n_models, progress, threads)
+    return _run(weights, fit_chunk, rounds, stats.n_models, len(models), progress, threads)
 
 
 def bootstrap_battles(
@@ -177,9 +217,9 @@ def bootstrap_battles(
     ridge: float | None = None,
     progress: bool | None = None,
     threads: int | None = None,
-) -> tuple[np.ndarray, int, NewtonReport]:
-    """``(θ per round (rounds, m + k), resamples fitted with the ridge, report)`` for contextual BT: battles
-    resampled, rounds from ``theta_hat`` by the block-updated chord iteration (:mod:`contextual_solver`)."""
+) -> tuple[np.ndarray, np.ndarray, NewtonReport]:
+    """``(θ per round (rounds, m + k), models set by the ridge per round (rounds, m), report)`` for contextual BT:
+    battles resampled, rounds from ``theta_hat`` by the block-updated chord iteration (:mod:`contextual_solver`)."""
     n = len(design.y)
     threads = _threads(threads, rounds, n)
     battle_pairs = np.column_stack([design.a, design.b])
@@ -196,7 +236,9 @@ def bootstrap_battles(
                 check_converged(rep_r, "bootstrap (ridge)")
         theta[exists], rep = chord_rounds(design, w[exists], theta_hat, h0, reg)
         check_converged(rep, "bootstrap")
-        return theta, int((~exists).sum()), rep
+        return theta, ridge_outside(models, battle_pairs, design.y, w, exists), rep
 
-    chunk = _chunk_size(rounds, n, threads, CONTEXTUAL_CHUNK_CELLS, design.n_params)
-    return _run(count_chunks(n, rounds, seed, None, chunk), fit_chunk, rounds, design.n_params, progress, threads)
+    large = n >= LARGE_BATTLES
+    chunk = _chunk_size(rounds, n, threads, LARGE_CHUNK_CELLS if large else CONTEXTUAL_CHUNK_CELLS, design.n_params)
+    weights = count_chunks(n, rounds, seed, None, chunk, uniform_indices=large)
+    return _run(weights, fit_chunk, rounds, design.n_params, len(models), progress, threads)

@@ -170,10 +170,18 @@ def _newton(
     gn = dn = np.inf
     it = 0
     converged = False
+    # η at the current θ is kept from the line search that accepted it: one pass over the battles for η per
+    # iteration (the values are those of design.gradient / design.hessian / design.loss, computed once)
+    eta = design.eta(theta[None, :])[:, 0]
+    loss0 = _loss_at(design, eta, theta, w, reg)
     for it in range(1, max_iter + 1):
-        g = design.gradient(theta[None, :], w2, reg)[0]
+        prob = expit(eta)
+        g = design.score_sum((w * (prob - design.y))[:, None])[0] + reg * theta
+        h = design.outer_sum(w * prob * (1.0 - prob))
+        if reg:
+            h[np.diag_indices_from(h)] += reg
         try:
-            delta = np.linalg.solve(design.solvable(design.hessian(theta, w, reg), reg), g)
+            delta = np.linalg.solve(design.solvable(h, reg), g)
         except np.linalg.LinAlgError:
             delta = np.full_like(g, np.nan)
         gn, dn = float(np.max(np.abs(g), initial=0.0)), float(np.max(np.abs(delta), initial=0.0))
@@ -183,16 +191,23 @@ def _newton(
             theta = theta - delta
             converged = True
             break
-        loss0 = design.loss(theta[None, :], w2, reg)[0]
         t = 1.0
         for _ in range(40):
             new = theta - t * delta
-            if design.loss(new[None, :], w2, reg)[0] <= loss0 + 1e-12 * abs(loss0):
+            eta = design.eta(new[None, :])[:, 0]
+            loss1 = _loss_at(design, eta, new, w, reg)
+            if loss1 <= loss0 + 1e-12 * abs(loss0):
                 break
             t *= 0.5
-        theta = new
+        theta, loss0 = new, loss1
+    del w2
     report = NewtonReport(np.array([it]), np.array([gn]), np.array([dn]), np.array([converged]))
     return theta, report
+
+
+def _loss_at(design: ContextualDesign, eta: np.ndarray, theta: np.ndarray, w: np.ndarray, reg: float) -> float:
+    """``L`` of :meth:`ContextualDesign.loss` from the linear predictors ``eta`` of ``theta``."""
+    return float(np.sum(w * (np.logaddexp(0.0, eta) - design.y * eta)) + 0.5 * reg * np.sum(theta**2))
 
 
 def chord_rounds(

@@ -7,6 +7,10 @@ of the fit (population SD, computed once, not per bootstrap round): ``z = (d −
 ``convention="paper"``: every per-side value is truncated to ``int32`` before differencing (the Search Arena
 authors' storage, which truncates fractional values such as mean words per turn toward zero); ``"float"`` uses
 the exact values.
+
+The transform is meant for non-negative values (counts, lengths). Where ``x_a + x_b + 1 = 0`` (possible only with
+negative values) ``d`` is not finite: that is an error (:class:`~analysis_lib.ranking.votes.InvalidBattlesError`)
+naming the feature's columns and the first rows, never a feature silently left out of the fit.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from analysis_lib.ranking.votes import InvalidBattlesError
+
+_SHOW = 5
 Convention = Literal["paper", "float"]
 
 
@@ -38,7 +45,18 @@ def style_features(
         b = battles[f"{f}_b"].fill_null(0).cast(pl.Float64).to_numpy()
         if convention == "paper":
             a, b = a.astype(np.int32).astype(float), b.astype(np.int32).astype(float)
-        cols.append((a - b) / (a + b + 1.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = (a - b) / (a + b + 1.0)
+        bad = np.flatnonzero(~np.isfinite(d))
+        if bad.size:
+            shown = ", ".join(f"row {r} ({a[r]:g}, {b[r]:g})" for r in bad[:_SHOW])
+            more = f", … {bad.size - _SHOW:,} more" if bad.size > _SHOW else ""
+            raise InvalidBattlesError(
+                f"style feature {f!r}: (x_a − x_b)/(x_a + x_b + 1) is not finite in {bad.size:,} rows of columns "
+                f"'{f}_a', '{f}_b' (rows of the checked battles, from 0; values a, b): {shown}{more}. The transform "
+                "expects values >= 0 (counts, lengths)"
+            )
+        cols.append(d)
     d = np.column_stack(cols) if cols else np.zeros((battles.height, 0))
     sd = d.std(axis=0)
     safe = np.where(sd > 0, sd, 1.0)

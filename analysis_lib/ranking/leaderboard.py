@@ -16,11 +16,18 @@ normalised differences ``(x_a − x_b)/(x_a + x_b + 1)`` of each feature (column
 (:mod:`~analysis_lib.ranking.contextual_solver`). Nothing here is specific to an arena: the anchor, the excluded
 models, the penalty and the feature convention are the caller's.
 
-When the MLE does not exist (:mod:`~analysis_lib.ranking.graph`): ``on_separation="error"`` (default) raises
-:class:`~analysis_lib.ranking.graph.NotIdentifiableError` listing the models concerned; ``"ridge"`` fits with
-``ridge/2 ‖r‖²`` (prior ``N(0, 1/ridge)`` per rating), the data where needed and each bootstrap resample where
-that resample needs it, and the result lists the models the ridge set (``ridge_models``) and counts the ridge
-resamples.
+When the MLE of the data does not exist (:mod:`~analysis_lib.ranking.graph`): ``on_separation="error"``
+(default) raises :class:`~analysis_lib.ranking.graph.NotIdentifiableError` listing the models concerned;
+``"ridge"`` fits with ``ridge/2 ‖r‖²`` (prior ``N(0, 1/ridge)`` per rating), and the result lists the models the
+ridge set (``ridge_models``). When the data have an MLE but a bootstrap resample has none (on a skewed arena a
+rare model's few wins can all be left out of a resample), that round is fitted with the same ridge whatever
+``on_separation`` says: the leaderboard does not stop. Such rounds are counted (``ridge_resamples``) and, per
+model, so are the rounds in which the ridge set that model's rating (``ridge_rounds``; the command writes it as
+a column): a model's percentile interval is then open-ended on that side in effect, and its bootstrap mean is
+pulled by those rounds, unless they are fewer than ``(1 − level)/2`` of the rounds.
+
+Arguments are checked before any work: ``rounds`` in ``1 … MAX_ROUNDS`` with a bootstrap, ``level`` in (0, 1),
+``reg`` ≥ 0 and ``ridge`` > 0 (finite); a bad value raises ``ValueError`` naming the argument.
 """
 
 from __future__ import annotations
@@ -48,6 +55,23 @@ log = logging.getLogger(__name__)
 CI = Literal["bootstrap", "sandwich", "none"]
 Point = Literal["bootstrap_mean", "ml"]
 OnSeparation = Literal["error", "ridge"]
+#: Most bootstrap rounds (the rounds are kept: ``rounds × (models + features)`` floats).
+MAX_ROUNDS = 100_000
+
+
+def check_arguments(ci: str, rounds: int, level: float, reg: float, ridge: float) -> None:
+    """Raise ``ValueError`` naming the first argument whose value cannot be used (module docstring)."""
+    if ci not in ("bootstrap", "sandwich", "none"):
+        raise ValueError(f"ci must be 'bootstrap', 'sandwich' or 'none', not {ci!r}")
+    if ci == "bootstrap" and not (isinstance(rounds, int | np.integer) and 1 <= rounds <= MAX_ROUNDS):
+        raise ValueError(f"rounds must be an integer from 1 to {MAX_ROUNDS:,} with a bootstrap, not {rounds!r} "
+                         "(no intervals: ci='none')")
+    if not (np.isfinite(level) and 0.0 < level < 1.0):
+        raise ValueError(f"level must be between 0 and 1 (e.g. 0.95), not {level!r}")
+    if not (np.isfinite(reg) and reg >= 0.0):
+        raise ValueError(f"reg must be a finite number >= 0, not {reg!r}")
+    if not (np.isfinite(ridge) and ridge > 0.0):
+        raise ValueError(f"ridge must be a finite number > 0, not {ridge!r}")
 
 
 def anchor_offset(models: Sequence[str], r: np.ndarray, anchor: str | None) -> float:
@@ -117,7 +141,7 @@ def _assemble(
         models=models, rating=rating, rating_ml=elo_ml, ci_lower=lo, ci_upper=hi, ci_method=ci, level=level,
         rank=rank, num_battles=num_battles, n_battles=n_battles, anchor=anchor, offset=offset, theta=theta,
         convergence=convergence, features=features, coef_estimate=coef, coef_lower=c_lo, coef_upper=c_hi,
-        coef_ml=coef_ml, rounds=rounds if ci == "bootstrap" else None, covariance=cov, **extra,  # type: ignore[arg-type]
+        coef_ml=coef_ml, rounds=rounds if ci == "bootstrap" else None, covariance=cov, point=point, **extra,  # type: ignore[arg-type]
     )
 
 
@@ -137,6 +161,7 @@ def rank_pairs(
     progress: bool | None = None,
 ) -> Ranking:
     """Plain BT leaderboard of :class:`PairData` (module docstring; arguments as :func:`leaderboard`)."""
+    check_arguments(ci, rounds, level, reg, ridge)
     if not len(data.counts):
         raise InvalidBattlesError("no battles to rank")
     models = tuple(data.models)
@@ -147,11 +172,11 @@ def rank_pairs(
     theta, rep = fit_pairs(stats, n, s, reg=penalty)
     check_converged(rep, "full-data fit")
     theta = theta[0] - theta[0].mean()
-    samples, cov, n_ridge, rrep = None, None, 0, None
+    samples, cov, outside, rrep = None, None, None, None
     if ci == "bootstrap":
-        samples, n_ridge, rrep = bootstrap_pairs(
-            stats, models, data.pairs, data.outcomes, data.counts, theta, rounds, seed, reg=reg,
-            ridge=ridge if on_separation == "ridge" else None, progress=progress,
+        samples, outside, rrep = bootstrap_pairs(
+            stats, models, data.pairs, data.outcomes, data.counts, theta, rounds, seed, reg=reg, ridge=ridge,
+            progress=progress,
         )
     elif ci == "sandwich":
         cov = sandwich_bt(stats, data.counts, theta, reg=penalty, hessian_reg=hessian_reg)
@@ -160,8 +185,16 @@ def rank_pairs(
     return _assemble(
         models, theta, samples, cov, ci=ci, level=level, point=point, anchor=anchor,
         num_battles=data.battles_per_model(), n_battles=data.n_battles, convergence=_convergence(rep, rrep),
-        reg=reg, ridge=used_ridge, ridge_models=ridge_models, ridge_resamples=n_ridge, dropped=dict(data.dropped),
+        reg=reg, ridge=used_ridge, ridge_models=ridge_models, dropped=dict(data.dropped),
+        **_ridge_counts(outside),  # type: ignore[arg-type]
     )
+
+
+def _ridge_counts(outside: np.ndarray | None) -> dict[str, object]:
+    """``ridge_resamples`` (rounds fitted with the ridge) and ``ridge_rounds`` (per model) of a bootstrap."""
+    if outside is None:
+        return {"ridge_resamples": 0}
+    return {"ridge_resamples": int(outside.any(axis=1).sum()), "ridge_rounds": outside.sum(axis=0).astype(np.int64)}
 
 
 def rank_contextual(
@@ -186,6 +219,7 @@ def rank_contextual(
 
     A feature with zero spread gets ``z = 0`` and a NaN coefficient; without a penalty it is left out of the fit
     (its coefficient is not identified)."""
+    check_arguments(ci, rounds, level, reg, ridge)
     if frame.height == 0:
         raise InvalidBattlesError("no battles to rank")
     models = competitors(frame)
@@ -201,11 +235,11 @@ def rank_contextual(
     penalty, used_ridge, ridge_models = _penalty(models, pairs, y, ones, reg, on_separation, ridge)
     theta, rep = newton(design, ones, penalty)
     check_converged(rep, "full-data fit")
-    samples, cov, n_ridge, rrep = None, None, 0, None
+    samples, cov, outside, rrep = None, None, None, None
     if ci == "bootstrap":
-        samples, n_ridge, rrep = bootstrap_battles(
-            design, models, theta, rounds, seed, reg=penalty if used_ridge == 0 else 0.0,
-            ridge=ridge if on_separation == "ridge" else None, progress=progress,
+        samples, outside, rrep = bootstrap_battles(
+            design, models, theta, rounds, seed, reg=penalty if used_ridge == 0 else 0.0, ridge=ridge,
+            progress=progress,
         )
     elif ci == "sandwich":
         cov = sandwich_contextual(design, theta, reg=penalty, hessian_reg=hessian_reg)
@@ -217,7 +251,8 @@ def rank_contextual(
     return _assemble(
         models, full_theta, full_rounds, full_cov, ci=ci, level=level, point=point, anchor=anchor, num_battles=num,
         n_battles=frame.height, convergence=_convergence(rep, rrep), features=tuple(features), constant=constant,
-        reg=reg, ridge=used_ridge, ridge_models=ridge_models, ridge_resamples=n_ridge, dropped=dict(dropped or {}),
+        reg=reg, ridge=used_ridge, ridge_models=ridge_models, dropped=dict(dropped or {}),
+        **_ridge_counts(outside),  # type: ignore[arg-type]
     )
 
 
@@ -277,6 +312,7 @@ def leaderboard(
     ``fmt``: column names and outcome labels. ``progress``: a tqdm bar over bootstrap rounds (``None``: only on
     an interactive terminal). ``source``: a file name for error messages.
     """
+    check_arguments(ci, rounds, level, reg, ridge)
     clean = clean_battles(battles, fmt, features=features, exclude=exclude, drop_invalid=drop_invalid,
                           source=source)
     common = dict(anchor=anchor, ci=ci, rounds=rounds, seed=seed, level=level, point=point, reg=reg,

@@ -5,6 +5,13 @@ anchor at 1000 in the full-data fit (no anchor: offset 1000, so the mean rating 
 centred and shifted by that same offset (the leaderboard convention of LMArena and the Search Arena authors), so
 the anchor keeps an interval. ``rank`` = 1 + the number of models whose lower bound exceeds this model's upper
 bound (models whose intervals overlap share a rank).
+
+Two kinds of rating interval (:meth:`Ranking.to_frame`, ``intervals=``): ``"centred"`` (the leaderboard's, above)
+says where a rating sits among all models; ``"anchored"`` (:meth:`Ranking.relative_to_anchor`) is the interval
+of the rating's difference to the anchor (anchor fixed at 1000 in every round; sandwich ``Var(r_j − r_a)``),
+the one to quote for "how far is model j from the anchor": the centred interval shifted by the anchor's
+full-data offset is not an interval for that difference (it leaves out the anchor's own uncertainty, and the
+anchor keeps an interval although it is 1000 by definition).
 """
 
 from __future__ import annotations
@@ -54,7 +61,10 @@ class Ranking:
     ``features``, ``coef_*``: the contextual coefficients (empty for plain BT; NaN for a feature with zero
     spread). ``ridge``: the penalty the full-data fit needed (0 when its MLE exists); ``ridge_models``: the models
     outside the largest strongly connected group of wins and losses, whose ratings the ridge sets;
-    ``ridge_resamples``: bootstrap rounds fitted with the ridge. ``dropped``: input rows left out per reason.
+    ``ridge_resamples``: bootstrap rounds fitted with the ridge; ``ridge_rounds``: per model, the bootstrap rounds
+    in which the ridge set that model's rating (``None`` without a bootstrap). ``point``: ``"bootstrap_mean"`` or
+    ``"ml"`` (which rating a bootstrap reports). ``dropped``: input rows left out
+    per reason.
     """
 
     models: tuple[str, ...]
@@ -83,25 +93,44 @@ class Ranking:
     ridge_models: tuple[str, ...] = ()
     ridge_resamples: int = 0
     dropped: Mapping[str, int] = field(default_factory=dict)
+    ridge_rounds: np.ndarray | None = None
+    point: str = "bootstrap_mean"
 
     @property
     def mle_exists(self) -> bool:
         """The full-data fit is the MLE (or the caller's own penalty), not a ridge fallback."""
         return self.ridge == 0.0
 
-    def to_frame(self) -> pl.DataFrame:
-        """``model, rating, ci_lower, ci_upper, rank, num_battles, rating_ml``, best first."""
-        return pl.DataFrame(
-            {
-                "model": list(self.models),
-                "rating": self.rating,
-                "ci_lower": self.ci_lower,
-                "ci_upper": self.ci_upper,
-                "rank": self.rank.astype(np.int64),
-                "num_battles": self.num_battles.astype(np.int64),
-                "rating_ml": self.rating_ml,
-            }
-        ).sort("rating", descending=True, maintain_order=True)
+    def to_frame(self, intervals: str = "centred", *, ridge_columns: bool = False) -> pl.DataFrame:
+        """``model, rating, ci_lower, ci_upper, rank, num_battles, rating_ml``, best first.
+
+        ``intervals="anchored"``: ``rating, ci_lower, ci_upper`` are those of each rating's difference to the
+        anchor plus 1000 (:meth:`relative_to_anchor`; the rating is the full-data fit when the point is not the
+        bootstrap mean); ``rank`` stays the leaderboard's (from the centred intervals). ``ridge_columns``: two more
+        columns, ``set_by_ridge`` (the full-data rating was set by the ridge: no MLE for that model) and
+        ``ridge_rounds`` (bootstrap rounds in which the ridge set the model's rating; 0 without a bootstrap)."""
+        if intervals not in ("centred", "anchored"):
+            raise ValueError(f"intervals must be 'centred' or 'anchored', not {intervals!r}")
+        rating, lo, hi = self.rating, self.ci_lower, self.ci_upper
+        if intervals == "anchored":
+            rel = self._anchored()
+            rating, lo, hi = rel
+            if self.ci_method == "bootstrap" and self.point == "ml":
+                rating = self.rating_ml
+        cols: dict[str, object] = {
+            "model": list(self.models),
+            "rating": rating,
+            "ci_lower": lo,
+            "ci_upper": hi,
+            "rank": self.rank.astype(np.int64),
+            "num_battles": self.num_battles.astype(np.int64),
+            "rating_ml": self.rating_ml,
+        }
+        if ridge_columns:
+            cols["set_by_ridge"] = [m in self.ridge_models for m in self.models]
+            cols["ridge_rounds"] = (np.zeros(len(self.models), dtype=np.int64) if self.ridge_rounds is None
+                                    else np.asarray(self.ridge_rounds, dtype=np.int64))
+        return pl.DataFrame(cols).sort("rating", descending=True, maintain_order=True)
 
     def coefficients(self) -> pl.DataFrame:
         """``feature, estimate, ci_lower, ci_upper, estimate_ml`` (empty for plain BT)."""
@@ -121,6 +150,13 @@ class Ranking:
         """``model, rating, ci_lower, ci_upper``: intervals of each rating's difference to the anchor, shifted by
         1000 (bootstrap: the anchor put at 1000 in every round; sandwich: ``Var(r_j − r_a)``); the anchor's own
         interval collapses to 1000. Needs an anchor and intervals."""
+        est, lo, hi = self._anchored()
+        return pl.DataFrame({"model": list(self.models), "rating": est, "ci_lower": lo, "ci_upper": hi}).sort(
+            "rating", descending=True, maintain_order=True
+        )
+
+    def _anchored(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(estimate, lower, upper)`` of :meth:`relative_to_anchor`, in model order."""
         if self.anchor is None or self.ci_method == "none":
             raise ValueError("intervals relative to the anchor need an anchor and intervals")
         j = self.models.index(self.anchor)
@@ -136,9 +172,7 @@ class Ranking:
             est = INIT_RATING + SCALE * (self.theta[:m] - self.theta[j])
             half = SCALE * normal_quantile(self.level) * np.sqrt(np.clip(var, 0.0, None))
             lo, hi = est - half, est + half
-        return pl.DataFrame({"model": list(self.models), "rating": est, "ci_lower": lo, "ci_upper": hi}).sort(
-            "rating", descending=True, maintain_order=True
-        )
+        return est, lo, hi
 
     def centred(self, models: Sequence[str] | None = None) -> pl.DataFrame:
         """``model, rating, ci_lower, ci_upper`` of the ratings of ``models`` (default: all) minus their mean over
@@ -179,7 +213,13 @@ class Ranking:
         if self.ridge:
             parts.append(f"no MLE: ridge {self.ridge:g} set the ratings of {list(self.ridge_models)}")
         if self.ridge_resamples:
-            parts.append(f"{self.ridge_resamples} resamples fitted with the ridge")
+            rounds = 0 if self.rounds is None else self.rounds.shape[0]
+            parts.append(f"{self.ridge_resamples} of {rounds} bootstrap resamples had no MLE and were fitted with the "
+                         f"ridge")
+            if self.ridge_rounds is not None and self.ridge_rounds.any():
+                who = [f"{m} ({int(k)})" for m, k in zip(self.models, self.ridge_rounds, strict=True) if k]
+                parts.append("ratings set by the ridge in that many rounds (column ridge_rounds): " + ", ".join(
+                    who[:10]) + (f", … {len(who) - 10} more" if len(who) > 10 else ""))
         if any(self.dropped.values()):
             parts.append("dropped " + ", ".join(f"{v:,} {k}" for k, v in self.dropped.items() if v))
         return "; ".join(parts)
