@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from datetime import date, datetime
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -24,7 +25,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from analysis_lib import fetch
-from analysis_lib.search_arena import bt, descriptive, intents, platform
+from analysis_lib.search_arena import bt, dataset_plots, descriptive, intents, platform
 
 AUTHORS_INTENTS = ["Factual Lookup", "Info Synthesis", "Analysis", "Recommendation", "Explanation",
                    "Creative Generation", "Guidance", "Text Processing"]
@@ -43,7 +44,7 @@ def prompts() -> pl.DataFrame:
         "Text Processing": [3, 40, 60, 85, 99, 120, 150, 700] * 5 + [650, 2000],
         "Other": [2, 6, 10, 50, 300, 900] * 2,
     }
-    rows = [(intent, n) for intent, ns in lengths.items() for n in ns]
+    rows: list[tuple[str | None, int]] = [(intent, n) for intent, ns in lengths.items() for n in ns]
     rows.append((None, 500))
     frame = pl.DataFrame(rows, schema={"primary_intent": pl.String, "prompt_words": pl.Int64}, orient="row")
     assert frame.height >= 100
@@ -265,3 +266,11 @@ def test_sa_a2_real_release_window_is_the_papers_52_days():
     assert (days["day"][0], days["day"][-1], days.height) == (date(2025, 3, 18), date(2025, 5, 8), 52)
     assert days.height == len(authors_days([first, last]))
     assert platform.daily_traffic(frame, time_zone="UTC")[0].height == 53
+
+
+def test_sa_a2_figure_names_the_zone_of_its_days():
+    frame = pl.DataFrame({"timestamp": STAMPS, "winner": ["model_a"] * len(STAMPS)},
+                         schema={"timestamp": pl.Datetime("ns"), "winner": pl.String})
+    fig = dataset_plots.daily_traffic(platform.daily_traffic(frame)[0], paper_range=None, release_mean=None)
+    assert fig.axes[0].get_ylabel() == "conversations per day (America/Los_Angeles)"
+    plt.close(fig)

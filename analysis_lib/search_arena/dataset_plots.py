@@ -22,6 +22,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from analysis_lib.plotting.style import ACCENT
+from analysis_lib.search_arena.platform import TIME_ZONE
 
 PAPER = "black"
 RELEASE = "#b2182b"
@@ -73,9 +74,12 @@ def daily_traffic(
     paper_range: tuple[float, float] | None,
     release_mean: float | None,
     title: str = "",
+    time_zone: str = TIME_ZONE,
 ) -> Figure:
     """Conversations per day (bars; the voted ones darker, weekends shaded), the paper's range of recorded
-    conversations per day (band, "paper") and the real release's mean per day (dashed, when known)."""
+    conversations per day (band, "paper") and the real release's mean per day (dashed, when known). ``time_zone``:
+    the zone whose calendar days ``days`` counts (:func:`analysis_lib.search_arena.platform.daily_traffic`), named
+    on the axis."""
     fig, ax = plt.subplots(figsize=(8.0, 4.0))
     x = days["day"].to_numpy()
     ax.bar(x, days["conversations"], width=0.9, color=ACCENT, alpha=0.45, label="conversations")
@@ -94,7 +98,7 @@ def daily_traffic(
                               label=f"real release: mean {release_mean:,.0f} per day"))
     ax.xaxis.set_major_locator(mdates.WeekdayLocator(byweekday=mdates.MO))
     ax.xaxis.set_major_formatter(mdates.DateFormatter("%d %b"))
-    ax.set_ylabel("conversations per day (UTC)")
+    ax.set_ylabel(f"conversations per day ({time_zone})")
     ax.set_xlabel("day (weeks start on Monday)")
     ax.grid(axis="x", visible=False)
     top = max(float(days["conversations"].max() or 0), paper_range[1] if paper_range else 0.0)  # type: ignore[arg-type]
