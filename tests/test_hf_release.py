@@ -32,20 +32,30 @@ N = 1500
 #: A revision whose snapshot holds a blob that is not what its name (the hub's sha256) says, and one never cached.
 DAMAGED = "1" * 40
 ABSENT = "2" * 40
+#: A revision whose blob links on to a shared store (checked by the blob's name, not the store entry's).
+SHARED = "3" * 40
 
 
 def hub_snapshot(cache: Path, raw: pl.DataFrame, revision: str, *, blob_name: str | None = None,
-                 branch: str | None = None) -> Path:
+                 branch: str | None = None, shared: bool = False) -> Path:
     """``raw`` as parquet at :data:`~analysis_lib.search_arena.hub.HF_FILE` of ``revision`` in the hub cache
     ``cache``, laid out as huggingface_hub lays it out: ``datasets--lmarena-ai--search-arena-24k/blobs/<sha256>``
     (a Git LFS file's blob is named by the sha256 of its content; ``blob_name`` names it otherwise), the snapshot
-    file a relative link to the blob, and ``refs/<branch>`` holding the commit. Returns the blob."""
+    file a relative link to the blob, and ``refs/<branch>`` holding the commit. ``shared``: the blob is a link to
+    an entry of a store shared between repositories (huggingface_hub 1.x+ with Xet), named by another 64-digit
+    hash. Returns the blob."""
     repo = cache / f"datasets--{hub.HF_DATASET.replace('/', '--')}"
     (repo / "blobs").mkdir(parents=True, exist_ok=True)
     staged = repo / "blobs" / "staged.parquet.incomplete"
     raw.write_parquet(staged)
     blob = repo / "blobs" / (blob_name or hashlib.sha256(staged.read_bytes()).hexdigest())
-    staged.replace(blob)
+    if shared:
+        entry = cache / "shared" / ("f" * 64)
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        staged.replace(entry)
+        blob.symlink_to(os.path.relpath(entry, blob.parent))
+    else:
+        staged.replace(blob)
     link = repo / "snapshots" / revision / hub.HF_FILE
     link.parent.mkdir(parents=True, exist_ok=True)
     link.symlink_to(os.path.relpath(blob, link.parent))
@@ -74,6 +84,7 @@ def offline_hub(tmp_path_factory: pytest.TempPathFactory) -> OfflineHub:
     raw = simulate_release(n=N, seed=3).raw
     blob = hub_snapshot(root / "hub", raw, hub.HF_REVISION, branch="main")
     hub_snapshot(root / "hub", raw.head(50), DAMAGED, blob_name="0" * 64)
+    hub_snapshot(root / "hub", raw.head(60), SHARED, shared=True)
     plain = root / "release.parquet"
     raw.write_parquet(plain)
     env = {**os.environ, "HF_HOME": str(root / "home"), "HF_HUB_CACHE": str(root / "hub"),
@@ -107,7 +118,8 @@ _LOADER = """
     by_path, _ = loader.load_battles_report(sys.argv[2])
     out = {"calls": calls, "label": report.source, "n_raw": report.n_raw, "rows": tidy.height,
            "same_as_path": tidy.equals(by_path),
-           "main_rows": loader.load_battles_report("hf:main")[0].height}
+           "main_rows": loader.load_battles_report("hf:main")[0].height,
+           "shared_rows": loader.load_battles_report("hf:" + "3" * 40)[0].height}
     for source in ["hf", "hf:main"]:
         out[source] = {"kind": banner.kind_of(source), "data_kind": loader.data_kind(source),
                        "line": banner.source_line(source)}
@@ -134,7 +146,7 @@ def test_the_loader_reads_the_pinned_release_offline_through_datasets(offline_hu
     # commit, read offline through refs/main) is not pinned: a branch moves, so it counts as the user's data
     assert got["hf"]["kind"] == got["hf"]["data_kind"] == "real"
     assert "the pinned public release `hf`" in got["hf"]["line"] and hub.HF_REVISION[:12] in got["hf"]["line"]
-    assert got["main_rows"] == got["rows"]
+    assert got["main_rows"] == got["rows"] and got["shared_rows"] == 60
     assert got["hf:main"]["kind"] == got["hf:main"]["data_kind"] == "user"
     assert "not the project's pinned release" in got["hf:main"]["line"]
     # a blob whose content is not the hub's sha256 is refused, naming it; an uncached revision or file offline

@@ -23,6 +23,7 @@ at the pinned commit. Another revision or file is not in the project's manifest,
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
@@ -148,21 +149,32 @@ def hub_file(where: HubTarget) -> Path:
                              f"({type(err).__name__}: {short(err, 200)}); {instead}") from err
 
 
+def blob_name(path: Path) -> str | None:
+    """The name of the blob a snapshot file links to (``snapshots/<commit>/<file>`` -> ``../../blobs/<etag>``): the
+    hub's etag, which for a Git LFS file is the sha256 of its content. ``None`` when the file is not such a link (a
+    cache made without symbolic links holds copies). Only this one link is read: the blob may itself link on to a
+    store shared between repositories, whose entries are named otherwise."""
+    if not path.is_symlink():
+        return None
+    linked = Path(os.readlink(path))
+    return linked.name if linked.parent.name == "blobs" else None
+
+
 def check_blob(path: Path) -> None:
-    """Refuse a cached file whose content is not what the hub recorded: the cache stores a Git LFS file as
-    ``blobs/<sha256 of its content>``, so sha256(file) must equal its blob's name. A blob named otherwise (a small
-    file kept in Git itself, named by its Git hash) is not checked, and the log says so."""
+    """Refuse a cached file whose content is not what the hub recorded: sha256(file) must equal its blob's name
+    (:func:`blob_name`) when that name is a sha256. A blob named otherwise (a small file kept in Git itself, named
+    by its Git hash) or a copy outside ``blobs/`` is not checked, and the log says so."""
     from analysis_lib.fetch import sha256_of
 
-    blob = path.resolve()
-    if not _SHA256.fullmatch(blob.name):
-        log.info("%s: blob %s is not named by a sha256; content not checked", path, blob.name)
+    name = blob_name(path)
+    if name is None or not _SHA256.fullmatch(name):
+        log.info("%s: its blob (%s) is not named by a sha256; content not checked", path, name or "no link")
         return
-    got = sha256_of(blob)
-    if got != blob.name:
+    got = sha256_of(path)
+    if got != name:
         raise DataValidationError(
-            f"{path}: sha256 {got[:12]}… differs from the hub's {blob.name[:12]}… (a damaged or partial Hugging "
-            f"Face cache: delete {blob} and read again)")
+            f"{path}: sha256 {got[:12]}… differs from the hub's {name[:12]}… (a damaged or partial Hugging Face "
+            f"cache: delete {os.path.normpath(path.parent / os.readlink(path))} and read again)")
 
 
 def read(
