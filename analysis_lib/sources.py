@@ -4,10 +4,12 @@ Grammar (the ``data_source`` notebook parameter, ``make book DATA=...``)::
 
     source   := "sample" | "sample:" N | "hf" | "hf:" REF | PATH
     N        := digits, "_" or "," allowed as separators, > 0      (simulated conversations)
-    REF      := a revision (commit or tag) or a file inside the pinned Hugging Face dataset
+    REF      := a revision (commit, branch or tag), or a file (ending in .parquet, .jsonl or .json) of the pinned
+                revision of the Hugging Face dataset
 
-``sample`` is the simulator at its default size; ``hf`` the pinned release on the Hugging Face hub; anything
-else is a path to a file or folder (a path that happens to start with ``sample`` is a path, e.g.
+``sample`` is the simulator at its default size; ``hf`` the pinned release on the Hugging Face hub (``hf:REF``
+naming another revision or file is not the pinned release: :func:`analysis_lib.search_arena.hub.is_pinned`);
+anything else is a path to a file or folder (a path that happens to start with ``sample`` is a path, e.g.
 ``sample_release.parquet``; a string that starts with ``sample:`` or ``hf:`` never is).
 """
 
@@ -33,7 +35,8 @@ class Source:
 
     @property
     def named(self) -> bool:
-        """True for ``sample[:N]`` and ``hf[:REF]``: the string itself identifies the data."""
+        """True for ``sample[:N]`` and ``hf[:REF]``: the string itself names the data (``hf:BRANCH`` names a
+        revision that can move)."""
         return self.kind != "path"
 
 
