@@ -43,7 +43,7 @@ from typing import Any, Protocol
 
 from analysis_lib.llm import estimate, http, replies
 from analysis_lib.llm import settings as cfg
-from analysis_lib.llm.records import NOT_RUN, Prepared, ResultCache, RunStats, request_key
+from analysis_lib.llm.records import NOT_RUN, Prepared, ResultCache, RunStats, over_budget_reason, request_key
 from analysis_lib.llm.tasks import Task
 
 log = logging.getLogger(__name__)
@@ -381,8 +381,7 @@ def run_batch(client: BatchClient, task: Task, model: str, todo: Sequence[Prepar
 
 
 def _over_budget(client: BatchClient) -> str:
-    return (f"not run: the request budget (${cfg.MAX_REQUESTS_ENV}={client.max_requests:,}) was reached before "
-            "this item was sent")
+    return over_budget_reason(client.max_requests)
 
 
 def _poll_and_collect(client: BatchClient, task: Task, model: str, records: list[dict[str, Any]],

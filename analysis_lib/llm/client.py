@@ -27,10 +27,13 @@ from analysis_lib.llm import batch, estimate, http, local, replies
 from analysis_lib.llm import settings as cfg
 from analysis_lib.llm.records import (
     NOT_RUN,
+    OVER_BUDGET,
+    RUN_DEADLINE_PASSED,
     Prepared,
     ResultCache,
     RunStats,
     default_cache_dir,
+    over_budget_reason,
     request_key,
     result_frame,
 )
@@ -38,7 +41,6 @@ from analysis_lib.llm.tasks import Task
 
 log = logging.getLogger(__name__)
 
-RUN_DEADLINE_PASSED = "not run: the run's deadline passed"
 #: texts in the first embeddings request, before the size of one vector's reply is known
 FIRST_EMBED_CHUNK = 16
 #: the most texts in one embeddings request
@@ -450,13 +452,6 @@ class LLMClient:
             else:
                 size = batch_size
         return np.concatenate(out) if out else np.zeros((0, 0), dtype=np.float32)
-
-
-OVER_BUDGET = "not run: the request budget"
-
-
-def over_budget_reason(limit: int | None) -> str:
-    return f"{OVER_BUDGET} (${cfg.MAX_REQUESTS_ENV}={limit:,}) was reached before this item was sent"
 
 
 def _progress(total: int, desc: str, enabled: bool):

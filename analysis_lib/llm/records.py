@@ -22,11 +22,22 @@ from typing import Any
 import polars as pl
 
 from analysis_lib import paths
+from analysis_lib.llm.settings import MAX_REQUESTS_ENV
 
 log = logging.getLogger(__name__)
 
 CACHE_ENV = "ANALYSIS_LLM_CACHE"
 NOT_RUN = "not run"
+#: Reasons of items a rebuild can finish start (after "not run: ") with "request budget", "run deadline" or
+#: "endpoint", so that a book runner can tell unfinished work from work that cannot run (no endpoint).
+OVER_BUDGET = "not run: request budget"
+RUN_DEADLINE_PASSED = "not run: run deadline passed before this item was sent"
+
+
+def over_budget_reason(limit: int | None) -> str:
+    """The not-run reason of an item the request budget (``$ANALYSIS_LLM_MAX_REQUESTS``) left unsent."""
+    shown = "none" if limit is None else f"{limit:,}"
+    return f"{OVER_BUDGET} (${MAX_REQUESTS_ENV}={shown}) reached before this item was sent"
 
 
 # ----------------------------------------------------------------------------------------------- stats
