@@ -25,7 +25,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from analysis_lib import fetch
-from analysis_lib.search_arena import bt, dataset_plots, descriptive, intents, platform
+from analysis_lib.search_arena import bt, citation_chapter, dataset_plots, descriptive, intents, platform
 
 AUTHORS_INTENTS = ["Factual Lookup", "Info Synthesis", "Analysis", "Recommendation", "Explanation",
                    "Creative Generation", "Guidance", "Text Processing"]
@@ -274,3 +274,17 @@ def test_sa_a2_figure_names_the_zone_of_its_days():
     fig = dataset_plots.daily_traffic(platform.daily_traffic(frame)[0], paper_range=None, release_mean=None)
     assert fig.axes[0].get_ylabel() == "conversations per day (America/Los_Angeles)"
     plt.close(fig)
+
+
+def test_sa_e4_section_shows_the_authors_before_fit_on_all_voted_battles(small_arena):
+    sources = small_arena.filter(pl.col("winner").is_in(["model_a", "model_b"]))
+    sec = citation_chapter.control_effect_section(
+        sources.with_columns(pl.lit(0.0).alias(f"{f}_{s}") for f in bt.ALL_CONTROLS[1:] for s in "ab")
+        .with_columns(pl.lit(3.0).alias("citation_count_a")),
+        "simulated", n_bootstrap=0, seed=0, voted=small_arena)
+    numbers = {n.quantity: n.ours for n in sec.numbers}
+    theirs = authors_compute_bt(small_arena.to_pandas())  # the authors' Fig E.4: compute_bt on all voted battles
+    assert numbers["SD of ratings before control, the authors' battles (Elo)"] == pytest.approx(
+        float(np.std(theirs.to_numpy(), ddof=1)), abs=1e-3)
+    ours_before = bt.control_effect(sources, ["response_length"], n_bootstrap=0).sd_before
+    assert numbers["SD of ratings before control (Elo)"] == pytest.approx(ours_before, abs=1e-9)

@@ -50,9 +50,13 @@ def citations_by_intent_section(voted: pl.DataFrame, kind: str, *, n_bootstrap: 
     return Section(numbers, [Figure(fig, kind)], notes=[text] if text else [])
 
 
-def control_effect_section(sources: pl.DataFrame, kind: str, *, n_bootstrap: int, seed: int) -> Section:
-    """SA-E4: plain and controlled ratings on the same battles (decided, both sides cite), the SD of the ratings
-    before and after, its change with a paired bootstrap interval, and whether the ratings converge."""
+def control_effect_section(sources: pl.DataFrame, kind: str, *, n_bootstrap: int, seed: int,
+                           voted: pl.DataFrame | None = None) -> Section:
+    """SA-E4: plain (unpenalised, the authors' ``compute_bt``) and controlled ratings on the same battles (decided,
+    both sides cite), the SD of the ratings before and after, its change with a paired bootstrap interval, and
+    whether the ratings converge. With ``voted`` (all voted leaderboard battles), also the SD of the authors'
+    "before" ratings: their Fig E.4 fits the plain model on all voted battles, not on the controlled fit's
+    battles (the SD over the same models as the two fits)."""
     effect = bt.control_effect(sources, bt.ALL_CONTROLS, n_bootstrap=n_bootstrap, seed=seed)
     ratings = effect.ratings.with_columns(provider_of(pl.col("model")).alias("provider"))
     colors, legend = plots.provider_colors(ratings["model"].to_list(), ratings["provider"].to_list())
@@ -67,6 +71,12 @@ def control_effect_section(sources: pl.DataFrame, kind: str, *, n_bootstrap: int
                note=f"paired bootstrap 95% CI {effect.change_ci[0]:.1f} to {effect.change_ci[1]:.1f}"),
         Number("SA-E4", "ratings converge after control", "yes" if effect.converge else "no"),
     ]
+    if voted is not None:
+        plain = dict(bt.leaderboard(voted, n_bootstrap=0).to_frame().select("model", "rating_ml").iter_rows())
+        shown = [plain[m] for m in effect.ratings["model"].to_list() if m in plain]
+        numbers.append(Number(
+            "SA-E4", "SD of ratings before control, the authors' battles (Elo)", float(bt.rating_spread(shown)),
+            note=f"unpenalised BT on all {voted.height:,} voted battles, as the authors' Fig E.4; {len(shown)} models"))
     return Section(numbers, [Figure(fig, kind)])
 
 
