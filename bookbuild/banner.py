@@ -179,8 +179,9 @@ def data_banner(
     ``kind``: ``simulated`` (names the ``simulator`` and the command, ``rerun``, that runs the page on real
     inputs), ``user`` (a user's input: the build does not know whether it is the real release), ``published``
     (the papers' aggregates), ``real`` (inputs whose sha256 is in ``data_manifest.csv``: the mirrored files, the
-    pinned hub revision; a chapter whose data is a user's file passes ``user``), ``llm`` (an LLM's outputs). ``detail`` is sanitised (:func:`sanitize`) after the
-    absolute ``paths`` in it are replaced by their names (:func:`scrub`). Rendered by the book as an admonition
+    pinned hub revision; a chapter whose data is a user's file passes ``user``), ``llm`` (an LLM's outputs).
+    ``detail`` is sanitised (:func:`sanitize`) after the absolute ``paths`` in it are replaced by their names
+    (:func:`scrub`). Rendered by the book as an admonition
     (MyST syntax, enabled in ``_config.yml``).
     """
     body = sanitize(scrub(detail, paths)) if detail else ""

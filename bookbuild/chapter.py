@@ -25,7 +25,7 @@ from typing import Any
 
 from analysis_lib import sources
 from analysis_lib.extras import require
-from bookbuild import identity, keys, toc
+from bookbuild import identity, keys, status_page, toc
 from bookbuild.config import Config
 
 #: Parameters the runner sets to the build's own folders: shown relative to the repository on the page.
@@ -177,8 +177,9 @@ def report_identity(cfg: Config, reference: Mapping[str, Any]) -> dict[str, list
     front = cfg.book_dir / "_build" / identity.FRONT_PAGE_FILE
     front.parent.mkdir(parents=True, exist_ok=True)
     built = executed_chapters(cfg)
-    text = identity.front_page_line(reference, stale,
-                                    f"chapters/{toc.STATUS_NOTEBOOK}" if toc.STATUS_NOTEBOOK in built else None)
+    status_doc = f"chapters/{toc.STATUS_NOTEBOOK}" if toc.STATUS_NOTEBOOK in built else None
+    counts = status_page.front_counts(cfg.results_dir, status_doc, cfg.chapters_dir) if status_doc else ""
+    text = identity.front_page_line(reference, stale, status_doc, counts)
     if not front.exists() or front.read_text() != text:
         front.write_text(text)
     if stale:

@@ -35,8 +35,6 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "SA-F5": ("primary_intent",),
     "SA-D7": ("primary_intent",),
     "SA-E1": ("primary_intent",),
-    "SA-33S": ("primary_intent",),
-    "SA-F8": ("primary_intent",),
 }
 #: The quantity a skipped analysis is recorded under (its numbers are not known when it does not run).
 SKIPPED_QUANTITY = "every number of this analysis"

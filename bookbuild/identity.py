@@ -290,9 +290,11 @@ def status_block(results_dir: str | Path) -> str:
             "them.\n:::\n\n" + block)
 
 
-def front_page_line(reference: Mapping[str, Any], stale: Mapping[str, list[str]], status_doc: str | None) -> str:
+def front_page_line(reference: Mapping[str, Any], stale: Mapping[str, list[str]], status_doc: str | None,
+                    counts: str = "") -> str:
     """The front page's one line: simulator or release (name, sha256 prefix, rows), the user inputs given, a link
-    to the status page, and a warning when the book is mixed."""
+    to the status page, and a warning when the book is mixed; then ``counts``, the analyses by verdict class
+    (:func:`bookbuild.status_page.front_counts`), on a line of its own."""
     data = reference.get("data_source") or {}
     if data.get("kind") == "simulator":
         what = "the project's **" + describe_input(data) + "**, not on a release"
@@ -307,4 +309,4 @@ def front_page_line(reference: Mapping[str, Any], stale: Mapping[str, list[str]]
         line += f" The {{doc}}`reproduction status <{status_doc}>` lists every analysis with its data."
     if stale:
         line += f" **Mixed book:** {len(stale)} chapter(s) come from other inputs (listed there)."
-    return line + "\n"
+    return line + "\n" + (f"\n{counts}\n" if counts else "")

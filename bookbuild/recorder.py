@@ -230,8 +230,9 @@ class Recorder:
         with :meth:`section`.
         """
         ours, planted = _plain(ours), _plain(planted)
-        if reason and (ours is None or (isinstance(ours, float) and math.isnan(ours))):
-            self.not_run(analysis_id, quantity, reason=reason)
+        if (ours is None or (isinstance(ours, float) and math.isnan(ours))) and data != "none":
+            # a number with no value (NaN): not run, and the page says why
+            self.not_run(analysis_id, quantity, reason=reason or NO_VALUE)
             return
         kind = data_kind(data or self.data)
         row = self.paper_value(analysis_id, quantity)
@@ -285,6 +286,10 @@ class Recorder:
         tmp = self.path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False))
         tmp.replace(self.path)
+
+
+#: The reason of a number recorded without a value and without a reason of its own.
+NO_VALUE = "no value: the data hold nothing to compute it from (a model, field or subset this data lacks)"
 
 
 def _reason_text(reason: str) -> str:

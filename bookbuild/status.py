@@ -171,7 +171,8 @@ def evidence_counts(rs: Iterable[Result]) -> str:
             continue
         order = list(_COUNT_ORDER)
         counts = sorted(groups[group].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
-        parts.append(f"{GROUP_LABEL.get(group, group)}: " + " · ".join(f"{n} {STATUS_LABEL.get(s, s)}" for s, n in counts))
+        label = GROUP_LABEL.get(group, group)
+        parts.append(f"{label}: " + " · ".join(f"{n} {STATUS_LABEL.get(s, s)}" for s, n in counts))
     return "; ".join(parts)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from analysis_lib import paper_values, sources
-from bookbuild import navigation
+from bookbuild import catalogue, navigation
 from bookbuild.catalogue import PAPERS
 from bookbuild.navigation import Chapter, IndexEntry
 from bookbuild.recorder import STATUS_LABEL, Result, format_paper
@@ -27,9 +27,11 @@ from bookbuild.status import (
     BASES,
     STATUS_MEANING,
     VERDICTS,
+    load_build,
     reproduced_on_data,
     status_by_paper,
     status_counts,
+    status_table,
 )
 
 STATUS_COLOUR = {
@@ -253,6 +255,16 @@ REPRODUCED_RULE = ("An analysis counts as **reproduced** only when its own numbe
                    "against itself and transcriptions are counted in classes of their own and never make it so.")
 
 
+def rule_markdown() -> str:
+    """The rule that decides an ID's verdict (:data:`REPRODUCED_RULE`, then the order of
+    :func:`bookbuild.status.verdict`), as the page states it; the meaning of each verdict follows the counts."""
+    return (REPRODUCED_RULE + " Its numbers on real or published data decide first (`differs` if one differs, "
+            "else `assumption`, else `reproduced`, else `computed`); an ID without such numbers reads `user data`, "
+            "`LLM output`, `simulated`, `checked`, `transcribed` or `not run`, the first that applies. `not yet` "
+            "means no chapter of this build records the ID; `failed`, that its chapter failed in this build. The "
+            "paper's number behind each comparison, its tolerance and its source are in {doc}`../library`.")
+
+
 def summary_sentence(table: pl.DataFrame) -> str:
     """One sentence for the top of the page: how many IDs are reproduced from real or published data, and how many
     rest on a user's data, an LLM's output, the simulator, checks or transcriptions, differ, rest on an assumption or
@@ -273,13 +285,24 @@ def summary_sentence(table: pl.DataFrame) -> str:
             + (f"; {tail}." if tail else "."))
 
 
-def front_page_counts(table: pl.DataFrame) -> str:
-    """The front page's one line: the IDs by class, with a link to the status page (the same counts as
-    :func:`summary_sentence`)."""
+def front_page_counts(table: pl.DataFrame, status_doc: str) -> str:
+    """The front page's one line of counts: the IDs by verdict class, the same counts as the status page's
+    (:func:`summary_sentence`), with a link to it (``status_doc``, a Sphinx document name)."""
     counts = dict(zip(status_counts(table)["status"], status_counts(table)["ids"]))
-    parts = [f"{reproduced_on_data(table)} reproduced"] + [
-        f"{counts[v]} {v}" for v in VERDICTS if v != "reproduced" and counts.get(v)]
-    return f"{table.height} analyses in this build: " + " · ".join(parts) + " ([status](99_reproduction_status.md))."
+    reproduced = reproduced_on_data(table)
+    worked = counts.get("reproduced", 0) - reproduced  # worked examples that need no data
+    parts = [f"{reproduced} reproduced from real or published data"]
+    parts += [f"{worked} worked examples reproduced"] if worked else []
+    parts += [f"{counts[v]} {v}" for v in VERDICTS if counts.get(v) and v != "reproduced"]
+    return (f"**{table.height} analyses** in this build: " + " · ".join(parts)
+            + f" ({{doc}}`how each is counted <{status_doc}>`).")
+
+
+def front_counts(results_dir: str | Path, status_doc: str, chapters_dir: str | Path | None = None) -> str:
+    """:func:`front_page_counts` of the build whose results are in ``results_dir``."""
+    build = load_build(results_dir, chapters_dir)
+    table = status_table(build.results, catalogue.for_reader(catalogue.read()), build.where, build.failed_ids)
+    return front_page_counts(table, status_doc)
 
 
 def by_paper_markdown(table: pl.DataFrame) -> str:

@@ -88,8 +88,9 @@ def style_coefficient(frame: pl.DataFrame) -> StyleCoefficient:
         return StyleCoefficient(np.nan, np.nan, np.nan, frame.height, 0,
                                 reason="the two sides of every battle share one citation style, so no battle "
                                        "compares the styles head to head")
-    fit = ranking.leaderboard(frame, anchor=ANCHOR, ci="sandwich", point="ml", features=[FEATURE],
-                              convention="float", on_separation="ridge")
+    present = set(frame["model_a"]) | set(frame["model_b"])  # a release may lack the paper's anchor: the anchor
+    fit = ranking.leaderboard(frame, anchor=ANCHOR if ANCHOR in present else None,  # sets only the ratings' offset
+                              ci="sandwich", point="ml", features=[FEATURE], convention="float", on_separation="ridge")
     assert fit.covariance is not None
     m = len(fit.models)
     beta = float(fit.coef_ml[0])

@@ -42,13 +42,14 @@ from filelock import FileLock
 from analysis_lib import fetch, sources
 from analysis_lib.memory import release_freed_memory
 from analysis_lib.paths import atomic_write
-from analysis_lib.search_arena import domains, languages, system_config
+from analysis_lib.search_arena import domains, duplicates, languages, system_config
 from analysis_lib.search_arena.models import model_table, paper_name
 from analysis_lib.search_arena.release import (
     HF_REVISION,
     OPTIONAL_COLUMNS,
     READ_ERRORS,
     DataValidationError,
+    absent_fields,
     normalise,
     parse_timestamps,
     read_raw,
@@ -59,15 +60,15 @@ from analysis_lib.search_arena.release import (
     validate_release as validate_release,
 )
 from analysis_lib.search_arena.release_io import MAX_RELEASE_BYTES, polars_failure, short
-from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS, FULL_SIZE, MODERATION_PROMPT, SIDES
+from analysis_lib.search_arena.schema import FULL_SIZE, MODERATION_PROMPT, SIDES
 
 log = logging.getLogger(__name__)
 
 @dataclass
 class LoadReport:
     """What the loader dropped (with reasons) and what it flagged, with counts; ``absent``: the optional fields
-    (:data:`OPTIONAL_FIELDS`) the release does not have, or has with no value in any kept row; ``derived``: those the loader derived instead, with how
-    (``languages``: detected offline from the prompt)."""
+    (:data:`OPTIONAL_FIELDS`) the release does not have, or has with no value in any kept row; ``derived``: those
+    the loader derived instead, with how (``languages``: detected offline from the prompt)."""
 
     source: str
     n_raw: int = 0
@@ -176,6 +177,10 @@ def derive(
     first = conv.is_null() | conv.is_first_distinct()
     report.dropped["duplicate conversations (repeated conv_id; first kept)"] = raw.filter(~first).height
     raw = raw.filter(first)
+    # ... and the same conversation twice without a conv_id: by its content (duplicates.CONTENT_KEY)
+    repeated = duplicates.repeated_without_id(raw)
+    report.dropped[duplicates.REPEATED] = int(repeated.sum())
+    raw = raw.filter(~repeated)
 
     # Rows that cannot be analysed at all: no model ids, or no usable turn count (features are per turn).
     missing_models = pl.col("model_a").is_null() | pl.col("model_b").is_null()
@@ -248,39 +253,12 @@ def derive(
     return tidy, report
 
 
-#: Fields a release may lack (earlier exports, other arenas in the schema): without one, the analyses that need it
-#: do not run and say so; every other analysis runs. Columns, then ``system_{a,b}_metadata`` fields.
-OPTIONAL_FIELDS: tuple[str, ...] = (*OPTIONAL_COLUMNS, "timestamp", "judge", system_config.STYLE_FIELD)
-
-
-def absent_fields(raw: pl.DataFrame) -> list[str]:
-    """The :data:`OPTIONAL_FIELDS` the raw release lacks (a metadata field counts as absent when either side's
-    struct lacks it)."""
-    absent = [c for c in (*OPTIONAL_COLUMNS, "timestamp", "judge") if c not in raw.columns]
-    for name in (system_config.STYLE_FIELD,):
-        sides = [raw.schema.get(f"system_{s}_metadata") for s in SIDES]
-        if not all(isinstance(m, pl.Struct) and name in {f.name for f in m.fields} for m in sides):
-            absent.append(name)
-    return absent
-
-
 def _attribution_columns(raw: pl.DataFrame) -> list[pl.Expr]:
-    """support/irrelevant/contradict counts per turn (citation-attribution subset only)."""
-    meta_fields: set[str] = set()
-    if "conv_metadata" in raw.columns and isinstance(raw.schema["conv_metadata"], pl.Struct):
-        meta_fields = {f.name for f in raw.schema["conv_metadata"].fields}  # type: ignore[union-attr]
-    exprs: list[pl.Expr] = []
-    for base in ATTRIBUTION_COUNTS:
-        for side in SIDES:
-            name = f"{base}_{side}"
-            if name in raw.columns:
-                source = pl.col(name)
-            elif name in meta_fields:
-                source = pl.col("conv_metadata").struct.field(name)
-            else:
-                continue
-            exprs.append((source.cast(pl.Float64) / pl.col("turn").cast(pl.Float64)).alias(name))
-    return exprs
+    """support/irrelevant/contradict counts per turn (citation-attribution subset only), each read from the top
+    level or, where null there, from ``conv_metadata`` (:func:`analysis_lib.search_arena.duplicates.attribution_counts`:
+    no record drops out of a file that holds them in both places)."""
+    return [(count / pl.col("turn").cast(pl.Float64)).alias(count.meta.output_name())
+            for count in duplicates.attribution_counts(raw)]
 
 
 def _flag(report: LoadReport, raw: pl.DataFrame, tidy: pl.DataFrame) -> None:
@@ -431,7 +409,7 @@ def _cache_key(source: str | Path | pl.DataFrame, seed: int, match: str) -> str 
     lib = hashlib.sha256()
     here = Path(__file__).resolve().parent  # this package: the loader, the release reader, the simulator
     code = [here / name for name in ("loader.py", "release.py", "release_io.py", "system_config.py", "domains.py",
-                                     "models.py", "languages.py")]
+                                     "models.py", "languages.py", "duplicates.py")]
     code += list(here.glob("simulate/*.py"))
     for path in sorted([*code, *(here.parent / "resources").glob("*.csv")]):
         if path.exists():

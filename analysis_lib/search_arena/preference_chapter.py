@@ -61,7 +61,11 @@ def subset_section(d1: pl.DataFrame, published: pl.DataFrame, kind: str) -> Sect
         "model",
         *[pl.format("{} / {}", *[pl.col(f"{p}_{s}").round(0).cast(pl.Int64) for p in ("rating", "paper")])
           .alias(f"{SUBSET_NAMES[s]}: ours / paper (Elo)") for s in subsets])
-    return Section(numbers, [Figure(fig, kind)], [Table(side_by_side, "Subset ratings, this build / Table D.1")])
+    absent = [SUBSET_NAMES[s] for s in SUBSET_NAMES if s not in subsets]
+    notes = ([f"Not run: the {', '.join(absent)} subsets (no battle of these data carries their label: "
+              "`primary_intent` or `languages`)."] if absent else [])
+    return Section(numbers, [Figure(fig, kind)], [Table(side_by_side, "Subset ratings, this build / Table D.1")],
+                   notes)
 
 
 FIG4 = [("response_length", "mean response length (words)", "left"),

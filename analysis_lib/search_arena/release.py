@@ -38,6 +38,7 @@ from analysis_lib.search_arena.release_io import (
 )
 from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS, FULL_SIZE, SIDES, WINNERS
 from analysis_lib.search_arena.simulate.conversations import simulate_release
+from analysis_lib.search_arena.system_config import STYLE_FIELD
 
 if TYPE_CHECKING:
     from polars._typing import PolarsDataType
@@ -66,6 +67,9 @@ OPTIONAL_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
     "secondary_intent": pl.String,
     "languages": pl.List(pl.String),
 }
+#: Fields a release may lack (earlier exports, other arenas in the schema): without one, the analyses that need it
+#: do not run and say so; every other analysis runs. Columns, then ``system_{a,b}_metadata`` fields.
+OPTIONAL_FIELDS: tuple[str, ...] = (*OPTIONAL_COLUMNS, "timestamp", "judge", STYLE_FIELD)
 #: Every raw column the loader may use; other columns (``formatted_messages`` lives inside the metadata
 #: structs, but whole extra columns of a release) are not read from disk.
 READ_COLUMNS = frozenset(
@@ -160,6 +164,7 @@ class ReleaseCheck:
     rows: int | None
     rows_checked: int
     columns: tuple[str, ...]
+    absent: tuple[str, ...] = ()
 
 
 def validate_release(
@@ -200,7 +205,7 @@ def validate_release(
         raise DataValidationError(f"{path}: the release has no rows (an empty file or an empty selection)")
     head, _ = v1_7k_traces(head, str(path))
     validate_raw(head, str(path))
-    return ReleaseCheck(str(path), fmt, rows, head.height, tuple(head.columns))
+    return ReleaseCheck(str(path), fmt, rows, head.height, tuple(head.columns), tuple(absent_fields(head)))
 
 
 def _read_hf(ref: str | None, columns: Collection[str], *, max_bytes: int = MAX_RELEASE_BYTES) -> pl.DataFrame:
@@ -248,6 +253,17 @@ def v1_7k_traces(raw: pl.DataFrame, origin: str = "input") -> tuple[pl.DataFrame
         raw = raw.with_columns(pl.col(name).struct.with_fields(pairs.alias("web_search_trace")))
         converted = True
     return raw, converted
+
+
+def absent_fields(raw: pl.DataFrame) -> list[str]:
+    """The :data:`OPTIONAL_FIELDS` the raw release lacks (a metadata field counts as absent when either side's
+    struct lacks it)."""
+    absent = [c for c in (*OPTIONAL_COLUMNS, "timestamp", "judge") if c not in raw.columns]
+    for name in (STYLE_FIELD,):
+        sides = [raw.schema.get(f"system_{s}_metadata") for s in SIDES]
+        if not all(isinstance(m, pl.Struct) and name in {f.name for f in m.fields} for m in sides):
+            absent.append(name)
+    return absent
 
 
 def validate_raw(raw: pl.DataFrame, origin: str = "input") -> None:

@@ -38,6 +38,7 @@ BATTLE_QUANTITIES = [("battles", "n"), ("ties", "tie"), ("search-preferred", "se
 TEXT_INTENTS = ["Factual Lookup", "Info Synthesis", "Text Processing"]
 SEARCH_INTENTS = ["Factual Lookup", "Info Synthesis"]
 NO_BATTLES = "0 battles: this release has no voted battle of the non-search gemini-2.5-pro against a search model"
+NO_INTENTS = "the release has no `primary_intent`"
 TEXT_TARGET = "calibration target of the Text Arena simulator"
 SEARCH_TARGET = ("calibration target of the Search Arena simulator in expectation only: each simulated release draws "
                  "these few hundred votes at random, so one release's counts and p-value scatter widely around the "
@@ -80,10 +81,12 @@ def _readable(table: pl.DataFrame, columns: dict[str, str]) -> pl.DataFrame:
 
 @dataclass
 class ArenaVotes:
-    """One arena's section and its per-intent vote table (``None`` when the arena has no battle to count)."""
+    """One arena's section and its per-intent vote table (``None`` when the arena has no battle to count, or no
+    intent labels: ``missing`` says which)."""
 
     section: Section
     by_intent: pl.DataFrame | None
+    missing: str = NO_BATTLES
 
 
 def text_arena_section(text_battles: pl.DataFrame, text_kind: str) -> ArenaVotes:
@@ -115,6 +118,9 @@ def search_arena_section(battles: pl.DataFrame, kind: str) -> ArenaVotes:
     target = SEARCH_TARGET if simulated else ""
     overall = vote_table(cross, by=None).row(0, named=True)
     numbers = [Number("SA-33S", q, overall[c], note=target) for q, c in BATTLE_QUANTITIES]
+    if cross["primary_intent"].null_count() == cross.height:  # a release without intent labels
+        quantities = [f"{i}{suffix}" for i in SEARCH_INTENTS for suffix in (" p-value", ": favoured side")]
+        return ArenaVotes(Section(numbers + not_run("SA-33S", quantities, NO_INTENTS)), None, NO_INTENTS)
     by_intent = vote_table(cross)
     tests = intent_tests(by_intent)
     no_effect = "; no per-intent effect is planted in the Search Arena simulator" if simulated else ""
@@ -139,7 +145,8 @@ def figure8_section(text: ArenaVotes, search: ArenaVotes, text_kind: str, kind: 
         numbers = [Number("SA-F8", "Text Arena: three intents with the highest tie share",
                           ", ".join(sorted(ties_text.most_tied)), data=text_kind)]
         numbers += not_run("SA-F8", ["tie share, Text Arena minus Search Arena (overall, points)",
-                                     "intents with more ties in the Text Arena than in the Search Arena"], NO_BATTLES)
+                                     "intents with more ties in the Text Arena than in the Search Arena"],
+                             search.missing)
         return Section(numbers, figures)
     figures.append(Figure(plots.vote_bars(
         vote_shares_long(search.by_intent), INTENT_ORDER,
