@@ -25,6 +25,7 @@ import pytest
 
 from analysis_lib.search_arena import hub, loader
 from analysis_lib.search_arena.simulate.conversations import simulate_release
+from bookbuild import identity, inputs
 
 REPO = Path(__file__).resolve().parents[1]
 #: Conversations in the simulated release (the size of a ``sample:N`` test build, small enough to keep this quick).
@@ -166,6 +167,18 @@ def test_target_and_pinned():
     assert all(hub.is_pinned(s) for s in pinned)
     others = ["hf:main", "hf:" + hub.HF_REVISION[:8], "hf:data/other.parquet", "sample", "hf.parquet", "hf:", 3]
     assert not any(hub.is_pinned(s) for s in others)
+
+
+def test_the_build_identity_names_the_pinned_release_and_its_revision():
+    pinned = inputs._named("data_source", "hf", 0)
+    assert (pinned["revision"], pinned["file"], pinned["pinned"]) == (hub.HF_REVISION, hub.HF_FILE, True)
+    assert identity.describe_input({**pinned, "rows": 24069}) == (
+        f"the pinned public release `hf` (revision {hub.HF_REVISION[:12]}, 24,069 rows)")
+    # a file of the pinned revision is recorded at the pinned commit (it was recorded as revision "data/…")
+    other = inputs._named("data_source", "hf:data/other.parquet", 0)
+    assert (other["revision"], other["file"], other["pinned"]) == (hub.HF_REVISION, "data/other.parquet", False)
+    assert other["id"] != pinned["id"]
+    assert identity.describe_input(other).startswith("release `hf:data/other.parquet`")
 
 
 @pytest.mark.slow
