@@ -37,7 +37,7 @@ from analysis_lib.dr_arena import match_log
 from analysis_lib.nuggets import records as ng_records
 from analysis_lib.search_arena import attribution_io, hub, loader, release
 from analysis_lib.search_arena.cross_arena import text_arena
-from bookbuild import keys
+from bookbuild import fields, keys
 
 #: notebook parameter -> the make variable / option that sets it (for messages)
 OPTION = {"data_source": "DATA", "nugget_records": "NUGGETS", "match_logs": "MATCH_LOGS", "answer_records": "ANSWERS",
@@ -164,11 +164,31 @@ def check(name: str, value: str, *, root: Path, state_dir: Path, seed: int, cach
     return Described(resolved, info)
 
 
+def optional_fields_line(data: Described) -> str:
+    """One console line for a release file without some optional fields: which fields, and which analyses will
+    say "not run" for want of them (:data:`bookbuild.fields.NEEDS`); empty when it has them all. Only what every
+    chapter needs is refused (:data:`analysis_lib.search_arena.release.REQUIRED_COLUMNS`)."""
+    if data.info.get("kind") != "file":
+        return ""
+    absent = release.validate_release(data.value, max_rows=100).absent
+    if not absent:
+        return ""
+    skipped = fields.skipped_by(absent, derived=("languages",))
+    parts = [f"{f} ({', '.join(skipped[f]) or 'no analysis skipped'})" if f in skipped else
+             f"{f} ({'detected offline from the prompts' if f == 'languages' else 'no analysis skipped'})"
+             for f in absent]
+    return f"the release lacks optional field(s): {'; '.join(parts)}; those analyses record 'not run', the rest run"
+
+
 def check_all(data: str, inputs: Mapping[str, str], *, root: Path, state_dir: Path, seed: int,
               cache_dir: Path | None, lib_hash: str) -> tuple[Described, dict[str, Described]]:
-    """The data source and the user inputs given (``inputs``: parameter -> value, ``""`` = not given), validated."""
+    """The data source and the user inputs given (``inputs``: parameter -> value, ``""`` = not given), validated;
+    a release without some optional fields is named on the console with the analyses it skips."""
     kw = {"root": root, "state_dir": state_dir, "seed": seed, "cache_dir": cache_dir, "lib_hash": lib_hash}
     described_data = check("data_source", data, **kw)  # type: ignore[arg-type]
+    line = optional_fields_line(described_data)
+    if line:
+        print(line, flush=True)
     given = {name: check(name, value, **kw) for name, value in inputs.items() if value}  # type: ignore[arg-type]
     return described_data, given
 

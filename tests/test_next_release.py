@@ -155,3 +155,12 @@ def test_the_loader_reads_attribution_counts_from_both_places():
     raw = raw.with_columns(**{k: pl.Series(v) for k, v in counts.items()}, conv_metadata=meta.to_struct())
     battles, _ = loader.load_battles_report(raw)
     assert battles["support_count_a"].to_list() == [2.0, 4.0, 6.0, 8.0]
+
+
+def test_the_door_check_names_the_analyses_a_missing_field_skips(releases):
+    from bookbuild import inputs
+
+    line = inputs.optional_fields_line(inputs.Described(str(releases["combined"]), {"kind": "file"}))
+    assert "primary_intent (SA-F1, SA-B2, SA-F5, SA-D7, SA-E1)" in line
+    assert "citation_format_standardized (SA-A2C)" in line and "languages (detected offline" in line
+    assert inputs.optional_fields_line(inputs.Described(str(releases["new_models"]), {"kind": "file"})) == ""
