@@ -308,3 +308,56 @@ def test_long_category_labels_and_titles_wrap_instead_of_shrinking():
     shown = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert [" ".join(s.split()) for s in shown] == labels and all("\n" in s for s in shown)
     assert " ".join(fig.axes[0].get_title().split()) == title and fig.get_size_inches()[1] > height
+
+
+# --- issue 37: user text drawn plain and bounded ----------------------------------------------------------------
+
+
+def test_a_model_name_with_dollars_is_drawn_as_plain_text():
+    """``x$\\undefinedcommand$y`` stopped chapters 01, 08 and 09 (ParseFatalException) with mathtext on."""
+    import matplotlib as mpl
+    import matplotlib.pyplot as plt
+
+    from analysis_lib.plotting import display, text
+    name = r"x$\undefinedcommand$y"
+    assert text.unparsable(name)
+    with mpl.rc_context({"text.parse_math": True}):  # even without the book's style
+        fig, ax = plt.subplots()
+        ax.barh([0, 1], [1.0, 2.0])
+        ax.set_yticks([0, 1], labels=[name, "ok"])
+        ax.set_title(f"ranking of {name}")
+        ax.legend(handles=ax.patches[:1], labels=[name])
+        display.png_bytes(display.prepare(fig))  # raised ParseFatalException before
+        assert [t.get_text() for t in ax.get_yticklabels()][0] == r"x\$\undefinedcommand\$y"
+        assert not ax.title.get_parse_math()
+        plt.close(fig)
+
+
+def test_style_draws_every_text_plain_and_plain_escapes_only_when_mathtext_is_on():
+    import matplotlib as mpl
+
+    from analysis_lib.plotting import apply_style, plain
+    with mpl.rc_context():
+        apply_style()
+        assert mpl.rcParams["text.parse_math"] is False and plain("a$b$c") == "a$b$c"
+    with mpl.rc_context({"text.parse_math": True}):
+        assert plain("a$b$c") == r"a\$b\$c"
+
+
+def test_a_ten_thousand_character_name_is_cut_with_an_ellipsis():
+    """A 10,000-character model name made chapter 03's figure too large to save (DecompressionBombError)."""
+    import matplotlib.pyplot as plt
+
+    from analysis_lib.plotting import display, text
+    long = "m" * 10_000
+    fig, ax = plt.subplots()
+    ax.barh([0], [1.0])
+    ax.set_yticks([0], labels=[long])
+    ax.set_xlabel(long)
+    display.prepare(fig)
+    label = ax.get_yticklabels()[0].get_text().replace("\n", "")  # cut, then wrapped to fit the column
+    assert len(label) == text.MAX_LABEL_CHARS and label.endswith("…")
+    assert len(ax.get_xlabel()) <= text.MAX_TEXT_CHARS
+    data, width_px = display.png_bytes(fig)
+    assert width_px < 3000
+    plt.close(fig)

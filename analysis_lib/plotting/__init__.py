@@ -9,6 +9,8 @@
   or error bars, radar, slope charts
 - :mod:`~analysis_lib.plotting.distributions`  kernel densities, integer histograms, vote counts per category
 - :mod:`~analysis_lib.plotting.labels`         label placement clear of points, labels and error bars
+- :mod:`~analysis_lib.plotting.text`           user text drawn plain and bounded (:func:`plain`, and every figure
+  through :func:`~analysis_lib.plotting.text.bound_figure_texts` when it is prepared)
 
 Each paper package keeps its own chapter figures in its ``plots`` module on this style. The public names of
 these modules are available here (``plotting.apply_style()``, ``plotting.barh(...)``).
@@ -38,11 +40,12 @@ from analysis_lib.plotting.style import (
     apply_style,
     contrast_text_color,
 )
+from analysis_lib.plotting.text import plain
 
 __all__ = [
     "ACCENT", "LOG_COUNT_RATIO", "OUTCOME_COLORS", "PROVIDER_COLORS", "SIMULATED_MARK", "VOTE_COLORS", "Reference",
     "add_legend", "apply_style", "barh", "contrast_text_color", "count_histograms", "default_alt", "draw_reference",
     "error_scatter", "figure_html", "forest", "heatmap", "kde", "labels_overlap", "mark_simulated", "place_labels",
-    "prepare", "radar", "scatter_fit", "show", "slope_chart", "smallest_font_pt", "spread_1d", "stamp",
+    "plain", "prepare", "radar", "scatter_fit", "show", "slope_chart", "smallest_font_pt", "spread_1d", "stamp",
     "vote_distribution",
 ]

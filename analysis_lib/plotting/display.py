@@ -49,6 +49,7 @@ from matplotlib.transforms import IdentityTransform
 from PIL import Image
 
 from analysis_lib.extras import require
+from analysis_lib.plotting.text import bound_figure_texts
 
 log = logging.getLogger(__name__)
 
@@ -359,7 +360,8 @@ def default_alt(fig: Figure) -> str:
 def prepare(fig: Figure, kind: str | None = None, *, alt: str | None = None,
             reference: Reference | Sequence[Reference] | None = None, column_px: float = COLUMN_PX,
             min_pt: float = MIN_FONT_PT) -> Figure:
-    """Make ``fig`` ready for the page, once: draw the paper's values (``reference``), fit it to the column with
+    """Make ``fig`` ready for the page, once: draw the paper's values (``reference``), bound its texts and draw
+    them plain (:func:`analysis_lib.plotting.text.bound_figure_texts`), fit it to the column with
     every text at least ``min_pt`` at display size, and stamp it when ``kind`` is ``"simulated"`` (or it was
     marked so). ``alt`` replaces the default alt text. A figure already prepared is returned as it is."""
     settings = _SETTINGS.setdefault(fig, {})
@@ -371,6 +373,7 @@ def prepare(fig: Figure, kind: str | None = None, *, alt: str | None = None,
         return fig
     if reference is not None:
         draw_reference(fig, reference)
+    bound_figure_texts(fig)  # before the first draw: user text plain and bounded
     _fit(fig, column_px, min_pt)
     settings["alt"] = settings.get("alt") or default_alt(fig)
     if settings.get("stamp"):

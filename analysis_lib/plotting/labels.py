@@ -20,6 +20,8 @@ from matplotlib.axes import Axes
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
+from analysis_lib.plotting.text import plain
+
 
 def spread_1d(values: Sequence[float] | np.ndarray, min_gap: float) -> np.ndarray:
     """Positions as close as possible to ``values`` with consecutive (sorted) positions ``min_gap`` apart.
@@ -75,6 +77,7 @@ def place_labels(
     axes_box = ax.get_window_extent(renderer)
     point_boxes = [Bbox.from_bounds(px - point_radius_px, py - point_radius_px, 2 * point_radius_px,
                                     2 * point_radius_px) for px, py in pts]
+    labels = [plain(lab) for lab in labels]  # from data: plain text, bounded (drawn before the figure is prepared)
     sizes = []
     for lab in labels:
         probe = ax.text(0, 0, lab, fontsize=fontsize)

@@ -71,6 +71,8 @@ def apply_style() -> None:
             "legend.title_fontsize": MIN_FONT_PT,
             "legend.frameon": False,
             "font.family": "DejaVu Sans",
+            # every text plain: names from data may hold "$" (no figure of the compendium draws mathematics)
+            "text.parse_math": False,
         }
     )
     display.install()
