@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import polars as pl
 import pytest
 from fake_openai_server import FakeOpenAIServer
 
@@ -162,3 +163,56 @@ def test_without_endpoint_every_step_is_not_run(tmp_path):
     assert rep.filter(rep["step"] == "statements")["not_run"].item() == 2
     conv = ae.records_to_answers(ae.parse_records(judged))
     assert conv.excluded["reason"].to_list() == ["not judged (no core_statements)"] * 2
+
+
+# ------------------------------------------------------------------ issue 38: budgets and undefined metrics
+
+
+def _paper_engine_records() -> list[dict]:
+    a, b = _records()
+    return [{**a, "answer_engine": "you_com"}, {**b, "answer_engine": "perplexity"}]
+
+
+def _section(judged, report, support_path):
+    from analysis_lib.answer_engine.chapter_answers import recomputed_scorecard_section
+    from analysis_lib.answer_engine.loading import AnswerData
+    from analysis_lib.fetch import published
+
+    recs = ae.parse_records(judged, "judged")
+    support = ae.load_support_results(support_path) if support_path.is_file() else None
+    data = AnswerData(recs, ae.records_to_answers(recs, support), "real", "test records", support, judging=report)
+    card = pl.read_csv(published("aee_figure8_scorecard"))
+    return recomputed_scorecard_section(data, card, ae.load_thresholds(), n_bootstrap=20, seed=0)
+
+
+def test_a_metric_no_answer_defines_is_not_run_instead_of_raising(server, tmp_path):
+    """Perplexity's only answer is not on a debate question: One-Sided Answer is undefined (NaN) for it, which
+    the Table 7 classification refused ("nan is not a percentage", the chapter 09 crash)."""
+    support_path = tmp_path / "s.jsonl"
+    judged, report = ae.judge_records(_paper_engine_records(), _client(server, tmp_path), support_path)
+    sec = _section(judged, report, support_path)
+    by_quantity = {n.quantity: n for n in sec.numbers}
+    one_sided = by_quantity["Perplexity: % one_sided_answer, recomputed from answers"]
+    assert one_sided.ours is None and one_sided.reason == "not run: no answer of this engine defines it"
+    # You.com's one-sided answer is defined: 0 of its 1 debate answer (hand count above)
+    assert by_quantity["You.com: % one_sided_answer, recomputed from answers"].ours == 0.0
+    # Perplexity's categories are counted over the metrics it defines, and say so
+    counted = [n for n in sec.numbers if n.quantity.startswith("Perplexity: metrics ")]
+    assert sum(n.ours for n in counted) == 6  # 8 metrics, one-sided and overconfident undefined
+    assert all(n.note == "of the 6 of 8 metrics defined" for n in counted)
+
+
+def test_a_budget_that_runs_out_part_way_leaves_numbers_not_run_with_the_budget_reason(server, tmp_path):
+    from bookbuild import keys
+
+    support_path = tmp_path / "s.jsonl"
+    client = _client(server, tmp_path)
+    client.max_requests = 4  # the two statement requests, then 2 of the 10 support requests
+    judged, report = ae.judge_records(_paper_engine_records(), client, support_path)
+    assert report.not_run and report.not_run_reason.startswith("not run: request budget")
+    sec = _section(judged, report, support_path)
+    metric_numbers = [n for n in sec.numbers if "recomputed" in n.quantity and not n.quantity.startswith("BingChat")]
+    assert metric_numbers and all(n.ours is None for n in metric_numbers)
+    assert all(n.reason.startswith("not run: request budget") and keys.unfinished_reason(n.reason)
+               for n in metric_numbers)
+    assert any(t.caption.startswith("Partial scorecard, not recorded") for t in sec.tables)

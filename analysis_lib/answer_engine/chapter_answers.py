@@ -10,6 +10,7 @@ records that cannot be scored are recorded as "not run" with the reason, never a
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +64,18 @@ def unscored_reason(answers: AnswerData) -> str:
     return "not run: no answer could be scored (" + "; ".join(f"{n:,} {r}" for r, n in counts.iter_rows()) + ")"
 
 
+def partial_reason(answers: AnswerData) -> str:
+    """When the judging step left records unjudged for a reason a rebuild can finish (the request budget, a
+    deadline, the endpoint), the not-run reason of every number computed from the judged part: it starts with
+    that reason (``"not run: request budget ..."``) and says how many records are left; else ``""``."""
+    if answers.judging is None or not answers.judging.not_run:
+        return ""
+    items = sum(int(r["items"]) for r in answers.judging.rows)
+    why = answers.judging.not_run_reason.removeprefix("not run: ")
+    return (f"not run: {why}; {answers.judging.not_run:,} of {items:,} judging requests not sent, so the scorecard "
+            f"would be of a part of the {len(answers.records):,} answer records (a rebuild finishes them)")
+
+
 def _recomputed_quantities(name: str) -> list[str]:
     return ([f"{name}: % {k}, recomputed from answers" for k in METRICS]
             + [f"{name}: metrics {c}, recomputed" for c in CATEGORIES])
@@ -83,10 +96,18 @@ def recomputed_scorecard_section(answers: AnswerData, card: pl.DataFrame, thresh
     long = bootstrap_scorecard(metrics, n_bootstrap=n_bootstrap, seed=seed, level=level, convention=answers.convention)
     planted = answers.simulation.planted_frame() if answers.simulation is not None else None
     names = engine_names(list(dict.fromkeys(long["engine"].to_list())))
+    partial = partial_reason(answers)
     numbers = [Number("AE-F8", r["quantity"], r["value"], note=r["note"], planted=r["planted"], data=kind)
+               if math.isfinite(r["value"]) and not partial else
+               Number("AE-F8", r["quantity"], reason=partial or "not run: no answer of this engine defines it",
+                      planted=r["planted"])
                for r in recorded_scorecard(long, planted, level=level)]
     counts = category_counts(classify_scorecard(wide_scorecard(long), thresholds))
-    numbers += [Number("AE-F8", f"{names[r['engine']]}: metrics {c}, recomputed", r[c], data=kind)
+    defined = dict(zip(*long.group_by("engine").agg(pl.col("value").is_not_nan().sum()).iter_columns()))
+    numbers += [Number("AE-F8", f"{names[r['engine']]}: metrics {c}, recomputed", r[c], data=kind,
+                       note="" if defined[r["engine"]] == len(METRICS)
+                       else f"of the {defined[r['engine']]} of {len(METRICS)} metrics defined")
+                if not partial else Number("AE-F8", f"{names[r['engine']]}: metrics {c}, recomputed", reason=partial)
                 for r in counts.iter_rows(named=True) if names[r["engine"]] in PAPER_ENGINES for c in CATEGORIES]
     missing = [e for e in PAPER_ENGINES if e not in names.values()]
     numbers += not_run("AE-F8", [q for e in missing for q in _recomputed_quantities(e)],
@@ -95,9 +116,10 @@ def recomputed_scorecard_section(answers: AnswerData, card: pl.DataFrame, thresh
     numbers += [Number("AE-F8", COUNTS[0], scored, data=kind),
                 Number("AE-F8", COUNTS[1], metrics.height - scored, data=kind), excluded,
                 Number("AE-F8", COUNTS[3], int(conv.meta["n_dropped_sources"].sum()), data=kind)]
+    judged = f"; partial: on the {metrics.height:,} answers judged of {len(answers.records):,}" if partial else ""
     fig = scorecard_intervals(long, card, thresholds, names, planted=planted, level=level,
                               title=f"Fig 8a recomputed from answers ({100 * level:g}% bootstrap intervals, "
-                                    f"{n_bootstrap} rounds)")
+                                    f"{n_bootstrap} rounds{judged})")
     both = answers.convention_comparison().select(
         pl.col("engine").map_elements(display_name, return_dtype=pl.String),
         pl.col("metric").replace_strict(METRIC_LABELS, default=pl.col("metric")),
@@ -105,6 +127,10 @@ def recomputed_scorecard_section(answers: AnswerData, card: pl.DataFrame, thresh
         pl.col("difference").alias("difference"))
     tables = [Table(both, "The same answers under the released convention (the scorecard) and the paper's equations "
                           "read literally: percentages and released − paper", 1)]
+    if partial:
+        tables.append(Table(long.with_columns(pl.col("engine").map_elements(display_name, return_dtype=pl.String)),
+                            f"Partial scorecard, not recorded: on the {metrics.height:,} answers judged of "
+                            f"{len(answers.records):,} answer records ({partial.removeprefix('not run: ')})", 1))
     others = [e for e, n in names.items() if n not in PAPER_ENGINES]
     if others:
         extra = long.filter(pl.col("engine").is_in(others)).join(

@@ -114,8 +114,9 @@ class JudgeReport:
                else (lambda s: 0))
         self.rows.append({"step": step, "items": frame.height, "ok": get("ok"), "failed": get("failed"),
                           "not_run": get("not run"), "summary": client.last_stats.summary()})
-        if get("not run") and not self.not_run_reason:
-            self.not_run_reason = client.not_run_reason()
+        if get("not run") and not self.not_run_reason:  # the items' own reason (budget, run deadline, ...)
+            reasons = frame.filter(pl.col("status") == "not run")["error"].drop_nulls()
+            self.not_run_reason = reasons[0] if reasons.len() else client.not_run_reason()
 
     @property
     def not_run(self) -> int:

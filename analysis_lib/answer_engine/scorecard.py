@@ -125,7 +125,9 @@ def classify(metric: str, value: float, thresholds: Mapping[str, Threshold]) -> 
 
 
 def classify_scorecard(scorecard: pl.DataFrame, thresholds: Mapping[str, Threshold]) -> pl.DataFrame:
-    """Long frame ``engine, metric, value, category`` for the eight metric rows of a Fig 8-style scorecard."""
+    """Long frame ``engine, metric, value, category`` for the eight metric rows of a Fig 8-style scorecard. A
+    value that is undefined (NaN or null: no answer of that engine defines the metric) has no category and no
+    row."""
     engines = [c for c in scorecard.columns if c != "metric"]
     rows = []
     for row in scorecard.iter_rows(named=True):
@@ -133,6 +135,8 @@ def classify_scorecard(scorecard: pl.DataFrame, thresholds: Mapping[str, Thresho
         if key not in thresholds:
             continue
         for e in engines:
+            if row[e] is None or math.isnan(float(row[e])):
+                continue
             rows.append({"engine": e, "metric": key, "value": float(row[e]),
                          "category": classify(key, row[e], thresholds)})
     return pl.DataFrame(rows, schema={"engine": pl.String, "metric": pl.String, "value": pl.Float64,
