@@ -359,5 +359,5 @@ def test_a_ten_thousand_character_name_is_cut_with_an_ellipsis():
     assert len(label) == text.MAX_LABEL_CHARS and label.endswith("…")
     assert len(ax.get_xlabel()) <= text.MAX_TEXT_CHARS
     data, width_px = display.png_bytes(fig)
-    assert width_px < 3000
+    assert width_px < 10_000  # the whole name: ~230,000 px (PIL refuses such an image: DecompressionBombError)
     plt.close(fig)
