@@ -16,8 +16,10 @@ transcriptions, a user's data and an LLM's output never make it so.
 1. Its numbers on real or published data decide, when it has any besides checks of the paper against itself
    (``inconsistent`` numbers alone do not make an ID "run"): ``differs`` if one of them differs from the paper
    (ours vs the paper), else ``assumption`` if one differs at an assumption the paper does not publish, else
-   ``reproduced`` if one matches, else ``computed`` (no paper number to compare with). The verdict's *basis*
-   says which data: ``real``, ``published`` or both. Where the paper contradicts itself (an ``inconsistent``
+   ``reproduced`` if one matches, else ``computed`` (no paper number to compare with); but ``partly simulated``
+   instead of ``reproduced`` or ``computed`` when some of its numbers ran only on the simulator (SA Table 1: the
+   benchmarks' rows are real, the Search Arena row simulated). The verdict's *basis* says which data: ``real``,
+   ``published`` or both. Where the paper contradicts itself (an ``inconsistent``
    number: its text vs its figure, a mistyped list) the verdict says so beside it (``reproduced · paper
    inconsistent (text vs figure)``): ours agrees with one side of the paper, and nothing more can match.
 2. Else, numbers on a user's data: verdict ``user data`` (basis ``user``): the analysis ran on data the build
@@ -59,8 +61,8 @@ from bookbuild.tables import format_value
 
 #: The verdicts of an ID, in the order the page lists them.
 VERDICTS: tuple[str, ...] = (
-    "reproduced", "assumption", "differs", "computed", "paper inconsistent", "user data", "LLM output", "simulated",
-    "checked", "transcribed", "not run", "not yet", "failed",
+    "reproduced", "assumption", "differs", "computed", "paper inconsistent", "partly simulated", "user data",
+    "LLM output", "simulated", "checked", "transcribed", "not run", "not yet", "failed",
 )
 #: Kept for callers of the former name: the verdicts.
 STATUSES = VERDICTS
@@ -74,6 +76,8 @@ STATUS_MEANING: dict[str, str] = {
     "says why",
     "computed": "computed on real or published data; the paper gives no number to compare with",
     "paper inconsistent": "only checks of the paper against itself ran, and the paper contradicts itself",
+    "partly simulated": "some numbers computed on real or published data agree with the paper (or have no paper "
+    "value), others ran only on the simulator: the figure is not reproduced as a whole",
     "user data": "computed on a user's file only: the build cannot vouch for it, so it is never counted as a "
     "reproduction; its numbers stand beside the paper's",
     "LLM output": "computed from an LLM's output only (the model is named): it is not the paper's data or the "
@@ -208,7 +212,10 @@ def verdict(rs: Iterable[Result], failed: Iterable[str] = ()) -> Verdict:
     basis = " + ".join(kinds)
     inconsistent = _most_common([r.reason for r in rs if r.status == "inconsistent"])
     if any(r.status != "inconsistent" for r in on_data):
-        return _ran_verdict(on_data, basis, inconsistent)
+        ran_verdict = _ran_verdict(on_data, basis, inconsistent)
+        if ran_verdict.status in ("reproduced", "computed") and any(r.status == "simulated" for r in rs):
+            return Verdict("partly simulated", basis, "", inconsistent)
+        return ran_verdict
     for kind, name in _OTHER_BASES:
         if any(r.evidence == kind for r in ran):
             return Verdict(name, kind, "", inconsistent)

@@ -221,15 +221,39 @@ def index_html(entries: list[IndexEntry]) -> str:
     return "\n".join(out)
 
 
-def index_summary(entries: list[IndexEntry]) -> str:
-    """One Markdown sentence: how many figures and tables the papers have, how many a section of this build
-    reproduces, how many cannot be reproduced."""
-    linked = sum(any(href for _, href, _ in e.links) for e in entries)
-    listed = sum(e.reason is None for e in entries)
+#: A figure is as reproduced as the least reproduced of its analyses: their verdicts, least reproduced first.
+FIGURE_ORDER: tuple[str, ...] = (
+    "failed", "not yet", "not run", "simulated", "partly simulated", "transcribed", "checked", "LLM output",
+    "user data", "differs", "assumption", "paper inconsistent", "computed", "reproduced",
+)
+
+
+def figure_verdict(entry: IndexEntry, verdicts: Mapping[str, str]) -> str | None:
+    """The verdict of one figure or table: the least reproduced verdict (:data:`FIGURE_ORDER`) of the analysis IDs
+    behind it; ``None`` for one that cannot be reproduced."""
+    if entry.reason is not None:
+        return None
+    got = [verdicts.get(aid, "not yet") for aid, _, _ in entry.links] or ["not yet"]
+    return min(got, key=lambda v: FIGURE_ORDER.index(v) if v in FIGURE_ORDER else 0)
+
+
+def index_summary(entries: list[IndexEntry], verdicts: Mapping[str, str] | None = None) -> str:
+    """One Markdown paragraph: how many figures and tables the papers have, how many cannot be reproduced, and the
+    others counted by :func:`figure_verdict` (from the same verdicts as the status table below)."""
+    verdicts = verdicts or {}
+    reproducible = [e for e in entries if e.reason is None]
+    per: dict[str, int] = {}
+    for e in reproducible:
+        v = figure_verdict(e, verdicts) or "not yet"
+        per[v] = per.get(v, 0) + 1
+    shown = [f"**{per['reproduced']} reproduced**"] if per.get("reproduced") else ["**none reproduced**"]
+    shown += [f"{per[v]} {v}" for v in reversed(FIGURE_ORDER) if v != "reproduced" and per.get(v)]
     return (f"The five papers have **{len(entries)} numbered figures and tables** (AE Figure 8 has one caption for "
-            f"two panels, 8a and 8b, listed here as two rows). {listed} are reproduced by an analysis of this "
-            f"book, {linked} of them with a section in this build; {len(entries) - listed} cannot be reproduced "
-            "(diagrams, screenshots, prompt text, examples, data not released), each with its reason.")
+            f"two panels, 8a and 8b, listed here as two rows); {len(entries) - len(reproducible)} cannot be "
+            "reproduced (diagrams, screenshots, prompt text, examples, data not released), each with its reason. "
+            f"Of the other {len(reproducible)}, in this build: " + " · ".join(shown) + ". A figure counts as "
+            "reproduced only when every analysis behind it is (the rule above); otherwise it takes the verdict of its "
+            "least reproduced analysis.")
 
 
 def counts_markdown(table: pl.DataFrame) -> str:

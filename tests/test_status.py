@@ -48,11 +48,15 @@ def _verdict(rs: list[Result]) -> tuple[str, str, str, str]:
     return v.status, v.basis, v.reason, v.inconsistent
 
 
-def test_published_matches_read_reproduced_beside_simulated_numbers():
-    """NG-T1: 30 numbers match on the published table, one is ours only, two ran on the simulator."""
+def test_published_matches_beside_simulated_numbers_are_partly_simulated():
+    """NG-T1: 30 numbers match on the published table, one is ours only, two ran on the simulator: not the whole
+    figure is reproduced (issue 35); without the simulated two it is."""
     rs = (many("NG-T1", 30, "match", "published") + many("NG-T1", 1, "computed", "published")
           + many("NG-T1", 2, "simulated", "simulated"))
-    assert _verdict(rs) == ("reproduced", "published", "", "")
+    assert _verdict(rs) == ("partly simulated", "published", "", "")
+    assert _verdict(rs[:31]) == ("reproduced", "published", "", "")
+    differs = rs + many("NG-T1", 1, "differs", "published")
+    assert _verdict(differs)[0] == "differs"  # a difference is said whatever else ran
     assert status.evidence_counts(rs) == "published: 30 match · 1 computed; simulated: 2"
 
 
@@ -140,7 +144,8 @@ def test_simulated_computed_worked_examples_and_empty():
     assert _verdict(many("SA-D5", 3, "simulated", "simulated") + many("SA-D5", 1, "not run", "none", ours=None)) \
         == ("simulated", "simulated", "", "")
     assert _verdict(many("SA-B4", 4, "computed", "real", paper=None) + many("SA-B4", 2, "simulated", "simulated")) \
-        == ("computed", "real", "", "")
+        == ("partly simulated", "real", "", "")
+    assert _verdict(many("SA-B4", 4, "computed", "real", paper=None)) == ("computed", "real", "", "")
     # a worked example that needs no data: counted apart, never "on real or published data"
     worked = [r("NG-N", "match", "cap", data="none"), r("NG-N", "computed", "ex", data="none", paper=None)]
     assert _verdict(worked) == ("reproduced", "no data", "", "")
@@ -267,7 +272,7 @@ def test_status_table_one_row_per_id_with_hand_made_results():
 
     counts = status.status_counts(table)
     assert dict(zip(counts["status"], counts["ids"])) == {
-        "reproduced": 1, "assumption": 0, "differs": 1, "computed": 1, "paper inconsistent": 0, "user data": 0,
+        "reproduced": 1, "assumption": 0, "differs": 1, "computed": 1, "paper inconsistent": 0, "partly simulated": 0, "user data": 0,
         "LLM output": 0, "simulated": 1, "checked": 0, "transcribed": 0, "not run": 1, "not yet": 1, "failed": 0,
     }
     on_published = dict(zip(counts["status"], counts["published"]))
@@ -613,5 +618,10 @@ def test_the_index_links_reproduced_figures_and_gives_the_others_a_reason(tmp_pa
     assert "earlier version: Fig 3" in page and "not reproducible: example" in page
     assert "Example &lt;battle&gt;" in page and "<battle>" not in page
     assert status_page.index_summary(entries).startswith("The five papers have **3 numbered figures and tables**")
-    assert "2 are reproduced by an analysis of this book, 1 of them with a section in this build; 1 cannot" in (
-        status_page.index_summary(entries))
+    # a figure is as reproduced as its least reproduced analysis: Table 1's NG-Q simulated, NG-T1 not yet built
+    verdicts = {"NG-F2": "reproduced", "NG-T1": "reproduced", "NG-Q": "simulated"}
+    summary = status_page.index_summary(entries, verdicts)
+    assert "1 cannot be reproduced" in summary and "Of the other 2, in this build: **1 reproduced** · 1 simulated" in (
+        summary)
+    assert [status_page.figure_verdict(e, verdicts) for e in entries] == ["reproduced", None, "simulated"]
+    assert "**none reproduced** · 2 not yet" in status_page.index_summary(entries, {"NG-Q": "simulated"})
