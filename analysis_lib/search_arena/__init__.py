@@ -2,7 +2,8 @@
 
 Data
     :mod:`~.schema` (the release's vocabulary: winners, sides, intents), :mod:`~.models` (the model table and
-    anchor), :mod:`~.release` (reading a raw release and checking its schema), :mod:`~.loader` (the tidy battle
+    anchor), :mod:`~.release` (reading a raw release and checking its schema), :mod:`~.hub` (the pinned release
+    on the Hugging Face hub, ``hf[:REF]``; ``[hf]`` extra), :mod:`~.loader` (the tidy battle
     frame: :func:`~.loader.load_battles`), :mod:`~.domains` (citation URL → source group, App. E.2),
     :mod:`~.prompt_sets` (the describing-differences prompt and answer sets), :mod:`~.simulate` (the release,
     attribution-subset and Text Arena simulators)
