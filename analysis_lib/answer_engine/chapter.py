@@ -74,7 +74,7 @@ def most_metrics_claim(classified: pl.DataFrame) -> Number:
     best = acceptable.row(0, named=True)
     holds = all(2 * r["n"] <= r["of"] for r in acceptable.iter_rows(named=True))
     return Number("AE-F8", "claim: no engine is acceptable on most of the eight metrics (published values)",
-                  "holds" if holds else "does not hold",
+                  "holds" if holds else "does not hold", data="checked",
                   note=f"most acceptable: {display_name(best['engine'])}, {best['n']} of {best['of']}")
 
 
@@ -94,23 +94,25 @@ def findings_section() -> Section:
     table, people = t1.load_findings(), t1.load_participants()
     chk = t1.check_findings(table, people)
     partial = ", ".join(f"{fid} ({c}/{n})" for fid, c, n in chk.partial) or "none"
-    numbers = [Number("AE-T1", "findings in Table 1", chk.n_findings),
+    # Table 1 is transcribed (nothing released behind it); its counts are checked against §3.3 and Table 8
+    numbers = [Number("AE-T1", "findings in Table 1", chk.n_findings, data="transcribed"),
                Number("AE-T1", "findings per component (answer text, citation, sources, user interface)",
-                      ", ".join(str(chk.per_component[c]) for c in t1.COMPONENTS)),
-               Number("AE-T1", "final-study participants (Table 8, pilot excluded)", chk.final_participants)]
-    numbers += [Number("AE-T1", f"final-study participants who used {display_name(e)} (Table 8)", n)
-                for e, n in chk.per_engine.items()]
+                      ", ".join(str(chk.per_component[c]) for c in t1.COMPONENTS), data="transcribed"),
+               Number("AE-T1", "final-study participants (Table 8, pilot excluded)", chk.final_participants,
+                      data="transcribed")]
+    numbers += [Number("AE-T1", f"final-study participants who used {display_name(e)} (Table 8)", n,
+                       data="transcribed") for e, n in chk.per_engine.items()]
     numbers += [Number("AE-T1", "findings with a count above its denominator or a denominator above the final study",
-                       len(chk.out_of_range), note=", ".join(chk.out_of_range)),
+                       len(chk.out_of_range), note=", ".join(chk.out_of_range), data="checked"),
                 Number("AE-T1", "findings whose Table 1 count differs from its §3.3 heading", len(chk.text_mismatch),
-                       note=", ".join(chk.text_mismatch)),
+                       note=", ".join(chk.text_mismatch), data="checked"),
                 Number("AE-T1", "findings counted out of fewer participants than the final study had",
-                       len(chk.partial), note=partial)]
+                       len(chk.partial), note=partial, data="checked")]
     for fid, c, n in chk.partial:
         lo, hi = t1.share_bounds(c, n, chk.final_participants)
         numbers.append(Number("AE-T1", f"{fid}: % of participants who raised it, as printed ({c}/{n})", 100 * c / n,
                               note=f"among all {chk.final_participants} final-study participants: {lo:.1f}% if the "
-                                   f"uncounted one did not raise it, {hi:.1f}% if they did"))
+                                   f"uncounted one did not raise it, {hi:.1f}% if they did", data="checked"))
     shares = t1.findings_shares(table)
     shown = shares.select(pl.col("component").alias("component"), pl.col("finding_id").alias("ID"),
                           pl.col("finding").alias("finding (Table 1)"),
