@@ -19,8 +19,13 @@ input                   loader                                                  
 ======================  =====================================================================  ============
 
 A file must be a regular file (a folder only where the loader reads folders: nugget records, match logs). An input
-with no rows is refused. A file's description is its name (never its folder), sha256 and rows; validated files are
-remembered in ``<state>/validated.json`` by input, sha256 and library hash, so an unchanged input is read once.
+with no rows is refused. Beyond each loader's own checks, what the chapters rely on is checked here too: a release
+whose model names are longer than :data:`MAX_NAME_CHARS` or whose timestamps all fail to parse is refused
+(:func:`derived_problem`); a ``sample:N`` outside :data:`MIN_SAMPLE`–:data:`MAX_SAMPLE` is refused; a JSON-lines
+release whose loader failure names no line is named by its first bad line and field
+(:func:`analysis_lib.search_arena.release_io.jsonl_problem`). A file's description is its name (never its folder),
+sha256 and rows; validated files are remembered in ``<state>/validated.json`` by input, sha256 and library hash, so
+an unchanged input is read once.
 """
 
 from __future__ import annotations
@@ -30,12 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from analysis_lib import sources
 from analysis_lib.answer_engine import agreement as ae_agreement
 from analysis_lib.answer_engine import records as ae_records
 from analysis_lib.dr_arena import match_log
 from analysis_lib.nuggets import records as ng_records
-from analysis_lib.search_arena import attribution_io, hub, loader, release
+from analysis_lib.search_arena import attribution_io, hub, loader, release, release_io
 from analysis_lib.search_arena.cross_arena import text_arena
 from bookbuild import fields, keys
 
@@ -60,9 +67,54 @@ class Described:
     info: dict[str, Any]
 
 
+#: ``sample:N`` sizes a build accepts (below 10 conversations a chapter's fit has too few models; above a million the
+#: simulator's texts outgrow the machine).
+MIN_SAMPLE, MAX_SAMPLE = 10, 1_000_000
+#: Longest model name accepted (figures cut longer labels; a 10,000-character name stopped chapter 03).
+MAX_NAME_CHARS = match_log.MAX_NAME_CHARS
+
+
+def derived_problem(tidy: pl.DataFrame) -> str | None:
+    """What the chapters need of a loaded release beyond its schema, checked on the loader's tidy frame: model
+    names of at most :data:`MAX_NAME_CHARS` characters, and at least one timestamp that parses where the release
+    has a ``timestamp`` column (chapter 01 counts conversations per day). ``None`` when it passes."""
+    for side in ("a", "b"):
+        column = f"raw_model_{side}" if f"raw_model_{side}" in tidy.columns else f"model_{side}"
+        if column not in tidy.columns:
+            continue
+        long = tidy.with_row_index("record", 1).filter(pl.col(column).str.len_chars() > MAX_NAME_CHARS)
+        if long.height:
+            row = long.row(0, named=True)
+            return (f"record {row['record']} (conv_id {release_io.short(row.get('conv_id'))}), field 'model_{side}': "
+                    f"a name of {len(row[column]):,} characters {release_io.short(row[column])}; expected at most "
+                    f"{MAX_NAME_CHARS}")
+    if "timestamp" in tidy.columns and tidy.height and tidy["timestamp"].null_count() == tidy.height:
+        return ("field 'timestamp': no record has a timestamp that parses (null or unreadable in all "
+                f"{tidy.height:,}); expected ISO date-times or epoch numbers (chapter 01 counts conversations per day)")
+    return None
+
+
 def _release_rows(path: str, seed: int, cache_dir: Path | None) -> tuple[int, str]:
     tidy, _ = loader.load_battles_report(path, seed=seed, cache_dir=cache_dir)
+    problem = derived_problem(tidy)
+    if problem:
+        raise release_io.DataValidationError(f"{Path(path).name}, {problem}")
     return tidy.height, "conversations"
+
+
+def _explained(name: str, path: Path, exc: BaseException) -> str:
+    """The loader's failure as one line; for a JSON-lines release whose failure names no line (a value the
+    derivation cannot use, such as a whole number beyond 64 bits), the file's first bad line and field."""
+    message = one_line(exc)
+    if name in ("data_source", "attribution_source") and ", line " not in message and path.is_file() \
+            and path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+        try:
+            where = release_io.jsonl_problem(path)
+        except OSError:
+            where = ""
+        if where:
+            return f"{path.name}{where}"
+    return message
 
 
 def _loaders(seed: int, cache_dir: Path | None) -> dict[str, Callable[[str], tuple[int, str]]]:
@@ -113,6 +165,9 @@ def _named(name: str, value: str, seed: int) -> dict[str, Any]:
     parsed = sources.parse(value)
     if parsed.kind == "sample":
         n = loader.sample_size(value) if name == "data_source" else sources.sample_size(value, 0) or None
+        if n is not None and not MIN_SAMPLE <= n <= MAX_SAMPLE:
+            raise InputError(f"{OPTION.get(name, name)}: {one_line(value, 60)} asks for {n:,} simulated rows; expected "
+                             f"sample:N with N from {MIN_SAMPLE} to {MAX_SAMPLE:,}")
         return {"kind": "simulator", "name": value, "seed": seed, "rows": n, "unit": "conversations",
                 "id": f"{value}|seed={seed}"}
     where = hub.target(parsed.ref)  # hf:REF names a revision, or a file of the pinned revision
@@ -152,7 +207,7 @@ def check(name: str, value: str, *, root: Path, state_dir: Path, seed: int, cach
     try:
         rows, unit = loaders[name](resolved)
     except Exception as exc:  # noqa: BLE001 - any loader failure is a bad input
-        message = one_line(exc)
+        message = one_line(_explained(name, path, exc))
         shown = message if (str(path) in message or path.name in message) else f"{path}: {message}"
         raise InputError(f"{option}: {shown}") from exc
     if rows == 0:

@@ -207,3 +207,58 @@ def test_conversation_repeated_with_null_conv_id_is_found():
     mask = duplicates.repeated_without_id(repeated)
     assert mask.sum() == 5 and not mask.head(raw.height).any()  # the copies only; the first kept
     assert not duplicates.repeated_without_id(pl.concat([raw, raw])).any()  # repeats with an id: the loader's
+
+
+# --- the door check (bookbuild.inputs) ------------------------------------------------------------------------
+
+
+def _door(tmp_path: Path, name: str, value: str):
+    from bookbuild import inputs
+    return inputs.check(name, value, root=tmp_path, state_dir=tmp_path / "state", seed=0,
+                        cache_dir=tmp_path / "cache", lib_hash="test")
+
+
+def _release_with(tmp_path: Path, edit) -> Path:
+    records = [json.loads(x) for x in ATTRIBUTION.read_text().splitlines() if x.strip()]
+    for i, r in enumerate(records):
+        edit(i, r)
+    return _write(tmp_path / "release.jsonl", [json.dumps(r) for r in records])
+
+
+def test_door_refuses_a_release_whose_timestamps_all_fail(tmp_path):
+    from bookbuild.inputs import InputError
+    path = _release_with(tmp_path, lambda i, r: r.update(timestamp=None if i % 2 else "yesterday"))
+    with pytest.raises(InputError, match=r"^DATA: release\.jsonl, field 'timestamp': no record has a timestamp"):
+        _door(tmp_path, "data_source", str(path))
+
+
+def test_door_refuses_a_ten_thousand_character_model_name(tmp_path):
+    from bookbuild.inputs import MAX_NAME_CHARS, InputError
+    path = _release_with(tmp_path, lambda i, r: r.update(model_b="n" * 10_000) if i == 2 else None)
+    with pytest.raises(InputError, match=rf"^DATA: release\.jsonl, record 3 .*field 'model_b': a name of 10,000 "
+                                         rf"characters .*at most {MAX_NAME_CHARS}$") as err:
+        _door(tmp_path, "data_source", str(path))
+    assert len(str(err.value)) < 400  # the value quoted by a short prefix
+
+
+def test_door_names_line_and_field_of_a_whole_number_beyond_64_bits(tmp_path):
+    from bookbuild.inputs import InputError
+    path = _release_with(tmp_path, lambda i, r: r.update(turn=10**30) if i == 1 else None)
+    with pytest.raises(InputError, match=r"^DATA: release\.jsonl, line 2, field 'turn': expected a whole number "
+                                         r"within 64 bits"):
+        _door(tmp_path, "data_source", str(path))
+
+
+@pytest.mark.parametrize(("name", "value"), [("data_source", "sample:1"), ("text_arena_source", "sample:1"),
+                                             ("data_source", "sample:1_000_000_000")])
+def test_door_bounds_sample_sizes(tmp_path, name, value):
+    from bookbuild.inputs import OPTION, InputError
+    with pytest.raises(InputError, match=rf"^{OPTION[name]}: .*expected sample:N with N from 10 to 1,000,000$"):
+        _door(tmp_path, name, value)
+
+
+def test_door_refuses_a_self_match(tmp_path):
+    from bookbuild.inputs import InputError
+    path = _write(tmp_path / "m.jsonl", [_round(model_b="x")])
+    with pytest.raises(InputError, match=r"^MATCH_LOGS: .*m\.jsonl, line 1, fields 'model_a'/'model_b'"):
+        _door(tmp_path, "match_logs", str(path))
