@@ -85,3 +85,20 @@ def test_assignment_agreement_matches_sklearn():
                                                   pl.DataFrame({**keys, "assignment": a2}))
     assert k == pytest.approx(cohen_kappa_score(a1, a2, labels=list(labels), weights="quadratic"))
     assert table.sum() == 300 and unmatched == 0
+
+
+def test_the_llm_judge_chart_labels_its_columns_as_the_judge():
+    """NG-F6's chart names the LLM judge on its columns, not the nugget chart's labels (issue 38 point 6)."""
+    import dataclasses
+
+    import numpy as np
+
+    from analysis_lib.nuggets import plots
+    from analysis_lib.nuggets.agreement import NuggetConfusion
+
+    counts = np.arange(12).reshape(4, 3)
+    judge = dataclasses.replace(NuggetConfusion(counts), preference="LLM judge")
+    labels = [t.get_text() for t in plots.confusion_heatmap(judge, "F6").axes[0].get_xticklabels()]
+    assert labels == ["LLM judge: model_a", "LLM judge: tie", "LLM judge: model_b"]
+    labels = [t.get_text() for t in plots.confusion_heatmap(NuggetConfusion(counts), "F4").axes[0].get_xticklabels()]
+    assert labels == ["nuggets: model_a", "nuggets: tie", "nuggets: model_b"]

@@ -35,7 +35,7 @@ def test_kappa_needs_enough_annotated_prompts():
     ok = frame.filter(pl.col("status") == "ok")
     expected = cohen_kappa_score(ok["release_primary"], ok["primary_intent"])
     assert by[prompt_records.KAPPAS[0]].value == pytest.approx(expected)
-    assert by[prompt_records.KAPPAS[0]].note == "n=12; model gpt-4.1"
+    assert by[prompt_records.KAPPAS[0]].note == "n=12; LLM labels (gpt-4.1)"
     assert dist is not None and by[prompt_records.HUMAN_KAPPAS[0]].value is None
 
     few = annotated(prompt_records.MIN_ANNOTATED - 1, n_failed=1)

@@ -23,6 +23,8 @@ class NuggetConfusion:
     :data:`~analysis_lib.search_arena.schema.VOTES_BY_SIDE`, columns :data:`PREFERENCES`."""
 
     counts: np.ndarray
+    #: what the columns' preference is (the column labels of its chart): nuggets, an LLM judge, ROUGE-L
+    preference: str = "nuggets"
 
     def __post_init__(self) -> None:
         c = np.asarray(self.counts)

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -107,7 +107,7 @@ def judge(pairs: pl.DataFrame | None, why: str, client: LLMClient, seed: int
     ok = verdicts.filter(pl.col("status") == "ok")
     if ok.height == 0:
         return [not_run(q, step_reason(verdicts)) for q in F6_QUANTITIES], None
-    jm = confusion(ok["winner"].to_numpy(), ok["judge"].to_numpy())
+    jm = replace(confusion(ok["winner"].to_numpy(), ok["judge"].to_numpy()), preference="LLM judge")
     return [
         Number(F6_QUANTITIES[0], jm.kappa(), data=LLM_CACHE,
                note=f"{ok.height:,} of {verdicts.height:,} battles judged"),

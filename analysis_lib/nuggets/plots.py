@@ -22,7 +22,8 @@ from analysis_lib.nuggets.agreement import NuggetConfusion
 from analysis_lib.nuggets.perbattle import ecdf, kde_curves
 
 ROW_LABELS = ["human: model_a", "human: tie", "human: model_b", "human: tie (bothbad)"]
-COL_LABELS = ["nuggets: model_a", "nuggets: tie", "nuggets: model_b"]
+PREFERENCE_NAMES = ("model_a", "tie", "model_b")
+COL_LABELS = [f"nuggets: {c}" for c in PREFERENCE_NAMES]
 #: width of the book's article column at a 1280-px window (sphinx-book-theme), in CSS pixels
 ARTICLE_WIDTH_PX = 688
 #: the width of the chapter's figures: 660 px at the figure's 110 dpi, shown unscaled in the 688-px column
@@ -54,8 +55,10 @@ def _legible_cells(fig: Figure) -> Figure:
 
 
 def confusion_heatmap(m: NuggetConfusion, title: str) -> Figure:
-    """Human vote × nugget preference counts (NG Figures 4, 5, 6)."""
-    return _legible_cells(plotting.heatmap(m.counts, ROW_LABELS, COL_LABELS, cbar_label="battles", fmt="{:.0f}",
+    """Human vote × preference counts (NG Figures 4, 5, 6), the columns labelled by the confusion's preference
+    (``nuggets: model_a``, ``LLM judge: model_a``, ...)."""
+    columns = COL_LABELS if m.preference == "nuggets" else [f"{m.preference}: {c}" for c in PREFERENCE_NAMES]
+    return _legible_cells(plotting.heatmap(m.counts, ROW_LABELS, columns, cbar_label="battles", fmt="{:.0f}",
                                            cmap="Blues", title=title))
 
 

@@ -16,7 +16,7 @@ from analysis_lib.search_arena.recorded import Row, why_not
 
 #: Fewest annotated prompts for which the chapter reports a κ (below this a κ says little).
 MIN_ANNOTATED = 10
-KAPPAS = ("κ primary, our GPT labels vs release labels", "κ top-2, our GPT labels vs release labels")
+KAPPAS = ("κ primary, LLM labels vs release labels", "κ top-2, LLM labels vs release labels")
 HUMAN_KAPPAS = ("human inter-annotator κ, primary", "human inter-annotator κ, top-2")
 NO_HUMAN_LABELS = "the authors' human labels are not released"
 TEXT_ARENA_C1 = ("Search Arena vs Text Arena: properties with p < 0.001",
@@ -37,7 +37,7 @@ def intent_rows(annotated: pl.DataFrame, model: str, chapter_reason: str) -> tup
     distribution = None
     if int((status == "ok").sum()) >= MIN_ANNOTATED:
         agree = intents.sample_agreement(annotated.filter(pl.col("status") == "ok"))
-        run = f"n={int(agree['n'])}; model {model}"
+        run = f"n={int(agree['n'])}; LLM labels ({model})"
         rows += [Row(KAPPAS[0], agree["kappa_primary"], run), Row(KAPPAS[1], agree["kappa_top2"], run)]
         distribution = intents.intent_distribution(annotated["primary_intent"].to_list())
     else:
