@@ -414,8 +414,8 @@ class LLMClient:
         :data:`FIRST_EMBED_CHUNK` texts; from its reply the JSON bytes per vector ``b`` are measured, and later
         requests ask for ``min(batch_size, floor(max_reply_bytes / (2 b)))`` texts (half the cap: numbers are
         written with varying digits). A reply refused as over the cap is asked again in halves; a single text
-        whose vector alone is over the cap fails. 3,072-dimension vectors take about 60 kB of JSON each, so
-        an 8 MiB cap gives requests of about 65 texts. ``on_chunk(start, vectors)`` is called as each request's
+        whose vector alone is over the cap fails. 3,072-dimension vectors take about 61 kB of JSON each, so
+        an 8 MiB cap gives requests of about 68 texts. ``on_chunk(start, vectors)`` is called as each request's
         vectors arrive (for caching them at once). Raises :class:`LLMRequestError` with the failure's kind."""
         import numpy as np
 
