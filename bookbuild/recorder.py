@@ -219,6 +219,7 @@ class Recorder:
         data: DataKind | None = None,
         planted: Any = None,
         reason: str = "",
+        interval: tuple[float, float] | None = None,
     ) -> None:
         """Record one number and persist.
 
@@ -226,8 +227,10 @@ class Recorder:
         quantity the table does not have is recorded with no paper value (status ``computed``, or ``simulated``
         on the simulator). ``note`` adds to the table's note. ``planted`` is the value the simulator planted
         (shown beside the recovered one). ``reason``: why ``ours`` may have no value (``None`` or NaN: a model the
-        data lacks); such a number is recorded as not run with that reason. Prints nothing: show a section's numbers
-        with :meth:`section`.
+        data lacks); such a number is recorded as not run with that reason. ``interval``: the number's 95% interval;
+        on the simulator, a number outside the tolerance of the value it was calibrated to says beside it whether the
+        interval covers that value (:func:`miss_note`: sampling noise of one simulated release, or not). Prints
+        nothing: show a section's numbers with :meth:`section`.
         """
         ours, planted = _plain(ours), _plain(planted)
         if (ours is None or (isinstance(ours, float) and math.isnan(ours))) and data != "none":
@@ -239,6 +242,8 @@ class Recorder:
         paper = row.paper if row is not None else None
         discrepancy = row.discrepancy if row is not None else None
         status = compare(ours, paper, kind, row.tol if row else None, row.bound if row else None, discrepancy)
+        if interval is not None and kind == "simulated" and row is not None:
+            note = "; ".join(n for n in (note, miss_note(ours, row, interval)) if n)
         result = Result(
             analysis_id=analysis_id,
             quantity=quantity,
@@ -286,6 +291,22 @@ class Recorder:
         tmp = self.path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False))
         tmp.replace(self.path)
+
+
+def miss_note(ours: float | str | None, row: PaperValue, interval: tuple[float, float]) -> str:
+    """Why a simulated number misses the paper's value it was calibrated to by more than the tolerance: its 95%
+    ``interval`` covers that value (the miss is the sampling noise of one simulated release) or does not (the
+    simulator does not reach it: the calibration chapter says by how much). Empty within the tolerance."""
+    if not isinstance(ours, float) or not isinstance(row.paper, float):
+        return ""
+    tol = row.tol or 0.0
+    if abs(ours - row.paper) <= tol + 1e-12:
+        return ""
+    lo, hi = interval
+    covered = lo <= row.paper <= hi
+    return (f"misses the target by {ours - row.paper:+.3g} (tolerance {tol:g}); its 95% interval "
+            f"[{lo:.4g}, {hi:.4g}] " + ("covers the target: sampling noise of one simulated release" if covered else
+                                         "does not cover the target: the simulator does not reach it here"))
 
 
 #: The reason of a number recorded without a value and without a reason of its own.

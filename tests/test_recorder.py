@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from analysis_lib import paper_values
+from analysis_lib.paper_values import PaperValue
 from bookbuild.recorder import Recorder, Result, compare
 from bookbuild.status import describe_result
 from bookbuild.tables import folded, html_table, readable
@@ -211,3 +212,17 @@ def test_tables_fit_the_column_and_name_their_columns_in_words():
     assert "max-width:100%" in out and "overflow-wrap:anywhere" in out and "margin-bottom" in out
     assert "Note &lt;i&gt;once&lt;/i&gt;." in out
     assert readable("ci_upper") == "CI upper" and readable("n_bootstrap") == "n bootstrap"
+
+
+def test_a_simulated_miss_beyond_the_tolerance_says_why(tmp_path):
+    """Issue 35: calibration targets that miss were shown without a reason where they are shown."""
+    values = {("SA-F6L", "beta social_media"): PaperValue("SA-F6L", "beta social_media", 0.057, 0.01, None,
+                                                          "SA Fig 6", "", "x.csv", 2)}
+    rec = Recorder(tmp_path, "04_x", data="simulated", values=values)
+    rec.number("SA-F6L", "beta social_media", 0.104, note="calibration target", interval=(0.03, 0.18))
+    assert rec.results[-1].note == ("calibration target; misses the target by +0.047 (tolerance 0.01); its 95% "
+                                    "interval [0.03, 0.18] covers the target: sampling noise of one simulated release")
+    rec.number("SA-F6L", "beta social_media", 0.104, interval=(0.09, 0.12))
+    assert "does not cover the target" in rec.results[-1].note
+    rec.number("SA-F6L", "beta social_media", 0.06, interval=(0.09, 0.12))  # within the tolerance: nothing to say
+    assert rec.results[-1].note == ""

@@ -42,7 +42,7 @@ from filelock import FileLock
 from analysis_lib import fetch, sources
 from analysis_lib.memory import release_freed_memory
 from analysis_lib.paths import atomic_write
-from analysis_lib.search_arena import domains, duplicates, languages, system_config
+from analysis_lib.search_arena import domains, duplicates, hub, languages, system_config
 from analysis_lib.search_arena.models import model_table, paper_name
 from analysis_lib.search_arena.release import (
     HF_REVISION,
@@ -84,7 +84,7 @@ class LoadReport:
         return name not in self.absent or name in self.derived
 
     def to_frame(self) -> pl.DataFrame:
-        rows = [("kept", "conversations", self.n_rows)]
+        rows: list[tuple[str, str, int | None]] = [("kept", "conversations", self.n_rows)]
         rows += [("dropped", k, v) for k, v in self.dropped.items()]
         rows += [("flagged", k, v) for k, v in self.flags.items()]
         rows += [("absent", f"{k} (derived: {self.derived[k]})" if k in self.derived else k, None)
@@ -397,8 +397,8 @@ def data_kind(source: str | Path | pl.DataFrame) -> str:
     if sample_size(source) is not None:
         return "simulated"
     parsed = sources.parse(source)
-    if parsed.kind == "hf":
-        return "real" if parsed.ref in (None, HF_REVISION) else "user"
+    if parsed.kind == "hf":  # only the pinned file at the pinned commit is in the manifest
+        return "real" if hub.is_pinned(parsed.text) else "user"
     return fetch.provenance(parsed.text)
 
 
