@@ -109,7 +109,8 @@ def test_attribution_section_reports_left_out_records_and_draws_the_paper():
     sec = citation_chapter.attribution_section(load_attribution(fixtures / "attribution_small.jsonl"), n_bootstrap=5,
                                                seed=0)
     got = {n.quantity: n for n in sec.numbers}
-    assert got["conversations in the attribution subset"].ours == 12 and got["beta support_count"].data == "real"
+    # a user's file is user data (not in the manifest)
+    assert got["conversations in the attribution subset"].ours == 12 and got["beta support_count"].data == "user"
     assert sec.notes[0].startswith("1 of the file's 12 conversations lack one of the six attribution counts")
     ref = sec.figures[0].reference
     assert ref is not None and ref.label == "paper"

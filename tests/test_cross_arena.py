@@ -217,7 +217,7 @@ def test_file_named_sample_is_read_as_a_file(tmp_path, monkeypatch):
     frame, report = load_text_arena_report("sample_real.jsonl")
     assert frame.height == 2 and report.source == "sample_real.jsonl"
     assert frame["vote"].to_list() == ["search", "tie"]
-    assert text_arena_kind("sample_real.jsonl") == "real"
+    assert text_arena_kind("sample_real.jsonl") == "user"  # a file (named like the simulator), not in the manifest
 
 
 def test_path_with_colon_under_samples_is_read_as_a_file(tmp_path, monkeypatch):
@@ -226,7 +226,7 @@ def test_path_with_colon_under_samples_is_read_as_a_file(tmp_path, monkeypatch):
     (tmp_path / "samples" / "x:y.jsonl").write_text(json.dumps(_row()) + "\n")
     frame = load_text_arena("samples/x:y.jsonl")
     assert frame.height == 1
-    assert text_arena_kind("samples/x:y.jsonl") == "real"
+    assert text_arena_kind("samples/x:y.jsonl") == "user"
     with pytest.raises(TextArenaFormatError, match=r"missing\.jsonl: not found"):
         load_text_arena("samples/missing.jsonl")
 
