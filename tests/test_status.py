@@ -273,7 +273,8 @@ def test_status_table_one_row_per_id_with_hand_made_results():
     counts = status.status_counts(table)
     assert dict(zip(counts["status"], counts["ids"])) == {
         "reproduced": 1, "assumption": 0, "differs": 1, "computed": 1, "paper inconsistent": 0, "partly simulated": 0,
-        "user data": 0, "LLM output": 0, "simulated": 1, "checked": 0, "transcribed": 0, "not run": 1, "not yet": 1, "failed": 0,
+        "user data": 0, "LLM output": 0, "simulated": 1, "checked": 0, "transcribed": 0, "not run": 1, "not yet": 1,
+        "failed": 0,
     }
     on_published = dict(zip(counts["status"], counts["published"]))
     assert on_published["reproduced"] == 1 and on_published["differs"] == 1 and on_published["simulated"] == 0
