@@ -228,6 +228,25 @@ def test_chord_rounds_reach_each_rounds_exact_optimum(reg):
         np.testing.assert_allclose(rounds[k], exact, atol=1e-9)
 
 
+@pytest.mark.parametrize("reg", [0.5, 0.0])
+def test_a_compact_round_reaches_the_rounds_exact_optimum(reg):
+    """The arena-scale path (one round on the battles it drew, rating parts by pair) against exact Newton."""
+    from scipy.special import expit
+
+    pr, z, y, _ = _contextual(n=2000, seed=13)
+    design = cs.ContextualDesign.build(pr, z, y, 5)
+    theta, _ = cs.newton(design, np.ones(len(y)), reg)
+    h0 = design.hessian(theta, np.ones(len(y)), reg)
+    p_hat = expit(design.eta(theta[None, :])[:, 0])
+    pid = cs.battle_pairs(design)
+    w = ranking.bootstrap_counts(len(y), 4, seed=14)
+    for k in range(4):
+        got, report = cs.chord_round_compact(design, pid, w[k], theta, h0, reg, p_hat)
+        exact, _ = cs.newton(design, w[k], reg, xtol=1e-12)
+        assert report.converged[0] and report.iterations[0] < cs.CHORD_ITER
+        np.testing.assert_allclose(got, exact, atol=1e-9)
+
+
 def test_contextual_memory_does_not_grow_with_battles_times_models():
     """Peak memory of a contextual bootstrap is set by rounds × battles chunks, not by the models: four times the
     models (a dense design four times larger) leave it almost unchanged."""

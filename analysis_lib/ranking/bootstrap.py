@@ -14,8 +14,9 @@ likely battles costs one binomial draw per battle (0.2 s a round at 1.6M battles
 round is drawn as the counts of ``N`` battle indices drawn uniformly with replacement
 (``bincount(rng.integers(0, N, N))``), the same multinomial distribution at a tenth of the cost, from the same
 generator (so reproducible by seed, but not the same draws as below that size: the book's fits are smaller and
-keep theirs). Chunks are then larger (:data:`LARGE_CHUNK_CELLS`, eight rounds of 1.6M battles), so that each
-chord iteration reads the feature matrix once for eight rounds (one BLAS product ``Z (β_1 … β_8)``).
+keep theirs). Each round is then fitted on the battles it drew only
+(:func:`~analysis_lib.ranking.contextual_solver.chord_round_compact`: about 63% of them, gathered once), in
+chunks of :data:`LARGE_CHUNK_CELLS` weights (four rounds of 1.6M battles).
 
 A round without an MLE (an unpenalised fit whose resampled beat graph is not strongly connected:
 :mod:`analysis_lib.ranking.graph`) is decided before fitting: it is fitted with the ridge when one is given (the
@@ -36,10 +37,17 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
+from scipy.special import expit
 from tqdm import tqdm
 
 from analysis_lib.ranking.blas import one_blas_thread
-from analysis_lib.ranking.contextual_solver import ContextualDesign, chord_rounds, newton
+from analysis_lib.ranking.contextual_solver import (
+    ContextualDesign,
+    battle_pairs,
+    chord_round_compact,
+    chord_rounds,
+    newton,
+)
 from analysis_lib.ranking.graph import NotIdentifiableError, diagnose, mle_exists
 from analysis_lib.ranking.newton import NewtonReport, PairStats, fit_pairs
 
@@ -48,7 +56,7 @@ CHUNK_CELLS = 250_000
 CONTEXTUAL_CHUNK_CELLS = 500_000
 #: Contextual fits with at least this many battles draw rounds as uniform indices, in larger chunks (docstring).
 LARGE_BATTLES = 200_000
-LARGE_CHUNK_CELLS = 13_000_000
+LARGE_CHUNK_CELLS = 6_500_000
 #: Threads fitting chunks of rounds at once (numpy's element-wise work releases the GIL), for bootstraps of at
 #: least :data:`MIN_THREADED_CELLS` ``rounds × rows``; smaller ones run on one thread, where starting and feeding
 #: the threads costs more than they save (1,500 battles × 100 rounds: 0.06 s on one thread, 0.11 s on two).
@@ -222,23 +230,32 @@ def bootstrap_battles(
     battles resampled, rounds from ``theta_hat`` by the block-updated chord iteration (:mod:`contextual_solver`)."""
     n = len(design.y)
     threads = _threads(threads, rounds, n)
-    battle_pairs = np.column_stack([design.a, design.b])
+    sides = np.column_stack([design.a, design.b])
     h0 = design.hessian(theta_hat, np.ones(n), reg)
+    large = n >= LARGE_BATTLES
+    pid = battle_pairs(design) if large else None
+    p_hat = expit(design.eta(theta_hat[None, :])[:, 0]) if large else None
 
     def fit_chunk(start: int, w: np.ndarray) -> ChunkResult:
         theta = np.empty((w.shape[0], design.n_params))
-        exists = np.ones(w.shape[0], dtype=bool) if reg else mle_exists(battle_pairs, design.y, len(models), w)
+        exists = np.ones(w.shape[0], dtype=bool) if reg else mle_exists(sides, design.y, len(models), w)
         if not exists.all():
             if ridge is None:
-                raise _no_mle_error(models, battle_pairs, design.y, w, exists, start, rounds)
+                raise _no_mle_error(models, sides, design.y, w, exists, start, rounds)
             for j in np.flatnonzero(~exists):
                 theta[j], rep_r = newton(design, w[j], ridge, theta_hat)
                 check_converged(rep_r, "bootstrap (ridge)")
-        theta[exists], rep = chord_rounds(design, w[exists], theta_hat, h0, reg)
+        if pid is not None and p_hat is not None:  # arena scale: round by round on the drawn battles
+            reports = []
+            for j in np.flatnonzero(exists):
+                theta[j], rep_j = chord_round_compact(design, pid, w[j], theta_hat, h0, reg, p_hat)
+                reports.append(rep_j)
+            rep = NewtonReport.concat(reports)
+        else:
+            theta[exists], rep = chord_rounds(design, w[exists], theta_hat, h0, reg)
         check_converged(rep, "bootstrap")
-        return theta, ridge_outside(models, battle_pairs, design.y, w, exists), rep
+        return theta, ridge_outside(models, sides, design.y, w, exists), rep
 
-    large = n >= LARGE_BATTLES
     chunk = _chunk_size(rounds, n, threads, LARGE_CHUNK_CELLS if large else CONTEXTUAL_CHUNK_CELLS, design.n_params)
     weights = count_chunks(n, rounds, seed, None, chunk, uniform_indices=large)
     return _run(weights, fit_chunk, rounds, design.n_params, len(models), progress, threads)
