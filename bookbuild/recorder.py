@@ -243,7 +243,7 @@ class Recorder:
         discrepancy = row.discrepancy if row is not None else None
         status = compare(ours, paper, kind, row.tol if row else None, row.bound if row else None, discrepancy)
         if interval is not None and kind == "simulated" and row is not None:
-            note = "; ".join(n for n in (note, miss_note(ours, row, interval)) if n)
+            note = NOTE_SEPARATOR.join(n for n in (note, miss_note(ours, row, interval)) if n)
         result = Result(
             analysis_id=analysis_id,
             quantity=quantity,
@@ -253,7 +253,7 @@ class Recorder:
             status=status,
             tol=row.tol if row is not None else None,
             source=row.source if row is not None else "",
-            note="; ".join(n for n in (row.note if row is not None else "", note) if n),
+            note=NOTE_SEPARATOR.join(n for n in (row.note if row is not None else "", note) if n),
             planted=planted,
             bound=row.bound if row is not None and paper is not None else None,
             reason=discrepancy.reason if discrepancy is not None and status == discrepancy.kind else "",
@@ -309,6 +309,9 @@ def miss_note(ours: float | str | None, row: PaperValue, interval: tuple[float, 
                                          "does not cover the target: the simulator does not reach it here"))
 
 
+#: What joins the parts of a recorded note (the paper-values row's, the chapter's, a miss's reason).
+NOTE_SEPARATOR = "; "
+
 #: The reason of a number recorded without a value and without a reason of its own.
 NO_VALUE = "no value: the data hold nothing to compute it from (a model, field or subset this data lacks)"
 
@@ -360,7 +363,7 @@ def results_frame(results: list[Result]) -> pl.DataFrame:
             "data": r.data,
             "status": r.label,
             "source": r.source,
-            "note": r.note,
+            "note": note_text(r.note),
         }
         for r in results
     ]
@@ -388,8 +391,22 @@ def status_badge(status: str, reason: str = "") -> str:
 
 
 def note_parts(note: str) -> list[str]:
-    """A note's parts: the recorder joins a row's note and the chapter's with ``"; "``."""
-    return [p.strip() for p in note.split("; ") if p.strip()]
+    """A note's parts: the recorder joins a row's note and the chapter's with :data:`NOTE_SEPARATOR`; a note is
+    split at that separator only outside brackets, so a parenthesis with semicolons of its own ("(Google: all 21
+    participants; each engine: its 7)") stays in its sentence."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(note):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
+        if depth <= 0 and note.startswith(NOTE_SEPARATOR, i):
+            parts.append(note[start:i])
+            start = i + len(NOTE_SEPARATOR)
+    parts.append(note[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def note_text(note: str) -> str:
+    """A note on one line: its parts joined with :data:`NOTE_SEPARATOR`."""
+    return NOTE_SEPARATOR.join(note_parts(note))
 
 
 def shared_notes(notes: list[str]) -> tuple[list[str], list[str], list[list[str]]]:
@@ -448,7 +465,7 @@ def _not_run_row(skipped: list[Result], digits: int, with_planted: bool) -> dict
                                             else "") + "</li>"
         for r in skipped
     )
-    reasons = list(dict.fromkeys(r.reason or r.note for r in skipped if r.reason or r.note))
+    reasons = list(dict.fromkeys(r.reason or note_text(r.note) for r in skipped if r.reason or r.note))
     row = {"quantity": f"<details><summary>{len(skipped)} numbers not run</summary><ul>{items}</ul></details>",
            "this build": "—", "paper": "—"}
     if with_planted:

@@ -56,7 +56,7 @@ import polars as pl
 from bookbuild import navigation
 from bookbuild.catalogue import PROJECT_CHECKS
 from bookbuild.navigation import Chapter
-from bookbuild.recorder import STATUS_LABEL, Result, format_paper, note_parts
+from bookbuild.recorder import STATUS_LABEL, Result, format_paper, note_parts, note_text
 from bookbuild.tables import format_value
 
 #: The verdicts of an ID, in the order the page lists them.
@@ -248,12 +248,12 @@ def describe_result(r: Result, digits: int = 3) -> str:
 
     The note travels with the number (why it differs, or that a simulated number is a calibration target)."""
     if r.status == "not run" or r.ours is None:
-        reason = f" ({r.note})" if r.note else ""
+        reason = f" ({note_text(r.note)})" if r.note else ""
         return f"{r.quantity}: not run{reason}"
     refs = [f"planted {format_value(r.planted, digits)}"] if r.planted is not None else []
     refs += [f"paper {format_paper(r, digits)}"] if r.paper is not None else []
     paper = f" ({'; '.join(refs)})" if refs else ""
-    note = f" — {r.note}" if r.note else ""
+    note = f" — {note_text(r.note)}" if r.note else ""
     by = f" [{r.llm}]" if r.llm else ""
     return f"{r.quantity} = {format_value(r.ours, digits)}{by}{paper}{note}"
 

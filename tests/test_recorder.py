@@ -226,3 +226,16 @@ def test_a_simulated_miss_beyond_the_tolerance_says_why(tmp_path):
     assert "does not cover the target" in rec.results[-1].note
     rec.number("SA-F6L", "beta social_media", 0.06, interval=(0.09, 0.12))  # within the tolerance: nothing to say
     assert rec.results[-1].note == ""
+
+
+def test_a_note_is_split_only_outside_brackets():
+    """Issue 35: AE-T34's footnotes split mid-sentence at the semicolon inside "(Google: all 21 participants; each
+    engine: its 7)"."""
+    from bookbuild.recorder import note_parts
+
+    note = ("Table 4 prints t to 2 decimals; n is not published: 21 vs 7 (Google: all 21 participants; each engine: "
+            "its 7) is an assumption; calibration target")
+    assert note_parts(note) == ["Table 4 prints t to 2 decimals",
+                                "n is not published: 21 vs 7 (Google: all 21 participants; each engine: its 7) is an "
+                                "assumption", "calibration target"]
+    assert note_parts("a [b; c]; d") == ["a [b; c]", "d"] and note_parts("") == []
