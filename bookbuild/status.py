@@ -28,10 +28,10 @@ transcriptions, a user's data and an LLM's output never make it so.
 4. Else ``simulated``, when the simulator ran: the analysis runs; it does not reproduce the paper's finding.
 5. Else ``checked`` or ``transcribed``, when only checks of the paper (a published p that follows from a
    published D) or transcriptions ran.
-6. Else ``not run``, when some number could not run (no endpoint, no data, a field the release lacks), with the
-   reason.
-7. Else ``paper inconsistent`` (only checks of the paper against itself ran) or, for worked examples that need no
-   data, ``reproduced`` / ``computed`` on basis ``no data``.
+6. Else ``paper inconsistent`` when only checks of the paper against itself ran (NG-F6: 838 vs 817), whatever did
+   not run beside them.
+7. Else ``not run``, when some number could not run (no endpoint, no data, a field the release lacks), with the
+   reason; else, for worked examples that need no data, ``reproduced`` / ``computed`` on basis ``no data``.
 
 Simulated and not-run numbers beside a verdict on real or published data are counted in the row, not hidden.
 ``not yet`` when no notebook recorded anything for the ID; an ID whose chapter failed in this build
@@ -224,6 +224,8 @@ def verdict(rs: Iterable[Result], failed: Iterable[str] = ()) -> Verdict:
     for kind, name in _CHECK_BASES:
         if any(r.evidence == kind for r in ran):
             return Verdict(name, kind, "", inconsistent)
+    if on_data:  # only checks of the paper against itself ran, and it contradicts itself: said, even beside not-run
+        return _ran_verdict(on_data, basis, inconsistent)
     not_run = [r for r in rs if r.status == "not run"]
     if not_run:
         reason = _most_common([r.reason or (note_parts(r.note) or [""])[-1] for r in not_run])

@@ -112,15 +112,17 @@ def test_ours_against_the_paper_is_worst():
     assert status.summary_line(rs).endswith("; differs: x = 2 (paper 1)")
 
 
-def test_an_id_none_of_whose_numbers_ran_reads_not_run_with_the_reason():
-    """NG-F6: the judge never ran; its one number on published data is a check of the paper's text against its
-    own Figure 4, which does not make the ID "run"."""
+def test_a_check_that_finds_the_paper_inconsistent_is_said_beside_what_did_not_run():
+    """NG-F6 (issue 35): the judge never ran; its one number on published data is a check of the paper's text
+    against its own Figure 4, and the paper contradicts itself (838 vs 817): the ID reads "paper inconsistent", so
+    the page's count of them is not 0; the not-run numbers are counted beside it."""
     judge = "the simulated response texts are pseudo-words, not for an LLM"
     rs = ([r("NG-F6", "inconsistent", "inversions", data="published", ours=838.0, paper=817.0,
              reason="text vs figure")]
           + many("NG-F6", 4, "not run", "none", ours=None, note=f"paper row note; {judge}"))
     v = status.verdict(rs)
-    assert (v.status, v.reason, v.inconsistent) == ("not run", judge, "text vs figure")
+    assert (v.status, v.reason, v.inconsistent) == ("paper inconsistent", "text vs figure", "text vs figure")
+    assert status.verdict(rs[1:]).status == "not run" and status.verdict(rs[1:]).reason == judge
     assert status.evidence_counts(rs) == "published: 1 paper inconsistent; not run: 4"
     # the recorder keeps a not-run reason apart from the row's note
     assert status.verdict(many("NG-Q", 3, "not run", "none", ours=None, reason="no LLM endpoint")).reason == (
