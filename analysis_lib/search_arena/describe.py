@@ -254,7 +254,7 @@ def describe_differences(
     proposals = pl.DataFrame(rows, schema={"round": pl.Int64, "property": pl.String})
     if proposals.is_empty():
         return DescribeResult(name_a, name_b, NOT_RUN, proposals, [], empty_val, stats, models,
-                              note=unusable_note("propose", prop))
+                              note=partial_note({"propose": prop}) or unusable_note("propose", prop))
 
     # 2. reduce
     listing = "\n".join(f"- {p}" for p in dict.fromkeys(proposals["property"].to_list()))
@@ -262,7 +262,7 @@ def describe_differences(
     stats = stats.merge(client.last_stats)
     if red["status"][0] != "ok":
         return DescribeResult(name_a, name_b, NOT_RUN, proposals, [], empty_val, stats, models,
-                              note=unusable_note("reduce", red))
+                              note=partial_note({"reduce": red}) or unusable_note("reduce", red))
     properties = list(red["properties"][0])[: settings.top_k]
 
     # 3. validate and rank
@@ -300,11 +300,31 @@ def describe_differences(
     validation = validation.filter((pl.col("n_a") > 0) & (pl.col("n_b") > 0))
     if validation.is_empty():
         return DescribeResult(name_a, name_b, NOT_RUN, proposals, properties, validation, stats, models,
-                              note=unusable_note("validate", ranked))
+                              note=partial_note({"propose": prop, "validate": ranked})
+                              or unusable_note("validate", ranked))
     if unusable.height:
         note = "; ".join(filter(None, [note, f"{unusable.height} of {len(properties)} properties left out: no "
                                               "usable validation reply in one group"]))
+    unfinished = partial_note({"propose": prop, "validate": ranked})
+    if unfinished:  # shares from a part of the checks are kept in the result, never reported as the answer
+        return DescribeResult(name_a, name_b, NOT_RUN, proposals, properties, validation, stats, models,
+                              note=unfinished)
     return DescribeResult(name_a, name_b, "ok", proposals, properties, validation, stats, models, note=note)
+
+
+def partial_note(steps: Mapping[str, pl.DataFrame]) -> str:
+    """When a step left items unsent part-way (request budget, run deadline, a batch still pending) after others were
+    sent, the not-run reason of the whole comparison: the first such item's reason (``"not run: request budget
+    ..."``) and, per step, how many of its requests were not sent; ``""`` when every item was sent, or none."""
+    counts, first = [], ""
+    for step, frame in steps.items():
+        unsent = frame.filter(pl.col("status") == NOT_RUN)
+        if unsent.height:
+            first = first or str(unsent["error"].drop_nulls().first() or "not run")
+            counts.append(f"{unsent.height:,} of {frame.height:,} {step} requests not sent")
+    if not counts or all(bool((f["status"] == NOT_RUN).all()) for f in steps.values()):
+        return ""  # nothing sent at all: the one reason (:func:`unusable_note`), not a count
+    return f"{first}; {', '.join(counts)}, so the properties and shares would be of a part (a rebuild finishes them)"
 
 
 def display_table(result: DescribeResult) -> pl.DataFrame:
