@@ -59,9 +59,10 @@ Behaviour:
   followed and no request leaves the endpoint's origin, so the key cannot be carried elsewhere; a plain-``http``
   endpoint that is not loopback is warned about.
 - **Retries.** HTTP 408/409/429, 5xx, timeouts and dropped connections are retried by the layer's own small
-  loop around ``openai``'s public calls (:func:`analysis_lib.llm.http.with_retries`; no private ``openai`` method is
-  called or overridden) with exponential backoff (``backoff_base * 2**attempt``, capped at ``backoff_max``, with jitter; a ``Retry-After``
-  header is honoured up to the cap), at most ``max_retries`` times; an unreadable 200 body is asked again within
+  loop around ``openai``'s public calls (:func:`analysis_lib.llm.http.with_retries`; no private ``openai`` method
+  is called or overridden) with exponential backoff (``backoff_base * 2**attempt``, capped at ``backoff_max``,
+  with jitter; a ``Retry-After`` header is honoured up to the cap, never past the request's deadline), at most
+  ``max_retries`` times; an unreadable 200 body is asked again within
   the same budget, after the same backoff. Other HTTP errors (400, 401, 404) fail at once, and so does a reply
   over the size cap.
 - **Deadlines.** ``timeout`` bounds each network operation; ``request_deadline`` the whole request (a server
