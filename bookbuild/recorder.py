@@ -49,6 +49,7 @@ import numpy as np
 import polars as pl
 
 from analysis_lib import paper_values
+from analysis_lib.llm import settings as llm_settings
 from analysis_lib.paper_values import Bound, Discrepancy, PaperValue
 from bookbuild.tables import HTMLTable, format_value, html_table
 
@@ -179,7 +180,7 @@ class Recorder:
         user's file, ``"real"`` only for inputs the data manifest vouches for).
     llm:
         The model and endpoint origin behind this notebook's ``llm`` numbers (``"gpt-4.1 @ https://host"``), shown
-        beside each of them; empty when no endpoint was used.
+        beside each of them; default :func:`llm_source` (from the environment the chapter runs in).
     values:
         The paper-values table (default: :func:`analysis_lib.paper_values.table`). A quantity without a row is
         recorded as ``computed`` with no paper value: a model, provider or intent the paper did not have is a
@@ -191,9 +192,11 @@ class Recorder:
     data: DataKind = "real"
     values: Mapping[tuple[str, str], PaperValue] | None = None
     results: list[Result] = field(default_factory=list)
-    llm: str = ""
+    llm: str | None = None
 
     def __post_init__(self) -> None:
+        if self.llm is None:
+            self.llm = llm_source()
         self.results_dir = Path(self.results_dir)
         self.results_dir.mkdir(parents=True, exist_ok=True)
         self.data = data_kind(self.data)
@@ -257,7 +260,7 @@ class Recorder:
             planted=planted,
             bound=row.bound if row is not None and paper is not None else None,
             reason=discrepancy.reason if discrepancy is not None and status == discrepancy.kind else "",
-            llm=self.llm if kind == "llm" and status != "not run" else "",
+            llm=(self.llm or "") if kind == "llm" and status != "not run" else "",
         )
         self.results = [r for r in self.results if (r.analysis_id, r.quantity) != (analysis_id, quantity)]
         self.results.append(result)
@@ -291,6 +294,16 @@ class Recorder:
         tmp = self.path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False))
         tmp.replace(self.path)
+
+
+def llm_source() -> str:
+    """What produced this build's LLM outputs, from the environment (:func:`analysis_lib.llm.settings.identity`):
+    ``"<model> @ <endpoint>"`` with an endpoint, else that the outputs were read from the cache (their model is the
+    one that wrote it: no endpoint of this build was used)."""
+    ident = llm_settings.identity()
+    if ident["endpoint"] and not ident["offline"]:
+        return f"{ident['model']} @ {ident['endpoint']}"
+    return "cached LLM output (no endpoint in this build)"
 
 
 def miss_note(ours: float | str | None, row: PaperValue, interval: tuple[float, float]) -> str:
