@@ -27,11 +27,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-import pooch
-
 from analysis_lib import paths
 
+# pooch imports tqdm.auto, which in a Jupyter kernel without ipywidgets (the book's chapters) warns "IProgress not
+# found" on stderr, with the installation's path; the plain text bar is what runs there: the warning goes to the log
+with warnings.catch_warnings(record=True) as _import_warnings:
+    warnings.simplefilter("always")
+    import pooch
+
 log = logging.getLogger(__name__)
+for _warning in _import_warnings:
+    log.info("importing pooch: %s: %s", _warning.category.__name__, _warning.message)
 
 MANIFEST_ENV = "ANALYSIS_DATA_MANIFEST"
 CACHE_ENV = "ANALYSIS_DATA_CACHE"

@@ -1,9 +1,14 @@
-"""``jupyter-book build`` for one build's table of contents, its warnings, and the leak guard on the output."""
+"""``jupyter-book build`` for one build's table of contents, its warnings, and the leak guard on the output.
+
+After Sphinx, the site is lightened (:func:`lighten_site`): the figures the pages carry inline become image files
+referenced from the pages and lazy-loaded, and the theme's source maps are removed."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -47,6 +52,80 @@ def book_key(cfg: Config, root: Path, chapters: list[str]) -> str:
         h.update(str(f).encode() + b"\0")
         h.update(hashlib.sha256(f.read_bytes()).digest() if f.exists() else b"missing")
     return h.hexdigest()
+
+
+#: An inline image of a page: ``<img ... src="data:image/png;base64,...">`` (what a notebook's HTML output holds).
+_DATA_IMG = re.compile(r'<img\b(?P<before>[^>]*?)\ssrc="data:image/(?P<type>png|jpeg|gif|webp|svg\+xml);base64,'
+                       r'(?P<data>[A-Za-z0-9+/=\s]*)"(?P<after>[^>]*)>')
+_EXTENSION = {"png": "png", "jpeg": "jpg", "gif": "gif", "webp": "webp", "svg+xml": "svg"}
+#: The folder of the site where Sphinx puts images; the pages' inline figures are written there as ``fig-<sha>``.
+IMAGE_DIR = "_images"
+_SOURCE_MAP_COMMENT = re.compile(r"\n?(?://# sourceMappingURL=[^\n]*|/\*# sourceMappingURL=[^*]*\*/)[ \t]*")
+
+
+def _pages(html_dir: Path) -> list[Path]:
+    return sorted(p for p in html_dir.rglob("*.html") if "_static" not in p.relative_to(html_dir).parts)
+
+
+def externalize_images(html_dir: Path) -> dict[str, int]:
+    """Every inline image of the built pages (``data:`` URIs: the chapters' figures, which the executed notebooks
+    carry inline so that they render in Jupyter) written once to ``<html>/_images/fig-<sha256>.<ext>`` and
+    referenced from the page, lazy-loaded (``loading="lazy" decoding="async"``): a page then weighs its text, and a
+    figure is fetched when it scrolls into view and cached. Image files of earlier builds that no page references
+    any more are removed. Returns ``pages`` (changed), ``images`` (written), ``html_bytes_before``/``_after``."""
+    images = html_dir / IMAGE_DIR
+    stats = {"pages": 0, "images": 0, "html_bytes_before": 0, "html_bytes_after": 0}
+    for page in _pages(html_dir):
+        text = page.read_text(encoding="utf-8")
+        stats["html_bytes_before"] += len(text.encode())
+
+        def replace(m: re.Match[str], page: Path = page) -> str:
+            data = base64.b64decode(re.sub(r"\s+", "", m.group("data")))
+            target = images / f"fig-{hashlib.sha256(data).hexdigest()[:20]}.{_EXTENSION[m.group('type')]}"
+            if not target.exists():
+                images.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+                stats["images"] += 1
+            attrs = m.group("before") + m.group("after")
+            lazy = "" if re.search(r"\sloading=", attrs) else ' loading="lazy" decoding="async"'
+            src = Path(os.path.relpath(target, page.parent)).as_posix()
+            return f'<img{m.group("before")} src="{src}"{m.group("after").rstrip()}{lazy}>'
+
+        new = _DATA_IMG.sub(replace, text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            stats["pages"] += 1
+        stats["html_bytes_after"] += len(new.encode())
+    referenced = {m for page in _pages(html_dir) for m in re.findall(r"fig-[0-9a-f]{20}\.\w+",
+                                                                      page.read_text(encoding="utf-8"))}
+    for old in images.glob("fig-*") if images.is_dir() else ():
+        if old.name not in referenced:
+            old.unlink()
+    return stats
+
+
+def remove_source_maps(html_dir: Path) -> int:
+    """The theme's source maps (``*.map``, read only by a browser's developer tools) removed from the site, with
+    the comments that name them in the scripts and style sheets. Returns the bytes removed."""
+    removed = 0
+    for path in sorted(html_dir.rglob("*.map")):
+        removed += path.stat().st_size
+        path.unlink()
+    for path in sorted([*html_dir.rglob("*.js"), *html_dir.rglob("*.css")]):
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        new = _SOURCE_MAP_COMMENT.sub("", text)
+        if new != text:
+            path.write_text(new, encoding="utf-8", errors="surrogateescape")
+    return removed
+
+
+def lighten_site(html_dir: Path) -> str:
+    """:func:`externalize_images` and :func:`remove_source_maps` on the built site; one line saying what they did."""
+    stats = externalize_images(html_dir)
+    maps = remove_source_maps(html_dir)
+    return (f"book  pages {stats['html_bytes_before'] / 1e6:.1f} MB -> {stats['html_bytes_after'] / 1e6:.1f} MB "
+            f"({stats['pages']} page(s) with inline figures, {stats['images']} image file(s) written to "
+            f"{IMAGE_DIR}/); source maps removed: {maps / 1e6:.1f} MB")
 
 
 def build_book(cfg: Config, chapters: list[str], summary: Summary | None = None) -> Summary:
@@ -100,6 +179,7 @@ def build_book(cfg: Config, chapters: list[str], summary: Summary | None = None)
         raise BuildError(f"jupyter-book build failed (exit {rc}); last lines of {log_path}:\n{tail}", EXIT_BOOK)
     summary.html = index
     print(f"book  built in {seconds:.1f} s: {index}", flush=True)
+    print(lighten_site(cfg.html_dir), flush=True)
     keys.write_json(key_path, {"key": key})
     found = leaks.find_protected_text([cfg.html_dir, cfg.chapters_dir],
                                       leaks.protected_snippets(cache_dir=cfg.cache_dir / "data"))

@@ -13,6 +13,10 @@ reproduce each, or the reason it cannot be reproduced, and for NG the number it 
 The catalogue is written for the project's engineers and follows ``ANALYSES.md`` word for word (a test checks it);
 where its wording is meant for them (file names, instructions such as "state it"), ``resources/catalogue_reader.csv``
 (``analysis_id``, ``column``, ``text``) gives what a reader sees instead: :func:`for_reader` applies it.
+
+``ANALYSES.md`` lists the IDs of its second pass after all the papers' first-pass IDs; :func:`read` returns the
+catalogue in paper order instead (:func:`in_paper_order`): each second-pass ID beside the first-pass ID it follows in
+its paper (:data:`PAPER_PLACE`), so every table listing the IDs has one block per paper.
 """
 
 from __future__ import annotations
@@ -46,13 +50,61 @@ PROJECT_CHECKS = {
 }
 
 
+#: Where each second-pass ID stands in its paper: the ID it follows (``None``: the first of its paper). SA: Fig 2's
+#: prompt lengths and §2.2's prose; appendix A (Table A.1, Fig A.2, A.2's citation styles) before A.3. DR: Tables
+#: 3 to 7 in their order. AE: Table 1 (the user study's findings) opens the paper; Fig 6 draws Table 3's hovers.
+PAPER_PLACE: dict[str, str | None] = {
+    "SA-22L": "SA-F2R",
+    "SA-TA1": "SA-G",
+    "SA-A2": "SA-TA1",
+    "SA-A2C": "SA-A2",
+    "DR-T4": "DR-T3",
+    "DR-T5": "DR-T4",
+    "DR-T7": "DR-T6",
+    "AE-T1": None,
+    "AE-F6": "AE-T34",
+}
+
+
+def in_paper_order(catalogue: pl.DataFrame) -> pl.DataFrame:
+    """The catalogue's rows in paper order: the papers in :data:`PAPERS` order (others after, as they come), each
+    paper's IDs in the catalogue's order with the IDs of :data:`PAPER_PLACE` moved to their place (after the ID named
+    there, or first in their paper). An ID whose place names an ID of another paper or one not in the catalogue stays
+    where it is (at the end of its paper's block)."""
+    ids = list(catalogue["analysis_id"])
+    paper_of = dict(zip(ids, catalogue["paper"]))
+    moved = {aid: after for aid, after in PAPER_PLACE.items()
+             if aid in paper_of and (after is None or paper_of.get(after) == paper_of[aid])}
+    papers = list(dict.fromkeys([*(p for p in PAPERS if p in paper_of.values()), *paper_of.values()]))
+    order: list[str] = []
+    for paper in papers:
+        block = [aid for aid in ids if paper_of[aid] == paper and aid not in moved]
+        pending = [aid for aid in ids if paper_of[aid] == paper and aid in moved]
+        while pending:  # place each moved ID once the ID it follows is placed (chains: DR-T4 then DR-T5)
+            placeable = [aid for aid in pending if moved[aid] is None or moved[aid] in block]
+            if not placeable:  # a cycle or an ID that follows a moved ID never placed: keep catalogue order
+                block += pending
+                break
+            for aid in placeable:
+                after = moved[aid]
+                at = 0 if after is None else block.index(after) + 1
+                while at < len(block) and block[at] in moved and moved[block[at]] == after:
+                    at += 1  # two IDs after the same one keep the catalogue's order
+                block.insert(at, aid)
+                pending.remove(aid)
+        order += block
+    rank = {aid: i for i, aid in enumerate(order)}
+    return catalogue.sort(pl.col("analysis_id").replace_strict(rank, return_dtype=pl.Int64), maintain_order=True)
+
+
 def read(path: str | Path | None = None) -> pl.DataFrame:
-    """The analysis catalogue (``resources/analyses.csv`` unless ``path`` is given), all columns strings."""
+    """The analysis catalogue (``resources/analyses.csv`` unless ``path`` is given), all columns strings, in paper
+    order (:func:`in_paper_order`)."""
     schema = {c: pl.String for c in COLUMNS}
     if path is None:
         with resources.files("bookbuild").joinpath("resources/analyses.csv").open("rb") as fh:
-            return pl.read_csv(fh, schema=schema)
-    return pl.read_csv(path, schema=schema)
+            return in_paper_order(pl.read_csv(fh, schema=schema))
+    return in_paper_order(pl.read_csv(path, schema=schema))
 
 
 def reader_wording(path: str | Path | None = None) -> dict[tuple[str, str], str]:

@@ -10,8 +10,10 @@ run) and the last good results, page and state stay in place. A failed run's exe
 
 The executed copy shows on the page (:func:`finish_page`): the parameters cell (folded) rewritten with the values
 the run actually used, a user's file by its name and sha256, never an absolute path; papermill's injected cell
-removed; and under the title the chapter's identity (:func:`bookbuild.identity.page_cell_source`), with a warning when
-the chapter was computed from other inputs than the rest of the book (:func:`mark_identity`).
+removed (its values, and papermill's metadata, made relative: the copy is also the notebook a reader downloads);
+each section heading linked to its status row and indexed; and under the title the chapter's identity
+(:func:`bookbuild.identity.page_cell_source`), with a warning when the chapter was computed from other inputs than
+the rest of the book (:func:`mark_identity`).
 """
 
 from __future__ import annotations
@@ -19,13 +21,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from analysis_lib import sources
 from analysis_lib.extras import require
-from bookbuild import identity, keys, status_page, toc
+from bookbuild import identity, keys, navigation, status_page, toc
 from bookbuild.config import Config
 
 #: Parameters the runner sets to the build's own folders: shown relative to the repository on the page.
@@ -116,10 +118,43 @@ def parameters_source(inspected: Mapping[str, Mapping[str, Any]], injected: Mapp
     return "\n".join(lines)
 
 
+def shown_parameter(name: str, value: Any, described: Mapping[str, Mapping[str, Any]]) -> Any:
+    """A parameter's value as the downloadable notebook keeps it: a build folder relative to the repository
+    (:data:`BUILD_FOLDERS`), a user's file or folder by its name, anything else as it is. Never an absolute path."""
+    if isinstance(value, str) and value and not sources.is_named(value) and Path(value).is_absolute():
+        if name in BUILD_FOLDERS:
+            return BUILD_FOLDERS[name]
+        return str((described.get(value) or {}).get("name") or Path(value).name)
+    return value
+
+
+def injected_source(injected: Mapping[str, Any], described: Mapping[str, Mapping[str, Any]]) -> str:
+    """Papermill's injected-parameters cell with the values of :func:`shown_parameter` (what the page shows)."""
+    lines = ["# Parameters (set by the build; paths relative to the repository)"]
+    lines += [f"{name} = {shown_parameter(name, value, described)!r}" for name, value in injected.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _relative_papermill(meta: dict, described: Mapping[str, Mapping[str, Any]]) -> None:
+    """Papermill's notebook metadata without the build machine's paths: the parameters as
+    :func:`shown_parameter` keeps them, the input and output paths by the notebook's name."""
+    for key in ("parameters", "default_parameters"):
+        if isinstance(meta.get(key), dict):
+            meta[key] = {k: shown_parameter(k, v, described) for k, v in meta[key].items()}
+    if meta.get("input_path"):
+        meta["input_path"] = f"notebooks/{Path(str(meta['input_path'])).name}"
+    if meta.get("output_path"):
+        meta["output_path"] = f"{BUILD_FOLDERS['chapters_dir']}/{Path(str(meta['output_path'])).name}"
+    meta["environment_variables"] = {}
+
+
 def finish_page(executed: Path, inspected: Mapping[str, Mapping[str, Any]], injected: Mapping[str, Any],
                 described: Mapping[str, Mapping[str, Any]]) -> None:
     """Fold the parameters cell (tag ``hide-cell``) showing the values used, and remove papermill's
-    injected-parameters cell (tag ``remove-cell``); the injected values stay in the notebook's metadata."""
+    injected-parameters cell from the page (tag ``remove-cell``). The executed copy is also the notebook a reader
+    downloads, so it carries no path of the build machine: the injected cell and papermill's metadata hold the
+    values the page shows (:func:`shown_parameter`: ``results_dir = 'book/_results'``). Each analysis section
+    heading gets an index entry and a link to its status row (:func:`bookbuild.navigation.link_sections`)."""
     nbformat = _nbformat()
     nb = nbformat.read(executed, as_version=4)
     for cell in nb.cells:
@@ -129,14 +164,22 @@ def finish_page(executed: Path, inspected: Mapping[str, Mapping[str, Any]], inje
             cell.setdefault("metadata", {})["tags"] = [*tags, wanted]
         if "parameters" in tags and inspected:
             cell.source = parameters_source(inspected, injected, described)
+        if "injected-parameters" in tags and injected:
+            cell.source = injected_source(injected, described)
+        if cell.cell_type == "markdown":
+            cell.source = navigation.link_sections(cell.source)
+    if isinstance(nb.metadata.get("papermill"), dict):
+        _relative_papermill(nb.metadata["papermill"], described)
     nbformat.write(nb, executed)
 
 
-def mark_identity(executed: Path, ident: Mapping[str, Any] | None, stale: list[str]) -> bool:
-    """Put (or refresh) the identity cell under the chapter's title; returns whether the file changed."""
+def mark_identity(executed: Path, ident: Mapping[str, Any] | None, stale: list[str],
+                  used: Sequence[str] = ()) -> bool:
+    """Put (or refresh) the identity cell under the chapter's title (``used``: the LLM models its numbers rest on);
+    returns whether the file changed."""
     nbformat = _nbformat()
     nb = nbformat.read(executed, as_version=4)
-    source = identity.page_cell_source(ident, stale)
+    source = identity.page_cell_source(ident, stale, used)
     cells = [c for c in nb.cells if c.get("id") != identity.CELL_ID]
     current = next((c for c in nb.cells if c.get("id") == identity.CELL_ID), None)
     if current is not None and current.source == source:
@@ -162,16 +205,17 @@ def report_identity(cfg: Config, reference: Mapping[str, Any]) -> dict[str, list
     return the stale chapters (stem -> differences)."""
     stale = identity.stale_chapters(cfg.results_dir, reference)
     recorded = identity.read_identities(cfg.results_dir)
+    used = identity.read_used_models(cfg.results_dir)
     marks_path = cfg.state_dir / "identity_cells.json"
     marks = keys.read_json(marks_path) or {}
     for stem in executed_chapters(cfg):
         if stem == toc.STATUS_NOTEBOOK:
             continue
         path = cfg.chapters_dir / f"{stem}.ipynb"
-        source = identity.page_cell_source(recorded.get(stem), stale.get(stem, []))
+        source = identity.page_cell_source(recorded.get(stem), stale.get(stem, []), used.get(stem, []))
         mark = [hashlib.sha256(source.encode()).hexdigest(), path.stat().st_mtime_ns]
         if marks.get(stem) != mark:  # an unchanged page is not read again (warm builds)
-            mark_identity(path, recorded.get(stem), stale.get(stem, []))
+            mark_identity(path, recorded.get(stem), stale.get(stem, []), used.get(stem, []))
             marks[stem] = [mark[0], path.stat().st_mtime_ns]
     keys.write_json(marks_path, marks)
     front = cfg.book_dir / "_build" / identity.FRONT_PAGE_FILE

@@ -7,7 +7,8 @@ A chapter's identity (:func:`chapter_identity`) holds, for the parameters its ``
 - ``seed``, ``n_bootstrap``;
 - ``inputs``: each declared user input (nugget records, match logs, answers, labels, attribution, Text Arena) by
   name, sha256 and rows, or ``default`` when not given (the chapter's own simulator);
-- ``llm``: the LLM endpoint's identity (origin, model, offline mode; never a secret), for chapters using it;
+- ``llm``: the LLM endpoint's identity (origin, model, offline mode; never a secret), for chapters using it; the
+  boxes name a model only when the chapter's numbers rest on its outputs (:func:`describe_llm`);
 - ``environment`` (:func:`environment`): Python, the key packages' versions and the sha256 of the whole
   installed set (every distribution's ``name==version``, sorted).
 
@@ -25,7 +26,7 @@ import importlib.metadata
 import json
 import platform
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -189,11 +190,33 @@ def describe_environment(env: Mapping[str, Any] | None) -> str:
             f"{str(env.get('installed_sha256'))[:12]}…{encoder_part}")
 
 
-def describe_llm(llm: Mapping[str, Any] | None) -> str:
-    if not llm:
-        return "no endpoint"
-    parts = [f"{k} {md_code(v)}" for k, v in sorted(llm.items()) if v not in (None, "", False)]
-    return ", ".join(parts) or "no endpoint"
+#: What an environment box says when no LLM output was used: the model is named only when one was.
+NO_LLM = "no endpoint: LLM steps not run"
+
+
+def describe_llm(llm: Mapping[str, Any] | None, used: Sequence[str] | None = None) -> str:
+    """Markdown for the LLM part of an identity.
+
+    ``used``: the models whose outputs the numbers rest on (:func:`used_models`); ``None`` when unknown (a difference
+    between two identities: then the endpoint and model as configured). With ``used`` given, the model is named only
+    when outputs of it were used (read from the endpoint or its cache); otherwise :data:`NO_LLM`, or, when a live
+    endpoint was configured and nothing used it, the endpoint alone. A configured model name is never shown by itself:
+    without an endpoint it names nothing that ran."""
+    llm = llm or {}
+    endpoint = str(llm.get("endpoint") or "")
+    live = bool(endpoint) and not llm.get("offline")
+    if used is None:
+        if not endpoint:
+            return "no endpoint"
+        mode = ", offline (cached outputs only)" if llm.get("offline") else ""
+        return f"endpoint {md_code(endpoint)}, model {md_code(llm.get('model') or '?')}{mode}"
+    if used:
+        models = ", ".join(md_code(m) for m in used)
+        where = f"endpoint {md_code(endpoint)}" if live else "cached outputs, no endpoint called"
+        return f"model {models} ({where})"
+    if live:
+        return f"endpoint {md_code(endpoint)}: no LLM output used"
+    return NO_LLM
 
 
 def describe(field: str, value: Any) -> str:
@@ -206,8 +229,9 @@ def describe(field: str, value: Any) -> str:
     return md_code(value)
 
 
-def identity_lines(ident: Mapping[str, Any]) -> list[str]:
-    """One Markdown bullet per field of an identity."""
+def identity_lines(ident: Mapping[str, Any], used: Sequence[str] | None = None) -> list[str]:
+    """One Markdown bullet per field of an identity; ``used``, the LLM models the numbers rest on
+    (:func:`describe_llm`)."""
     lines = []
     if "data_source" in ident:
         lines.append(f"data: {describe_input(ident['data_source'])}")
@@ -219,7 +243,7 @@ def identity_lines(ident: Mapping[str, Any]) -> list[str]:
     if ident.get("parameters"):
         lines.append(f"parameters set for this build: {describe_settings(ident['parameters'])}")
     if "llm" in ident:
-        lines.append(f"LLM: {describe_llm(ident['llm'])}")
+        lines.append(f"LLM: {describe_llm(ident['llm'], used)}")
     lines.append(f"environment: {describe_environment(ident.get('environment'))}")
     return lines
 
@@ -235,6 +259,26 @@ def read_identities(results_dir: str | Path) -> dict[str, dict | None]:
         except (OSError, ValueError):
             continue
         out[payload.get("notebook", path.stem)] = payload.get("identity")
+    return out
+
+
+def used_models(results: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The LLM models whose outputs recorded numbers rest on: the ``llm`` of each result (the recorder names the
+    model only for an LLM output that ran, from the endpoint or its cache), each once, sorted."""
+    return sorted({str(r.get("llm")) for r in results if r.get("llm")})
+
+
+def read_used_models(results_dir: str | Path) -> dict[str, list[str]]:
+    """:func:`used_models` of each chapter's results in ``results_dir``, by chapter stem."""
+    out: dict[str, list[str]] = {}
+    for path in sorted(Path(results_dir).glob("*.json")):
+        if path.name.startswith("_"):
+            continue
+        try:
+            payload = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        out[payload.get("notebook", path.stem)] = used_models(payload.get("results") or [])
     return out
 
 
@@ -256,9 +300,10 @@ def stale_chapters(results_dir: str | Path, reference: Mapping[str, Any] | None 
     return out
 
 
-def page_cell_source(ident: Mapping[str, Any] | None, stale: list[str]) -> str:
+def page_cell_source(ident: Mapping[str, Any] | None, stale: list[str], used: Sequence[str] = ()) -> str:
     """The Markdown the runner puts under a chapter's title: a warning listing the differences when the chapter was
-    computed from other inputs than the book's, and the chapter's identity (folded)."""
+    computed from other inputs than the book's, and the chapter's identity (folded; ``used``: the LLM models its
+    numbers rest on, :func:`read_used_models`)."""
     parts = []
     if stale:
         parts.append(":::{admonition} Computed from other inputs than the rest of this book\n:class: warning\n"
@@ -267,7 +312,7 @@ def page_cell_source(ident: Mapping[str, Any] | None, stale: list[str]) -> str:
                      + "\n\nRun `make book` with the same options to bring it up to date.\n:::")
     if ident:
         parts.append(":::{admonition} What this page was computed from\n:class: dropdown\n"
-                     + "\n".join(f"- {line}" for line in identity_lines(ident)) + "\n:::")
+                     + "\n".join(f"- {line}" for line in identity_lines(ident, list(used))) + "\n:::")
     return "\n\n".join(parts)
 
 
@@ -279,7 +324,8 @@ def status_block(results_dir: str | Path) -> str:
         return (":::{admonition} Build identity unknown\n:class: warning\nThis page was not built by the runner "
                 "(`python -m bookbuild`), so it cannot say which inputs the chapters were computed from.\n:::")
     stale = stale_chapters(results_dir, reference)
-    lines = "\n".join(f"- {line}" for line in identity_lines(reference))
+    used = sorted({m for models in read_used_models(results_dir).values() for m in models})
+    lines = "\n".join(f"- {line}" for line in identity_lines(reference, used))
     block = f":::{{admonition}} This build's inputs and environment\n:class: note\n{lines}\n:::"
     if not stale:
         return block

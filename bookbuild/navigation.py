@@ -212,6 +212,45 @@ def section_href(chapter: Chapter, analysis_id: str) -> str:
     return f"{chapter.stem}.html" + (f"#{anchor}" if anchor else "")
 
 
+#: The status page beside the chapters (``bookbuild.toc.STATUS_NOTEBOOK``, rendered).
+STATUS_PAGE = "99_reproduction_status.html"
+#: The class of the link under a section heading back to its status row (:func:`link_sections`).
+STATUS_LINK_CLASS = "section-status"
+
+
+def status_anchor(analysis_id: str) -> str:
+    """The HTML id of an ID's row in the status table: ``status-sa-d5``."""
+    return "status-" + analysis_id.lower()
+
+
+def _index_entry(analysis_id: str, title: str) -> str:
+    """A Sphinx ``single`` index entry: the ID, with the section's title as its sub-entry (``;`` and ``!`` would
+    start another level or mark it main, so they become commas)."""
+    sub = re.sub(r"[;!]", ",", " ".join(title.split())).strip(" ,")
+    return f"{analysis_id}; {sub}" if sub else analysis_id
+
+
+def link_sections(source: str) -> str:
+    """A chapter's markdown cell with, under each analysis section heading (:func:`parse_sections`' rule), a MyST
+    ``{index}`` directive (the general index lists the ID, its sub-entry the section's title, pointing here) and a
+    small link to the ID's row of the status page (``99_reproduction_status.html#status-<id>``), the reverse of the
+    status row's link to the section. A heading that has them already is left as it is (idempotent)."""
+    lines = source.split("\n")
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        m = _HEADING.match(line.strip())
+        if not m:
+            continue
+        aid = m.group("id")
+        href = f"{STATUS_PAGE}#{status_anchor(aid)}"
+        if any(href in later for later in lines[i + 1:i + 5]):
+            continue
+        out += ["", f":::{{index}} single: {_index_entry(aid, m.group('title'))}", ":::",
+                f'<a class="{STATUS_LINK_CLASS}" href="{href}">status of {aid}</a>']
+    return "\n".join(out)
+
+
 # --- the table of contents of one build -----------------------------------------------------------------------
 
 

@@ -178,7 +178,7 @@ def status_html(table: pl.DataFrame, chapters: Mapping[str, Chapter] | None = No
         build = summary if row["status"] == "failed" else folded
         links = "—" if row["status"] == "failed" else _section_links(row["id"], row["notebooks"], chapters)
         out += [
-            f'<tr id="status-{html.escape(row["id"].lower(), quote=True)}">',
+            f'<tr id="{html.escape(navigation.status_anchor(row["id"]), quote=True)}">',
             f'<td class="id">{html.escape(row["id"])}</td>',
             f"<td>{_inline(row['what'])}</td>",
             f"<td>{verdict_html(row)}</td>",

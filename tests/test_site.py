@@ -1,0 +1,207 @@
+"""The built site without building it (issue 35, points 3, 6 and 7): downloadable notebooks without the build's paths,
+figures as lazy-loaded image files, no source maps, index entries and status links under each section heading, the
+catalogue in paper order, LLM models named only when used, and AE Table 1's legend."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import nbformat  # noqa: E402
+import polars as pl  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
+from PIL import Image  # noqa: E402
+
+from analysis_lib.answer_engine import findings, plots_study  # noqa: E402
+from bookbuild import book, catalogue, chapter, identity, navigation  # noqa: E402
+
+# --- downloadable notebooks (point 6) -------------------------------------------------------------------------
+
+
+def _executed(path, root):
+    """An executed copy as papermill leaves it: absolute build paths in its metadata and injected cell."""
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('results_dir = "../book/_results"\nseed = 0')
+    params.metadata["tags"] = ["parameters"]
+    injected = nbformat.v4.new_code_cell(
+        f'# Parameters\nresults_dir = "{root}/book/_build/runs/results/01_x"\ncache_dir = "{root}/.cache"\n'
+        f'data_source = "{root}/data/my release.parquet"\nseed = 3\n')
+    injected.metadata["tags"] = ["injected-parameters"]
+    nb.cells = [nbformat.v4.new_markdown_cell("# Title"), params, injected,
+                nbformat.v4.new_markdown_cell("(sa-d5)=\n## SA-D5 · Leaderboard (Table D.1)\n\nText.")]
+    nb.metadata["papermill"] = {
+        "input_path": f"{root}/notebooks/01_x.ipynb", "output_path": f"{root}/book/_build/runs/partial/01_x.ipynb",
+        "parameters": {"results_dir": f"{root}/book/_build/runs/results/01_x", "cache_dir": f"{root}/.cache",
+                       "data_source": f"{root}/data/my release.parquet", "seed": 3},
+        "environment_variables": {"HOME": root}, "default_parameters": {},
+    }
+    nbformat.write(nb, path)
+    return {"results_dir": f"{root}/book/_build/runs/results/01_x", "cache_dir": f"{root}/.cache",
+            "data_source": f"{root}/data/my release.parquet", "seed": 3}
+
+
+def test_finished_page_keeps_no_path_of_the_build_machine(tmp_path):
+    root = str(tmp_path / "machine")
+    path = tmp_path / "01_x.ipynb"
+    injected = _executed(path, root)
+    inspected = {"results_dir": {"default": '"../book/_results"'}, "seed": {"default": "0"}}
+    chapter.finish_page(path, inspected, injected, {f"{root}/data/my release.parquet": {"name": "my release.parquet"}})
+    text = path.read_text()
+    assert root not in text
+    nb = nbformat.read(path, as_version=4)
+    meta = nb.metadata["papermill"]
+    assert meta["parameters"] == {"results_dir": "book/_results", "cache_dir": ".cache",
+                                  "data_source": "my release.parquet", "seed": 3}
+    assert meta["input_path"] == "notebooks/01_x.ipynb" and meta["output_path"] == "book/chapters/01_x.ipynb"
+    cell = next(c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", []))
+    assert "results_dir = 'book/_results'" in cell.source and "remove-cell" in cell.metadata["tags"]
+    shown = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    assert "results_dir = 'book/_results'" in shown.source  # the page and the download say the same
+
+
+def test_finished_page_links_each_section_to_its_status_row_once(tmp_path):
+    path = tmp_path / "01_x.ipynb"
+    _executed(path, str(tmp_path))
+    chapter.finish_page(path, {}, {}, {})
+    chapter.finish_page(path, {}, {}, {})  # twice: the runner may finish a page again
+    section = nbformat.read(path, as_version=4).cells[3].source
+    assert section.count('href="99_reproduction_status.html#status-sa-d5"') == 1
+    assert section.count(":::{index} single: SA-D5; Leaderboard (Table D.1)") == 1
+    _, sections = navigation.parse_sections([section])
+    assert [(s.analysis_id, s.anchor, s.paper_ref) for s in sections] == [("SA-D5", "sa-d5", "Table D.1")]
+
+
+def test_index_entries_keep_one_level():
+    out = navigation.link_sections("## NG-F4 · Votes; ties! (Figure 4)")
+    assert ":::{index} single: NG-F4; Votes, ties, (Figure 4)" in out
+    assert navigation.link_sections("## Results of this chapter") == "## Results of this chapter"
+
+
+# --- weight (point 7) -----------------------------------------------------------------------------------------
+
+
+def _png(colour: str) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (4, 3), colour).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def test_inline_figures_become_lazy_image_files(tmp_path):
+    html = tmp_path / "html"
+    (html / "book" / "chapters").mkdir(parents=True)
+    red, blue = _png("red"), _png("blue")
+    uri = lambda data: "data:image/png;base64," + base64.b64encode(data).decode()  # noqa: E731
+    page = html / "book" / "chapters" / "01_x.html"
+    page.write_text(f'<p><img src="{uri(red)}" alt="red" width="4"></p>\n<img alt="b" src="{uri(blue)}">'
+                    f'<img src="{uri(red)}" alt="red again">')
+    (html / "index.html").write_text(f'<img src="{uri(blue)}" alt="blue" loading="eager">')
+    stale = html / book.IMAGE_DIR / ("fig-" + "0" * 20 + ".png")
+    stale.parent.mkdir()
+    stale.write_bytes(b"old")
+    stats = book.externalize_images(html)
+    assert stats["images"] == 2 and stats["pages"] == 2
+    assert stats["html_bytes_after"] < stats["html_bytes_before"]
+    text = page.read_text()
+    assert "data:" not in text
+    srcs = re.findall(r'src="([^"]+)"', text)
+    assert len(srcs) == 3 and srcs[0] == srcs[2]
+    assert [(page.parent / s).resolve().read_bytes() for s in srcs] == [red, blue, red]
+    assert srcs[0] == f"../../_images/fig-{hashlib.sha256(red).hexdigest()[:20]}.png"
+    assert text.count('loading="lazy"') == 3 and 'alt="red" width="4"' in text
+    assert 'loading="eager"' in (html / "index.html").read_text()  # a page's own choice is kept
+    assert not stale.exists()  # an image no page references is removed
+    before = {p.name: p.read_bytes() for p in (html / book.IMAGE_DIR).iterdir()}
+    assert book.externalize_images(html)["pages"] == 0  # idempotent
+    assert {p.name: p.read_bytes() for p in (html / book.IMAGE_DIR).iterdir()} == before
+
+
+def test_source_maps_are_removed_with_their_comments(tmp_path):
+    static = tmp_path / "_static" / "scripts"
+    static.mkdir(parents=True)
+    (static / "a.js").write_text("var a = 1;\n//# sourceMappingURL=a.js.map")
+    (static / "a.js.map").write_text("{" + "x" * 100 + "}")
+    (static / "b.css").write_text("p{color:red}\n/*# sourceMappingURL=b.css.map*/")
+    removed = book.remove_source_maps(tmp_path)
+    assert removed == 102 and not list(tmp_path.rglob("*.map"))
+    assert (static / "a.js").read_text() == "var a = 1;" and (static / "b.css").read_text() == "p{color:red}"
+
+
+# --- the catalogue in paper order (point 7) -------------------------------------------------------------------
+
+
+def test_second_pass_ids_stand_in_their_papers_order():
+    cat = catalogue.read()
+    ids = list(cat["analysis_id"])
+    papers = list(cat["paper"])
+    blocks = [p for i, p in enumerate(papers) if i == 0 or papers[i - 1] != p]
+    assert blocks == list(catalogue.PAPERS)  # one block per paper, in the papers' order
+    for aid, after in catalogue.PAPER_PLACE.items():
+        block = [a for a, p in zip(ids, papers) if p == aid.split("-")[0]]
+        assert block.index(aid) == (0 if after is None else block.index(after) + 1), aid
+    raw = pl.read_csv(catalogue.resources.files("bookbuild").joinpath("resources/analyses.csv").read_bytes(),
+                      infer_schema_length=0)
+    assert sorted(ids) == sorted(raw["analysis_id"])  # nothing lost or added
+
+
+def test_paper_order_on_a_hand_made_catalogue(monkeypatch):
+    monkeypatch.setattr(catalogue, "PAPER_PLACE", {"SA-9": "SA-1", "SA-8": "SA-9", "AE-2": None, "DR-3": "SA-1"})
+    frame = pl.DataFrame({"analysis_id": ["SA-1", "SA-2", "AE-1", "DR-1", "SA-9", "SA-8", "DR-3", "AE-2"],
+                          "paper": ["SA", "SA", "AE", "DR", "SA", "SA", "DR", "AE"]})
+    got = list(catalogue.in_paper_order(frame)["analysis_id"])
+    assert got == ["SA-1", "SA-9", "SA-8", "SA-2", "DR-1", "DR-3", "AE-2", "AE-1"]  # DR-3's place is in another paper
+
+
+# --- the LLM in the environment boxes (point 3) ---------------------------------------------------------------
+
+REFERENCE = {"data_source": {"kind": "simulator", "name": "sample:2000", "seed": 0}, "seed": 0, "n_bootstrap": 20,
+             "inputs": {}, "parameters": {},
+             "llm": {"endpoint": "https://api.openai.com/v1", "model": "gpt-4.1", "offline": True},
+             "environment": {"python": "3.11", "packages": {}, "installed_sha256": "ab", "n_installed": 1}}
+
+
+def _results(tmp_path, stem, results):
+    payload = {"notebook": stem, "results": results, "identity": dict(REFERENCE)}
+    (tmp_path / f"{stem}.json").write_text(json.dumps(payload))
+
+
+def test_llm_model_is_named_only_when_its_outputs_were_used(tmp_path):
+    (tmp_path / identity.BUILD_FILE).write_text(json.dumps(REFERENCE))
+    _results(tmp_path, "02_prompts", [{"analysis_id": "SA-B5", "quantity": "kappa", "llm": "", "status": "not run"}])
+    block = identity.status_block(tmp_path)
+    assert f"LLM: {identity.NO_LLM}" in block and "gpt-4.1" not in block
+    cell = identity.page_cell_source(REFERENCE, [], identity.read_used_models(tmp_path)["02_prompts"])
+    assert f"LLM: {identity.NO_LLM}" in cell and "gpt-4.1" not in cell
+    _results(tmp_path, "07_nuggets", [{"analysis_id": "NG-F6", "quantity": "kappa", "llm": "gpt-4.1-mini"}])
+    assert identity.read_used_models(tmp_path) == {"02_prompts": [], "07_nuggets": ["gpt-4.1-mini"]}
+    block = identity.status_block(tmp_path)
+    assert "LLM: model `gpt-4.1-mini` (cached outputs, no endpoint called)" in block
+    live = {"endpoint": "http://127.0.0.1:9/v1", "model": "m", "offline": False}
+    assert identity.describe_llm(live, ["m"]) == "model `m` (endpoint `http://127.0.0.1:9/v1`)"
+    assert "`m`" not in identity.describe_llm(live, [])
+    assert identity.describe_llm({"endpoint": "", "model": "gpt-4.1", "offline": False}, []) == identity.NO_LLM
+
+
+# --- AE Table 1 (point 7) -------------------------------------------------------------------------------------
+
+
+def test_ae_table1_bars_have_a_legend_of_their_colours():
+    shares = findings.findings_shares(findings.load_findings())
+    fig = plots_study.findings_bars(shares)
+    try:
+        ax = fig.axes[0]
+        legend = ax.get_legend()
+        assert legend is not None
+        named = {t.get_text(): to_hex(h.get_facecolor()) for t, h in zip(legend.get_texts(), legend.legend_handles)}
+        bars = {to_hex(p.get_facecolor()) for p in ax.patches}
+        shown = set(shares["component"])
+        assert set(named) >= shown  # every component drawn is named
+        assert {named[c] for c in shown} == bars  # and its colour is the bars' colour
+    finally:
+        plt.close(fig)
