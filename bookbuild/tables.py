@@ -1,5 +1,6 @@
 """The book's HTML tables: every row and column of a frame, numbers rounded, never truncated, never wider than
-the page.
+the page; a text cell longer than :data:`MAX_CELL_CHARS` and a heading or caption longer than
+:data:`MAX_HEADING_CHARS` characters are cut with an ellipsis and their length (text from data can be any length).
 
 :func:`html_table` renders a polars frame for a chapter page (Jupyter shows :class:`HTMLTable` as HTML);
 :func:`folded` puts one in a closed ``<details>`` block; :func:`format_value` is the rounding every table and the
@@ -33,6 +34,18 @@ _BOX_STYLE = "max-width:100%;overflow-x:auto;margin-bottom:1.2em;"
 #: Words a column name is spelled out with (``ci_lower`` -> ``CI lower``).
 _ACRONYMS = {"ci": "CI", "bt": "BT", "se": "SE", "sd": "SD", "id": "ID", "url": "URL", "urls": "URLs", "n": "n",
              "llm": "LLM", "elo": "Elo", "p": "p"}
+
+#: Longest text cell shown, in characters (longer: cut with an ellipsis and its length; a model name of 50 MB
+#: would otherwise be the page). Numbers are never cut.
+MAX_CELL_CHARS = 1000
+#: Longest column heading, caption or note shown, in characters.
+MAX_HEADING_CHARS = 200
+
+
+def bounded(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis and the full length when longer (before escaping)."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
 
 SCROLL_HINT_ROWS = 12
 """Tables longer than this get a "scroll inside the table" line (a 480 px box shows about 14 short rows)."""
@@ -110,7 +123,7 @@ def html_table(
             return "yes" if v else "no"
         if isinstance(v, float):
             return html.escape(format_value(v, digits))
-        return html.escape(str(v))
+        return html.escape(bounded(str(v), MAX_CELL_CHARS))
 
     sticky = "position:sticky;top:0;background:#fff;" if max_height_px else ""
     names = headers or {}
@@ -120,21 +133,22 @@ def html_table(
         raise ValueError(f"html_table: unknown wrap mode(s) {unknown}; expected one of {list(WRAP_STYLE)}")
     styles = [f"{_CELL}{WRAP_STYLE[modes[c]]}" for c in frame.columns]
     head = "".join(f'<th style="{_CELL}{_HEAD}{sticky}border-bottom:2px solid #999">'
-                   f"{html.escape(names.get(c, readable(c)))}</th>" for c in frame.columns)
+                   f"{html.escape(bounded(names.get(c, readable(c)), MAX_HEADING_CHARS))}</th>" for c in frame.columns)
     body = "".join(
         "<tr>" + "".join(f'<td style="{st}">{cell(c, v)}</td>' for c, v, st in zip(frame.columns, row, styles))
         + "</tr>"
         for row in frame.iter_rows()
     )
-    cap = f'<caption style="caption-side:top;text-align:left;font-weight:600">{html.escape(caption)}</caption>' \
-        if caption else ""
+    shown_caption = html.escape(bounded(caption, MAX_HEADING_CHARS))
+    cap = (f'<caption style="caption-side:top;text-align:left;font-weight:600">{shown_caption}</caption>'
+           if caption else "")
     table = f'<table style="{_TABLE_STYLE}">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
     box = f"max-height:{max_height_px}px;overflow:auto;" if max_height_px else ""
     hint = ""
     if max_height_px and frame.height > SCROLL_HINT_ROWS:
         hint = (f'<div style="font-size:0.85em;color:#666">{frame.height} rows: scroll inside the table to see them '
                 "all</div>")
-    below = "".join(f"<div>{html.escape(n)}</div>" for n in notes)
+    below = "".join(f"<div>{html.escape(bounded(n, MAX_CELL_CHARS))}</div>" for n in notes)
     below = f'<div class="table-notes" style="{_NOTES_STYLE}">{below}</div>' if below else ""
     wrapped = f'{hint}<div class="table-box" style="{box}{_BOX_STYLE}">{table}{below}</div>'
     return HTMLTable(wrapped,

@@ -262,3 +262,12 @@ def test_door_refuses_a_self_match(tmp_path):
     path = _write(tmp_path / "m.jsonl", [_round(model_b="x")])
     with pytest.raises(InputError, match=r"^MATCH_LOGS: .*m\.jsonl, line 1, fields 'model_a'/'model_b'"):
         _door(tmp_path, "match_logs", str(path))
+
+
+def test_table_cells_and_headings_are_bounded():
+    from bookbuild import tables
+    name = "<b>" + "n" * 50_000
+    table = tables.html_table(pl.DataFrame({name: [name], "x": [1.5]}), caption=name)
+    assert len(table.html) < 5_000 and "<b>" not in table.html  # escaped and cut
+    assert f"… ({len(name):,} characters)" in table.html
+    assert tables.bounded("short", 10) == "short"
