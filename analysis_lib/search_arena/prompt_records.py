@@ -23,6 +23,9 @@ TEXT_ARENA_C1 = ("Search Arena vs Text Arena: properties with p < 0.001",
                  "the Text Arena prompt sample is not released with the describing-differences inputs")
 
 
+#: The data kind of a number computed from an LLM's outputs (its own evidence class: the model is named).
+LLM = "llm"
+
 def intent_rows(annotated: pl.DataFrame, model: str, chapter_reason: str) -> tuple[list[Row], pl.DataFrame | None]:
     """SA-B5 from an :func:`~analysis_lib.search_arena.intents.annotate_sample` frame: prompts not sent, failed
     annotations, the two κ against the release's labels (with at least :data:`MIN_ANNOTATED` annotated prompts;
@@ -38,7 +41,7 @@ def intent_rows(annotated: pl.DataFrame, model: str, chapter_reason: str) -> tup
     if int((status == "ok").sum()) >= MIN_ANNOTATED:
         agree = intents.sample_agreement(annotated.filter(pl.col("status") == "ok"))
         run = f"n={int(agree['n'])}; LLM labels ({model})"
-        rows += [Row(KAPPAS[0], agree["kappa_primary"], run), Row(KAPPAS[1], agree["kappa_top2"], run)]
+        rows += [Row(KAPPAS[0], agree["kappa_primary"], run, LLM), Row(KAPPAS[1], agree["kappa_top2"], run, LLM)]
         distribution = intents.intent_distribution(annotated["primary_intent"].to_list())
     else:
         errors = annotated.filter(pl.col("status") != intents.SKIPPED)["error"].drop_nulls()
@@ -59,7 +62,7 @@ def prompt_comparison_rows(
         if res.status == "ok":
             used = ", ".join(f"{step} {model}" for step, model in res.models.items())
             tables.append((f"Properties more common in {a} than in {b} (models: {used})", describe.display_table(res)))
-            rows.append(Row(quantity, res.significant().height, f"models: {used}", "real"))
+            rows.append(Row(quantity, res.significant().height, f"models: {used}", LLM))
         else:
             rows.append(Row(quantity, None, why_not(res.note, chapter_reason)))
     rows.append(Row(TEXT_ARENA_C1[0], None, TEXT_ARENA_C1[1]))
@@ -80,7 +83,7 @@ def response_comparison_rows(
             tables.append((label, describe.display_table(res)))
             best = res.validation.row(0, named=True)
             values = (100 * best["share_a"], 100 * best["share_b"], best["p_value"])
-            rows += [Row(q, v, f"ours: {best['property']}", "real") for q, v in zip(quantities, values, strict=True)]
+            rows += [Row(q, v, f"ours: {best['property']}", LLM) for q, v in zip(quantities, values, strict=True)]
         else:
             rows += [Row(q, None, why_not(res.note, chapter_reason)) for q in quantities]
     return rows, tables
