@@ -1,12 +1,14 @@
 """``jupyter-book build`` for one build's table of contents, its warnings, and the leak guard on the output.
 
 After Sphinx, the site is lightened (:func:`lighten_site`): the figures the pages carry inline become image files
-referenced from the pages and lazy-loaded, and the theme's source maps are removed."""
+referenced from the pages and lazy-loaded, style attributes a page repeats become classes of the page, and the
+theme's source maps are removed."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import os
 import re
@@ -104,6 +106,51 @@ def externalize_images(html_dir: Path) -> dict[str, int]:
     return stats
 
 
+_STYLED_TAG = re.compile(r'<[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*?)?\sstyle="(?P<style>[^"]*)"[^<>]*>')
+#: A style attribute repeated at least this often on a page (and this long) becomes a class of the page.
+STYLE_MIN_REPEATS = 3
+STYLE_MIN_CHARS = 24
+
+
+def _important(style: str) -> str:
+    """A style attribute's declarations as a rule body, each ``!important`` (an inline style outranks every
+    author rule without it; the class must too)."""
+    decls = [d.strip() for d in html.unescape(style).split(";") if d.strip()]
+    return "; ".join(d if d.endswith("!important") else f"{d} !important" for d in decls)
+
+
+def classify_inline_styles(page: Path) -> int:
+    """The style attributes a page repeats (the tables of the chapters carry their style on every cell, so that
+    they render alike in Jupyter) replaced by classes named by their content (``st-<sha>``), defined once in a
+    ``<style>`` in the page's head with the same declarations (``!important``, as inline styles outrank the
+    theme's rules). Returns the bytes saved."""
+    text = page.read_text(encoding="utf-8")
+    counts: dict[str, int] = {}
+    for m in _STYLED_TAG.finditer(text):
+        counts[m.group("style")] = counts.get(m.group("style"), 0) + 1
+    frequent = {s: "st-" + hashlib.sha256(s.encode()).hexdigest()[:10] for s, n in counts.items()
+                if n >= STYLE_MIN_REPEATS and len(s) >= STYLE_MIN_CHARS and "</" not in s}
+    if not frequent or "</head>" not in text:
+        return 0
+
+    def replace(m: re.Match[str]) -> str:
+        tag, style = m.group(0), m.group("style")
+        if style not in frequent:
+            return tag
+        tag = tag.replace(f' style="{style}"', "", 1)
+        name = frequent[style]
+        if re.search(r'\sclass="', tag):
+            return re.sub(r'(\sclass=")', rf"\g<1>{name} ", tag, count=1)
+        return re.sub(r"\s*(/?)>$", rf' class="{name}"\1>', tag, count=1)
+
+    body = _STYLED_TAG.sub(replace, text)
+    rules = "\n".join(f".{name} {{{_important(style)}}}" for style, name in sorted(frequent.items(),
+                                                                                  key=lambda x: x[1]))
+    new = body.replace("</head>", f'<style id="compendium-classes">\n{rules}\n</style>\n</head>', 1)
+    page.write_text(new, encoding="utf-8")
+    return len(text.encode()) - len(new.encode())
+
+
 def remove_source_maps(html_dir: Path) -> int:
     """The theme's source maps (``*.map``, read only by a browser's developer tools) removed from the site, with
     the comments that name them in the scripts and style sheets. Returns the bytes removed."""
@@ -120,12 +167,15 @@ def remove_source_maps(html_dir: Path) -> int:
 
 
 def lighten_site(html_dir: Path) -> str:
-    """:func:`externalize_images` and :func:`remove_source_maps` on the built site; one line saying what they did."""
+    """:func:`externalize_images`, :func:`classify_inline_styles` and :func:`remove_source_maps` on the built
+    site; one line saying what they did."""
     stats = externalize_images(html_dir)
+    styles = sum(classify_inline_styles(page) for page in _pages(html_dir))
     maps = remove_source_maps(html_dir)
-    return (f"book  pages {stats['html_bytes_before'] / 1e6:.1f} MB -> {stats['html_bytes_after'] / 1e6:.1f} MB "
-            f"({stats['pages']} page(s) with inline figures, {stats['images']} image file(s) written to "
-            f"{IMAGE_DIR}/); source maps removed: {maps / 1e6:.1f} MB")
+    after = (stats["html_bytes_after"] - styles) / 1e6
+    return (f"book  pages {stats['html_bytes_before'] / 1e6:.1f} MB -> {after:.1f} MB ({stats['pages']} page(s) "
+            f"with inline figures, {stats['images']} image file(s) written to {IMAGE_DIR}/; repeated inline styles "
+            f"as classes: {styles / 1e3:.0f} KB less); source maps removed: {maps / 1e6:.1f} MB")
 
 
 def build_book(cfg: Config, chapters: list[str], summary: Summary | None = None) -> Summary:

@@ -106,8 +106,12 @@ def test_chapter_page_loads_with_real_figures(book, browser, chapter):
     page, errors = _open(browser, book.page(chapter))
     try:
         assert page.locator("main h1").first.inner_text().strip()
-        images = page.eval_on_selector_all(
-            "main img", "imgs => imgs.map(i => [i.getAttribute('src'), i.complete, i.naturalWidth])"
+        images = page.eval_on_selector_all(  # the figures are lazy-loaded: load each before reading its size
+            "main img",
+            """async imgs => { await Promise.all(imgs.map(i => { i.loading = 'eager'; i.scrollIntoView();
+                return i.complete && i.naturalWidth ? null : new Promise(r => { i.onload = i.onerror = r;
+                setTimeout(r, 10000); }); }));
+              return imgs.map(i => [i.getAttribute('src'), i.complete, i.naturalWidth]); }""",
         )
         broken = [src for src, complete, w in images if not complete or w == 0]
         assert broken == [], f"images that did not load: {broken}"
@@ -542,3 +546,123 @@ def test_front_page_and_status_page_name_this_builds_data_and_environment(book):
         nb = nbformat.read(chapter, as_version=4)
         cell = next((c.source for c in nb.cells if c.get("id") == identity.CELL_ID), "")
         assert "What this page was computed from" in cell and "Computed from other inputs" not in cell, chapter.name
+
+
+# --- issue 35: downloads that do not leak, page weight, navigation, the LLM box ------------------------------
+
+#: The heaviest a chapter page's HTML may be (its figures are image files beside it).
+MAX_PAGE_BYTES = 300_000
+#: A Python warning as the warnings module prints it (``<path>:<line>: TqdmWarning: ...``).
+WARNING_LINE = re.compile(r"\b\w*Warning: |warnings\.warn\(")
+
+
+def _downloadable(book: Book) -> list[Path]:
+    """Every file a reader can download from the built book: the executed chapters (the download button's
+    notebooks, also under ``_sources``) and every file of the site but the theme's."""
+    site = [p for p in book.html.rglob("*") if p.is_file() and "_static" not in p.relative_to(book.html).parts
+            and p.suffix not in (".png", ".jpg", ".svg", ".gif", ".webp", ".woff", ".woff2")]
+    return sorted(book.chapters_dir.glob("*.ipynb")) + site
+
+
+def test_downloadable_files_carry_no_build_path_and_no_warning(book):
+    """Point 6: no absolute path of the build machine (the book root, the checkout, home, temp) and no printed
+    warning in any downloadable file; the notebooks' parameters (metadata and injected cell) are the page's."""
+    roots = tuple(sorted({*ABSOLUTE_PATHS, f"{book.root}/", f"{REPO}/"}))
+    problems = []
+    files = _downloadable(book)
+    assert any(p.suffix == ".ipynb" and "_sources" in p.parts for p in files), "no notebook offered for download"
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        problems += [f"{path.name}: {m}" for r in roots for m in sorted(set(re.findall(re.escape(r) + r"[^\s\"'<]*",
+                                                                                       text)))[:3]]
+        problems += [f"{path.name}: warning {m.group(0)!r}" for m in WARNING_LINE.finditer(text)][:3]
+    assert problems == [], problems[:10]
+    for path in sorted(book.chapters_dir.glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        params = nb.metadata.get("papermill", {}).get("parameters", {})
+        assert params.get("results_dir") == "book/_results", (path.name, params)
+        stderr = [o.get("text", "")[:80] for c in nb.cells for o in c.get("outputs", [])
+                  if o.get("output_type") == "stream" and o.get("name") == "stderr" and WARNING_LINE.search(
+                      o.get("text", ""))]
+        assert stderr == [], (path.name, stderr)
+
+
+@pytest.mark.parametrize("page_name", [*CHAPTERS, STATUS])
+def test_page_weight_and_lazy_figures(book, page_name):
+    """Point 7: a chapter page is under 300 KB of HTML; its figures are image files of the site (no ``data:``
+    URI), lazy-loaded, that exist; no source map is left in the site."""
+    _built(book, page_name)
+    page = book.page(page_name)
+    size = page.stat().st_size
+    assert size < MAX_PAGE_BYTES, f"{page_name}.html is {size / 1e3:.0f} KB"
+    html = page.read_text(encoding="utf-8")
+    assert "data:image" not in html
+    figures = re.findall(r'<img\b[^>]*class="[^"]*\bcompendium-figure\b[^>]*>', html)
+    for tag in figures:
+        src = re.search(r'src="([^"]+)"', tag).group(1)
+        assert (page.parent / src).resolve().is_file(), src
+        assert 'loading="lazy"' in tag, tag[:120]
+    if page_name != STATUS and book.results(page_name):
+        assert figures, f"{page_name}: no figure found"
+    assert list(book.html.rglob("*.map")) == []
+
+
+def test_general_index_lists_the_ids_recorded_by_the_chapters(book):
+    """Point 7: genindex.html names every ID a built chapter records, each linking into its chapter's page."""
+    index = (book.html / "genindex.html").read_text(encoding="utf-8")
+    missing = []
+    for chapter in CHAPTERS:
+        for aid in sorted({r.analysis_id for r in book.results(chapter)}):
+            entry = re.search(re.escape(aid) + r"(?![A-Za-z0-9-]).{0,2000}?href=\"([^\"]+)\"", index, re.S)
+            if entry is None or f"{chapter}.html" not in entry.group(1):
+                missing.append(f"{chapter}: {aid}")
+    assert missing == []
+
+
+def test_sections_link_back_to_their_status_rows(book):
+    """Point 7: under each section heading a link to the ID's row of the status page, which has that row."""
+    status = book.page(STATUS).read_text(encoding="utf-8")
+    rows = set(re.findall(r'<tr id="(status-[^"]+)"', status))
+    problems = []
+    for chapter in CHAPTERS:
+        if chapter in book.failed():
+            continue
+        html = book.page(chapter).read_text(encoding="utf-8")
+        links = set(re.findall(r'class="section-status" href="99_reproduction_status\.html#([^"]+)"', html))
+        for aid in sorted({r.analysis_id for r in book.results(chapter)}):
+            if f'id="{aid.lower()}"' in html and f"status-{aid.lower()}" not in links:
+                problems.append(f"{chapter}: no link from section {aid} to its status row")
+        problems += [f"{chapter}: links {a}, which the status page lacks" for a in sorted(links - rows)]
+    assert problems == []
+
+
+def test_all_analyses_table_lists_ids_in_paper_order(book):
+    """Point 7: the status table's rows follow the catalogue's paper order; each paper has one block."""
+    status = book.page(STATUS).read_text(encoding="utf-8")
+    table = status[status.index('<table class="repro-status"'):]
+    rows = [r.removeprefix("status-") for r in re.findall(r'<tr id="(status-[^"]+)"', table)]
+    ids = [a.lower() for a in catalogue.read()["analysis_id"]]
+    assert [r for r in rows if r in ids] == ids
+    headers = re.findall(r'<tr class="paper"><th[^>]*>([^<]+)</th>', table)
+    assert len(headers) == len(set(headers)), headers
+
+
+def test_environment_boxes_name_an_llm_model_only_when_used(book):
+    """Point 3: the status page's box and each chapter's name a model only when numbers rest on its outputs
+    (the ``llm`` the recorder writes beside an LLM output that ran); otherwise "no endpoint: LLM steps not run"."""
+    used_all = set()
+    for path in sorted(book.chapters_dir.glob("0*.ipynb")):
+        results = json.loads((book.results_dir / f"{path.stem}.json").read_text()).get("results", [])
+        used = sorted({r["llm"] for r in results if r.get("llm")})
+        used_all |= set(used)
+        cell = next((c.source for c in nbformat.read(path, as_version=4).cells if c.get("id") == identity.CELL_ID), "")
+        line = next((x for x in cell.splitlines() if x.startswith("- LLM:")), None)
+        if line is None:
+            continue  # a chapter without LLM steps has no LLM line
+        if used:
+            assert all(f"`{m}`" in line for m in used), (path.name, line)
+        else:
+            assert line == f"- LLM: {identity.NO_LLM}", (path.name, line)
+    status = book.page(STATUS).read_text(encoding="utf-8")
+    if not used_all:
+        assert identity.NO_LLM in status and "gpt-4.1" not in status

@@ -122,6 +122,28 @@ def test_inline_figures_become_lazy_image_files(tmp_path):
     assert {p.name: p.read_bytes() for p in (html / book.IMAGE_DIR).iterdir()} == before
 
 
+def test_repeated_inline_styles_become_classes_of_the_page(tmp_path):
+    style = "padding:3px 8px;border-bottom:1px solid #ddd;font-family:&quot;Mono&quot;"
+    cells = "".join(f'<td style="{style}">{i}</td>' for i in range(3))
+    page = tmp_path / "p.html"
+    page.write_text(f'<html><head><title>t</title></head><body><table><tr>{cells}'
+                    f'<td class="num" style="{style}">3</td><td style="color:red">4</td></tr></table>'
+                    f'<img src="a.png" style="{style}"/></body></html>')
+    original = page.read_text()
+    saved = book.classify_inline_styles(page)
+    text = page.read_text()
+    name = re.search(r'<td class="(st-[0-9a-f]{10})">0</td>', text).group(1)
+    assert saved == len(original.encode()) - len(text.encode()) > 0
+    assert style not in text and text.count(name) == 6  # five elements and the rule
+    assert f'<td class="{name} num">3</td>' in text and f'<img src="a.png" class="{name}"/>' in text
+    assert '<td style="color:red">4</td>' in text  # a style used once stays where it is
+    rule = re.search(rf"\.{name} {{([^}}]*)}}", text).group(1)
+    assert rule == ('padding:3px 8px !important; border-bottom:1px solid #ddd !important; '
+                    'font-family:"Mono" !important')
+    assert text.index("compendium-classes") < text.index("</head>")
+    assert book.classify_inline_styles(page) == 0  # idempotent
+
+
 def test_source_maps_are_removed_with_their_comments(tmp_path):
     static = tmp_path / "_static" / "scripts"
     static.mkdir(parents=True)
