@@ -76,8 +76,9 @@ MAX_NAME_CHARS = match_log.MAX_NAME_CHARS
 
 def derived_problem(tidy: pl.DataFrame) -> str | None:
     """What the chapters need of a loaded release beyond its schema, checked on the loader's tidy frame: model
-    names of at most :data:`MAX_NAME_CHARS` characters, and at least one timestamp that parses where the release
-    has a ``timestamp`` column (chapter 01 counts conversations per day). ``None`` when it passes."""
+    names of at most :data:`MAX_NAME_CHARS` characters. ``None`` when it passes. (Timestamps that are all null or
+    unreadable are an optional field the release lacks: the analysis that counts days says it did not run, and
+    :func:`optional_fields_line` names it at the door.)"""
     for side in ("a", "b"):
         column = f"raw_model_{side}" if f"raw_model_{side}" in tidy.columns else f"model_{side}"
         if column not in tidy.columns:
@@ -88,9 +89,6 @@ def derived_problem(tidy: pl.DataFrame) -> str | None:
             return (f"record {row['record']} (conv_id {release_io.short(row.get('conv_id'))}), field 'model_{side}': "
                     f"a name of {len(row[column]):,} characters {release_io.short(row[column])}; expected at most "
                     f"{MAX_NAME_CHARS}")
-    if "timestamp" in tidy.columns and tidy.height and tidy["timestamp"].null_count() == tidy.height:
-        return ("field 'timestamp': no record has a timestamp that parses (null or unreadable in all "
-                f"{tidy.height:,}); expected ISO date-times or epoch numbers (chapter 01 counts conversations per day)")
     return None
 
 
@@ -106,6 +104,8 @@ def _explained(name: str, path: Path, exc: BaseException) -> str:
     """The loader's failure as one line; for a JSON-lines release whose failure names no line (a value the
     derivation cannot use, such as a whole number beyond 64 bits), the file's first bad line and field."""
     message = one_line(exc)
+    if message.startswith(f"{path}, line "):  # the loader named the line itself: the file by its name, as below
+        return path.name + message[len(str(path)):]
     if name in ("data_source", "attribution_source") and ", line " not in message and path.is_file() \
             and path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
         try:
@@ -219,19 +219,20 @@ def check(name: str, value: str, *, root: Path, state_dir: Path, seed: int, cach
     return Described(resolved, info)
 
 
-def optional_fields_line(data: Described) -> str:
-    """One console line for a release file without some optional fields: which fields, and which analyses will
-    say "not run" for want of them (:data:`bookbuild.fields.NEEDS`); empty when it has them all. Only what every
-    chapter needs is refused (:data:`analysis_lib.search_arena.release.REQUIRED_COLUMNS`)."""
+def optional_fields_line(data: Described, *, seed: int = 0, cache_dir: Path | None = None) -> str:
+    """One console line for a release file without some optional fields (absent, or null or unreadable in every
+    row: the loader's report, read back from its cache): which fields, and which analyses will say "not run" for
+    want of them (:data:`bookbuild.fields.NEEDS`); empty when it has them all. Only what every chapter needs is
+    refused (:data:`analysis_lib.search_arena.release.REQUIRED_COLUMNS`)."""
     if data.info.get("kind") != "file":
         return ""
-    absent = release.validate_release(data.value, max_rows=100).absent
-    if not absent:
+    _, report = loader.load_battles_report(data.value, seed=seed, cache_dir=cache_dir)
+    if not report.absent:
         return ""
-    skipped = fields.skipped_by(absent, derived=("languages",))
-    parts = [f"{f} ({', '.join(skipped[f]) or 'no analysis skipped'})" if f in skipped else
-             f"{f} ({'detected offline from the prompts' if f == 'languages' else 'no analysis skipped'})"
-             for f in absent]
+    skipped = fields.skipped_by(report.absent, report.derived)
+    parts = [f"{f} ({', '.join(skipped[f])})" if f in skipped else
+             f"{f} ({'derived: ' + report.derived[f] if f in report.derived else 'no analysis skipped'})"
+             for f in report.absent]
     return f"the release lacks optional field(s): {'; '.join(parts)}; those analyses record 'not run', the rest run"
 
 
@@ -241,7 +242,7 @@ def check_all(data: str, inputs: Mapping[str, str], *, root: Path, state_dir: Pa
     a release without some optional fields is named on the console with the analyses it skips."""
     kw = {"root": root, "state_dir": state_dir, "seed": seed, "cache_dir": cache_dir, "lib_hash": lib_hash}
     described_data = check("data_source", data, **kw)  # type: ignore[arg-type]
-    line = optional_fields_line(described_data)
+    line = optional_fields_line(described_data, seed=seed, cache_dir=cache_dir)
     if line:
         print(line, flush=True)
     given = {name: check(name, value, **kw) for name, value in inputs.items() if value}  # type: ignore[arg-type]

@@ -225,11 +225,18 @@ def _release_with(tmp_path: Path, edit) -> Path:
     return _write(tmp_path / "release.jsonl", [json.dumps(r) for r in records])
 
 
-def test_door_refuses_a_release_whose_timestamps_all_fail(tmp_path):
-    from bookbuild.inputs import InputError
+def test_door_and_chapter_agree_on_a_release_whose_timestamps_all_fail(tmp_path):
+    """Issue 37: the check let it through and chapter 01 died. Now the door passes it and names the analysis that
+    will not run for want of a timestamp (issue 33: an optional field degrades one analysis), and the loader
+    reports the field absent, so chapter 01's daily traffic records "not run" instead of failing."""
+    from analysis_lib.search_arena import loader
+    from bookbuild import fields, inputs
     path = _release_with(tmp_path, lambda i, r: r.update(timestamp=None if i % 2 else "yesterday"))
-    with pytest.raises(InputError, match=r"^DATA: release\.jsonl, field 'timestamp': no record has a timestamp"):
-        _door(tmp_path, "data_source", str(path))
+    described = _door(tmp_path, "data_source", str(path))
+    line = inputs.optional_fields_line(described, cache_dir=tmp_path / "cache")
+    assert "timestamp (SA-A2)" in line
+    _, report = loader.load_battles_report(path)
+    assert "timestamp" in report.absent and fields.lacking("SA-A2", report) == ["timestamp"]
 
 
 def test_door_refuses_a_ten_thousand_character_model_name(tmp_path):
@@ -271,3 +278,11 @@ def test_table_cells_and_headings_are_bounded():
     assert len(table.html) < 5_000 and "<b>" not in table.html  # escaped and cut
     assert f"… ({len(name):,} characters)" in table.html
     assert tables.bounded("short", 10) == "short"
+
+
+def test_the_loader_names_line_and_field_of_a_whole_number_beyond_64_bits(tmp_path):
+    """A chapter run directly (papermill, no door check) gets the same one line as the door."""
+    from analysis_lib.search_arena import loader
+    path = _release_with(tmp_path, lambda i, r: r.update(turn=10**30) if i == 1 else None)
+    with pytest.raises(release_io.DataValidationError, match=r"release\.jsonl, line 2.*'turn'"):
+        loader.load_battles_report(path)

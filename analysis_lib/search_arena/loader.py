@@ -59,7 +59,7 @@ from analysis_lib.search_arena.release import (
 from analysis_lib.search_arena.release import (
     validate_release as validate_release,
 )
-from analysis_lib.search_arena.release_io import MAX_RELEASE_BYTES, polars_failure, short
+from analysis_lib.search_arena.release_io import MAX_RELEASE_BYTES, jsonl_problem, polars_failure, short
 from analysis_lib.search_arena.schema import FULL_SIZE, MODERATION_PROMPT, SIDES
 
 log = logging.getLogger(__name__)
@@ -323,7 +323,11 @@ def _derive_release(source: str | Path | pl.DataFrame, seed: int, match: domains
     except READ_ERRORS as err:
         if isinstance(err, DataValidationError):
             raise
-        # a value the schema allows but the derivation cannot use (the property tests look for these)
+        # a value the schema allows but the derivation cannot use (the property tests look for these); in a
+        # JSON-lines file, name its first bad line and field (a whole number beyond 64 bits, say)
+        where = jsonl_problem(origin) if str(origin).endswith((".jsonl", ".json")) and Path(origin).is_file() else ""
+        if where:
+            raise DataValidationError(f"{origin}{where}") from None
         raise DataValidationError(f"{origin}: could not derive the battle frame ({polars_failure(err)})") from None
     del raw
     release_freed_memory()  # the release's texts: whatever the caller loads next need not sit on top of them
