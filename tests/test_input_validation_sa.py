@@ -103,7 +103,7 @@ def test_attribution_refusals_name_file_line_and_field(name, expected):
 @pytest.mark.parametrize("name", ["attribution_small.jsonl", "attribution_small.parquet"])
 def test_attribution_small_file_loads_with_exact_counts(name):
     subset = load_attribution(FIXTURES / name)
-    assert subset.kind == "real" and subset.planted is None
+    assert subset.kind == "user" and subset.planted is None  # a user's file, not the manifest's
     assert subset.check == attribution_io.AttributionCheck(name, 12, 11)
     assert subset.check.n_unlabelled == 1  # the record with a null support_count_a, reported, not refused
     assert subset.tidy.height == 12

@@ -253,7 +253,7 @@ def test_a_release_file_is_read_by_columns(tmp_path):
 
 def test_loader_with_records_shows_no_absolute_path():
     got = loading.load_inputs("sample:200", FIXTURES / "valid.jsonl", seed=0)
-    assert got.kind == "real" and got.planted == {} and got.queries_kind == "llm-cache"
+    assert got.kind == "user" and got.planted == {} and got.queries_kind == "llm-cache"
     assert str(REPO) not in got.detail and "tests/fixtures/nuggets/valid.jsonl" in got.detail
     assert "3 battles after exclusions (1 without a vote (winner null), 1 with only one side)" in got.detail
 
