@@ -97,7 +97,8 @@ def test_a_simulated_miss_says_why_beside_the_number(book):
 def test_no_chapter_prose_types_a_status(book):
     """Prose never types a status: it is generated from the records, or it names none (AE-T34's "status
     *differs*" beside rows that read "assumption")."""
-    typed = re.compile(r"status \*?(differs|reproduced|match|simulated|assumption|computed)\*?|is reproduced exactly", re.I)
+    typed = re.compile(r"status \*?(differs|reproduced|match|simulated|assumption|computed)\*?"
+                       r"|is reproduced exactly", re.I)
     for path in sorted(book.chapters_dir.glob("*.ipynb")):
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             if cell["cell_type"] == "markdown":
