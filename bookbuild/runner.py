@@ -447,17 +447,21 @@ def build(cfg: Config) -> Summary:
                     os.environ[k] = v
         if stale := chapter.report_identity(cfg, prep.reference):
             summary.stale = sorted(stale)
+        book_error = None
         if cfg.book:
             try:
                 build_book(cfg, chapter.executed_chapters(cfg), summary)
             except BuildError as exc:
-                if summary.errors:  # the book's own failure first, the chapters' after it
-                    exc.args = (f"{exc}\n(and {failures.closing_message(summary.errors, {})})",)
                 exc.summary = summary
-                raise
+                if not summary.errors:
+                    raise
+                book_error = exc  # the chapters failed first: exit 1, the book's failure said after them
         if summary.errors:
             errors = {r.name: summary.errors[r.name] for r in summary.runs if r.name in summary.errors}
-            raise BuildError(failures.closing_message(errors, summary.details), EXIT_NOTEBOOK, summary)
+            message = failures.closing_message(errors, summary.details)
+            if book_error is not None:
+                message += f"\nthe book was not built either (exit {book_error.exit_code}): {book_error}"
+            raise BuildError(message, EXIT_NOTEBOOK, summary)
         return summary
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from bookbuild import identity
+from bookbuild import identity, keys
 from bookbuild import runner as build
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -29,6 +29,14 @@ BOOM = FIXTURES / "failing" / "02_boom.ipynb"
 STATUS_NB = REPO / "notebooks" / "99_reproduction_status.ipynb"
 INPUTS = FIXTURES / "inputs"
 RELEASE_A, RELEASE_B = INPUTS / "release_a.parquet", INPUTS / "release_b.parquet"
+
+
+@pytest.fixture(autouse=True)
+def _fixed_library(monkeypatch):
+    """One library identity per test: a rebuild reruns a chapter for what the test changed, not for an edit of the
+    library made meanwhile in the same checkout."""
+    fixed = keys.library_hash()
+    monkeypatch.setattr(keys, "library_hash", lambda: fixed)
 
 
 def _root(tmp_path: Path, *notebooks: Path) -> Path:
@@ -295,7 +303,7 @@ def _make_venv(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("variables", "runner_code", "message"), [
     (["SEED=abc"], 2, "SEED must be a non-negative integer, got 'abc'"),
     (["DATA=missing.parquet"], 2, "DATA: 'missing.parquet' does not exist"),
-    ([], 1, "notebook 02_boom.ipynb failed at cell index 4"),
+    ([], 1, "1 chapter failed: 02_boom (ValueError: boom from the fixture)"),
 ])
 def test_make_book_exit_status_and_last_lines(variables, runner_code, message, tmp_path):
     make = shutil.which("make")
