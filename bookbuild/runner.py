@@ -60,7 +60,7 @@ from typing import Any
 
 from analysis_lib import llm, paths
 from analysis_lib.fetch import MIRROR_ENV
-from bookbuild import banner, chapter, console, failures, identity, inputs, keys, llm_plan, schedule, toc
+from bookbuild import banner, chapter, console, failures, identity, inputs, keys, llm_plan, parameters, schedule, toc
 from bookbuild.book import build_book
 from bookbuild.config import (
     EXIT_BOOK,
@@ -216,13 +216,9 @@ def _print_estimate(run: _Run, rerun: dict[str, dict[str, Any]]) -> None:
 def check_settings(cfg: Config, declared: dict[str, dict[str, dict]]) -> None:
     """Every ``--set NAME`` must be declared by a notebook of this build (a typo would otherwise be ignored);
     ``declared``: each notebook's parameters (:func:`declared_parameters`), by stem."""
-    if not cfg.settings:
-        return
-    unknown = sorted(set(cfg.settings) - set().union(*declared.values()))
-    if unknown:
-        raise BuildError(
-            f"--set {', '.join(unknown)}: no notebook of this build declares "
-            f"{'it' if len(unknown) == 1 else 'them'} in its parameters cell", EXIT_USAGE)
+    why = parameters.check(cfg.settings, declared)  # declared, and of the kind and range the notebook declares
+    if why:
+        raise BuildError(why, EXIT_USAGE)
 
 
 class _Locked:
