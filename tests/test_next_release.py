@@ -161,5 +161,5 @@ def test_the_door_check_names_the_analyses_a_missing_field_skips(releases):
 
     line = inputs.optional_fields_line(inputs.Described(str(releases["combined"]), {"kind": "file"}))
     assert "primary_intent (SA-F1, SA-B2, SA-F5, SA-D7, SA-E1)" in line
-    assert "citation_format_standardized (SA-A2C)" in line and "languages (detected offline" in line
+    assert "citation_format_standardized (SA-A2C)" in line and "languages (derived: detected offline" in line
     assert inputs.optional_fields_line(inputs.Described(str(releases["new_models"]), {"kind": "file"})) == ""
