@@ -99,6 +99,29 @@ def test_exclusions_are_counted():
     assert recs.excluded["battles with a failed nuggetizer step (importance or assignment 'failed')"] == 1
 
 
+@pytest.mark.parametrize("chunk", [1, 3, 2048])
+def test_differing_nugget_lists_across_frame_chunks(tmp_path, monkeypatch, chunk):
+    """Battles whose sides list other nuggets (a text, an importance, a longer list; the order of the lines
+    shuffled) are excluded whatever the loader's chunk size; the expected set is computed here from the lists."""
+    monkeypatch.setattr("analysis_lib.nuggets.records.CHUNK_SIDES", chunk)
+    rng = np.random.default_rng(3)
+    lists = {"same": (BATTLE_1, BATTLE_1B), "text": (BATTLE_1, [("x", *BATTLE_1B[0][1:]), *BATTLE_1B[1:]]),
+             "importance": (BATTLE_1, [(BATTLE_1B[0][0], "okay", "support"), *BATTLE_1B[1:]]),
+             "longer": (BATTLE_1, [*BATTLE_1B, ("n3", "okay", "support")]), "shorter": (BATTLE_1, BATTLE_1B[:2]),
+             "b empty": (BATTLE_1, []), "same 2": (BATTLE_1B, BATTLE_1)}
+    objs = [_side(qid, side, nuggets) for qid, pair in lists.items() for side, nuggets in zip("ab", pair, strict=True)]
+    objs = [objs[k] for k in rng.permutation(len(objs))]
+    recs = ng.load_nugget_records(_write(tmp_path, objs))
+    differ = {q for q, (a, b) in lists.items() if a and b and [n[:2] for n in a] != [n[:2] for n in b]}
+    without = {q for q, (a, b) in lists.items() if not a and not b}
+    assert recs.excluded["battles whose sides list different nuggets"] == len(differ) == 4
+    assert set(recs.sides["qid"]) == set(lists) - differ - without
+    kept = recs.nuggets.sort("qid", "side", "position")
+    expected = sorted((q, s, k, *n) for q, pair in lists.items() if q not in differ
+                      for s, nuggets in zip("ab", pair, strict=True) for k, n in enumerate(nuggets))
+    assert kept.rows() == expected
+
+
 def test_lmsys_nuggetize_layout(tmp_path):
     line = {"question_id": 7, "winner": "tie", "completion_a": "x", "completion_b": "y",
             "assigned_nuggets_a": [{"text": t, "importance": i, "assignment": a} for t, i, a in BATTLE_1],

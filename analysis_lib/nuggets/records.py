@@ -60,6 +60,9 @@ if TYPE_CHECKING:
 FAILED = "failed"
 _IMPORTANCE = frozenset(i.value for i in Importance) | {FAILED}
 _ASSIGNMENT = frozenset(a.value for a in Assignment) | {FAILED}
+_LABELS = {label: label for label in _IMPORTANCE | _ASSIGNMENT}  # one shared string per importance / assignment
+#: battle sides collected as Python objects before they become a frame chunk (bounds the loader's peak memory)
+CHUNK_SIDES = 2048
 NO_VOTE = "battles without a vote (winner null)"
 __all__ = ["FAILED", "NO_VOTE", "NUGGET_SCHEMA", "SIDE_SCHEMA", "NuggetRecordError", "NuggetRecords",
            "NuggetRecordsNotFound", "load_nugget_records", "records_from_dicts", "validate_nugget_records"]
@@ -241,8 +244,13 @@ class _Collector:
     given twice, and a battle id given as a number in one place and as a string in another."""
 
     def __init__(self) -> None:
-        self.sides: list[dict[str, Any]] = []
+        # the columns of the records since the last flush; flushed into frame chunks every CHUNK_SIDES sides, so
+        # that the Python objects of at most one chunk are alive beside the frames (the loader's peak memory)
+        self.side_cols: dict[str, list[Any]] = {k: [] for k in SIDE_SCHEMA}
         self.nug: dict[str, list[Any]] = {k: [] for k in NUGGET_SCHEMA}
+        self.side_chunks: list[pl.DataFrame] = []
+        self.nug_chunks: list[pl.DataFrame] = []
+        self.n_sides = 0
         self.seen: dict[tuple[str, str], tuple[str, int]] = {}
         self.id_type: dict[str, tuple[type, tuple[str, int]]] = {}
 
@@ -267,19 +275,39 @@ class _Collector:
                 raise _fail(origin, line, "side", f"battle {quote(qid)} side {side!r} already given "
                                                   f"{self._where(self.seen[(qid, side)], origin)}")
             self.seen[(qid, side)] = here
-            self.sides.append({"qid": qid, "side": side, "winner": rec.get("winner") or None,
-                               "query": rec.get("query"), "model": rec.get("model"), "language": rec.get("language"),
-                               "query_categories": rec.get("query_categories"),
-                               "answer_text": rec.get("answer_text"), "chunks": rec.get("chunks")})
+            cols = self.side_cols
+            for key, value in (("qid", qid), ("side", side), ("winner", rec.get("winner") or None)):
+                cols[key].append(value)
+            for key in ("query", "model", "language", "query_categories", "answer_text", "chunks"):
+                cols[key].append(rec.get(key))
             n = len(rec["nuggets"])
             self.nug["qid"] += [qid] * n
             self.nug["side"] += [side] * n
-            self.nug["position"] += list(range(n))
-            for col in ("text", "importance", "assignment"):
-                self.nug[col] += [x[col] for x in rec["nuggets"]]
+            self.nug["position"] += range(n)
+            self.nug["text"] += [x["text"] for x in rec["nuggets"]]
+            for col in ("importance", "assignment"):  # one string object per value, not one per nugget
+                self.nug[col] += [_LABELS[x[col]] for x in rec["nuggets"]]
+            self.n_sides += 1
+            if len(cols["qid"]) >= CHUNK_SIDES:
+                self._flush()
+
+    def _flush(self) -> None:
+        """Move the collected columns into one frame chunk each (sides, nuggets)."""
+        if self.side_cols["qid"]:
+            self.side_chunks.append(pl.DataFrame(self.side_cols, schema=SIDE_SCHEMA))
+            self.nug_chunks.append(pl.DataFrame(self.nug, schema=NUGGET_SCHEMA))
+            for columns in (self.side_cols, self.nug):
+                for values in columns.values():
+                    values.clear()
 
     def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
-        return pl.DataFrame(self.sides, schema=SIDE_SCHEMA), pl.DataFrame(self.nug, schema=NUGGET_SCHEMA)
+        """The records as two frames (the chunks joined; the collector is left empty)."""
+        self._flush()
+        sides_chunks, nug_chunks = self.side_chunks, self.nug_chunks
+        self.side_chunks, self.nug_chunks = [], []
+        if not sides_chunks:
+            return pl.DataFrame(schema=SIDE_SCHEMA), pl.DataFrame(schema=NUGGET_SCHEMA)
+        return pl.concat(sides_chunks, rechunk=False), pl.concat(nug_chunks, rechunk=False)
 
 
 def records_from_dicts(objects: Iterable[Mapping[str, Any]], origin: str = "in-memory records") -> NuggetRecords:
@@ -293,6 +321,20 @@ def records_from_dicts(objects: Iterable[Mapping[str, Any]], origin: str = "in-m
     return _exclude(*collector.frames(), origin)
 
 
+def _differing_lists(nuggets: pl.DataFrame) -> pl.Series:
+    """Battles whose two sides both list nuggets but not the same (text, importance) at every position, or not as
+    many: side a's nuggets joined to side b's on (battle, position), without building the lists themselves."""
+    both = nuggets.group_by("qid").agg(pl.col("side").n_unique().alias("k")).filter(pl.col("k") == 2)["qid"]
+
+    def side(s: str) -> pl.DataFrame:
+        return nuggets.filter((pl.col("side") == s) & pl.col("qid").is_in(both.implode())).select(
+            "qid", "position", "text", "importance")
+
+    pairs = side("a").join(side("b"), on=["qid", "position"], how="full", coalesce=True, suffix="_b")
+    return pairs.filter(pl.col("text").ne_missing(pl.col("text_b"))
+                        | pl.col("importance").ne_missing(pl.col("importance_b")))["qid"]
+
+
 def _exclude(sides: pl.DataFrame, nuggets: pl.DataFrame, origin: str) -> NuggetRecords:
     """Drop (and count) battles that cannot be scored: no vote, one side only, a disagreeing vote, differing nugget
     lists, nuggetizer failures, no nuggets."""
@@ -302,6 +344,8 @@ def _exclude(sides: pl.DataFrame, nuggets: pl.DataFrame, origin: str) -> NuggetR
         nonlocal sides, nuggets
         bad_ids = bad.unique()
         excluded[reason] = int(bad_ids.len())
+        if not excluded[reason]:
+            return
         sides = sides.filter(~pl.col("qid").is_in(bad_ids.implode()))
         nuggets = nuggets.filter(~pl.col("qid").is_in(bad_ids.implode()))
 
@@ -309,10 +353,7 @@ def _exclude(sides: pl.DataFrame, nuggets: pl.DataFrame, origin: str) -> NuggetR
     per = sides.group_by("qid").agg(pl.len().alias("n"), pl.col("winner").n_unique().alias("votes"))
     drop("battles with only one side", per.filter(pl.col("n") < 2)["qid"])
     drop("battles whose two sides give different winners", per.filter(pl.col("votes") > 1)["qid"])
-    lists = nuggets.group_by("qid", "side").agg(pl.col("text").sort_by("position"),
-                                                pl.col("importance").sort_by("position"))
-    differ = lists.group_by("qid").agg(pl.col("text").n_unique().alias("t"), pl.col("importance").n_unique().alias("i"))
-    drop("battles whose sides list different nuggets", differ.filter((pl.col("t") > 1) | (pl.col("i") > 1))["qid"])
+    drop("battles whose sides list different nuggets", _differing_lists(nuggets))
     failed = nuggets.filter((pl.col("importance") == FAILED) | (pl.col("assignment") == FAILED))["qid"]
     drop("battles with a failed nuggetizer step (importance or assignment 'failed')", failed)
     with_nuggets = nuggets["qid"].unique()
@@ -331,15 +372,18 @@ def load_nugget_records(path: str | Path, *, max_bytes: int = MAX_BYTES) -> Nugg
     budget = Budget(left=max_bytes, limit=max_bytes)
     collector = _Collector()
     for file in listing.files:
-        before = len(collector.sides)
+        before = collector.n_sides
         blank_before = budget.blank_lines
         for line, obj in json_lines(file, budget):
             collector.add(obj, str(file), line)
-        if len(collector.sides) == before:
+        if collector.n_sides == before:
             blank = budget.blank_lines - blank_before
             raise NuggetRecordError(f"{file}: no nugget records (the file is empty"
                                     + (f": {blank:,} blank lines)" if blank else ")"))
-    records = _exclude(*collector.frames(), str(listing.path))
+    sides, nuggets = collector.frames()
+    del collector  # its index of (battle, side) pairs is not needed past here
+    records = _exclude(sides, nuggets, str(listing.path))
+    del sides, nuggets
     if records.n_battles == 0:
         raise NuggetRecordError(f"{listing.path}: no battle left to score after the exclusions "
                                 f"({records.exclusion_text()})")
