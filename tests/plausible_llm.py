@@ -16,7 +16,7 @@ confidence, stance). Anything else gets a reply built from the request's JSON sc
 :class:`PlausibleServer` is the fake server with this responder, embeddings of any dimension (word-hashing
 vectors, so texts sharing words lie close), an option to answer ``404 model_not_found`` on ``/v1/embeddings`` (a
 chat-only server) and an optional seeded fault mix (HTTP 429, HTTP 500, a body cut in half). Run as a script it
-serves until interrupted: ``python tests/plausible_llm.py --port 8765 [--no-embeddings] [--faults]``.
+serves until interrupted: ``python tests/plausible_llm.py [--no-embeddings] [--faults]`` (it prints its base URL).
 """
 
 from __future__ import annotations
@@ -384,33 +384,20 @@ class PlausibleServer(FakeOpenAIServer):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--port", type=int, default=8765)
+    """Serve until SIGINT or SIGTERM on a free port of 127.0.0.1; the first line printed is the base URL, the last
+    the counts (chat requests, embedding calls, injected faults)."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--no-embeddings", action="store_true", help="answer 404 model_not_found on embeddings")
     parser.add_argument("--dim", type=int, default=3072)
     parser.add_argument("--faults", action="store_true", help="2%% HTTP 429, 1%% HTTP 500, 1%% cut-off bodies")
     args = parser.parse_args(argv)
     srv = PlausibleServer(embeddings=not args.no_embeddings, embedding_dim=args.dim,
                           faults=(0.02, 0.01, 0.01) if args.faults else (0.0, 0.0, 0.0))
-    from http.server import ThreadingHTTPServer
-
-    import fake_openai_server
-
-    original = fake_openai_server.ThreadingHTTPServer
-
-    class Fixed(ThreadingHTTPServer):
-        def __init__(self, address: Any, handler: Any) -> None:
-            super().__init__(("127.0.0.1", args.port), handler)
-
-    fake_openai_server.ThreadingHTTPServer = Fixed  # type: ignore[misc]
+    print(srv.start(), flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        url = srv.start()
-    finally:
-        fake_openai_server.ThreadingHTTPServer = original  # type: ignore[misc]
-    print(url, flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    try:
-        threading.Event().wait()
+        stop.wait()
     except KeyboardInterrupt:
         pass
     finally:

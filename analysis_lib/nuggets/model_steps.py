@@ -165,6 +165,8 @@ def query_classes(records: NuggetRecords, client: LLMClient, *, limit: int | Non
     unclassified = int((ok["classes"].list.len() == 0).sum())
     drawn = (f" (a random {classified.height:,} of {every.height:,})" if classified.height < every.height else "")
     note = f"{ok.height:,} of {classified.height:,} battles rated{drawn}; {unclassified:,} with no rating of 7 or more"
+    if kind == "simulated":  # an llm row names its model beside the number; a simulated one says it here
+        note += f"; LLM ratings ({client.paper_model(llm_analyses.QUERY_CLASS_MODEL)})"
     numbers = [Number(f"{c}: battles in the class", n, data=kind, note=note)
                for c, n in llm_analyses.class_counts(classified).iter_rows()]
     return QueryClasses(numbers, llm_analyses.rating_histogram(classified), ok.height)
