@@ -76,6 +76,12 @@ def partial_reason(answers: AnswerData) -> str:
             f"would be of a part of the {len(answers.records):,} answer records (a rebuild finishes them)")
 
 
+def number_kind(answers: AnswerData) -> str:
+    """The evidence class of numbers computed from the judged answers: ``llm`` when this build's judging step
+    (an LLM) produced the judgements, else the answers' own kind."""
+    return "llm" if answers.judging is not None and answers.kind != "simulated" else answers.kind
+
+
 def _recomputed_quantities(name: str) -> list[str]:
     return ([f"{name}: % {k}, recomputed from answers" for k in METRICS]
             + [f"{name}: metrics {c}, recomputed" for c in CATEGORIES])
@@ -86,7 +92,7 @@ def recomputed_scorecard_section(answers: AnswerData, card: pl.DataFrame, thresh
     """AE-F8 from answers: per engine and metric the mean over answers with a percentile bootstrap interval
     at ``level`` (:func:`.scorecard.bootstrap_scorecard`), the Table 7 categories, the counts of scored and
     excluded answers, and the same answers under both conventions."""
-    kind, conv = answers.kind, answers.converted
+    kind, conv = number_kind(answers), answers.converted
     excluded = Number("AE-F8", COUNTS[2], conv.excluded.height, data=kind)
     if conv.meta.height == 0:
         reason = unscored_reason(answers)
@@ -144,7 +150,7 @@ def recomputed_scorecard_section(answers: AnswerData, card: pl.DataFrame, thresh
 def confidence_section(answers: AnswerData) -> Section:
     """AE-F8b: per engine and query type the share of answers the judge scored 5 (strongly confident) and the
     mean score; all engines are drawn, the paper's three recorded."""
-    kind = answers.kind
+    kind = number_kind(answers)
     conf = confidence_frame(answers.records)
     planted = answers.simulation.planted if answers.simulation is not None else {}
     quantities = {e: [*(q for qt in QUERY_TYPES for q in (f"{e}: % strongly confident (5), {qt} queries",
