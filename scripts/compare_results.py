@@ -57,8 +57,9 @@ def same(a: Any, b: Any, rel_tol: float, abs_tol: float) -> bool:
 
 def compare(before: Path, after: Path, rel_tol: float = 0.0, abs_tol: float = 0.0) -> list[str]:
     """Every difference between the two folders, one line each (empty: identical)."""
-    files_b = {p.name: p for p in sorted(before.glob("*.json"))}
-    files_a = {p.name: p for p in sorted(after.glob("*.json"))}
+    # the runner's own files (``_build.json``, ``_failed.json``) are not results
+    files_b = {p.name: p for p in sorted(before.glob("*.json")) if not p.name.startswith("_")}
+    files_a = {p.name: p for p in sorted(after.glob("*.json")) if not p.name.startswith("_")}
     diffs = [f"{name}: only in {before}" for name in files_b.keys() - files_a.keys()]
     diffs += [f"{name}: only in {after}" for name in files_a.keys() - files_b.keys()]
     for name in sorted(files_b.keys() & files_a.keys()):
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(err, file=sys.stderr)
         return 2
-    n_files = len(list(args.before.glob("*.json")))
+    n_files = len([p for p in args.before.glob("*.json") if not p.name.startswith("_")])
     if diffs:
         print("\n".join(diffs))
         print(f"{len(diffs)} difference(s) between {args.before} and {args.after}")
