@@ -27,7 +27,7 @@ from typing import Any
 
 from analysis_lib import sources
 from analysis_lib.extras import require
-from bookbuild import identity, keys, navigation, status_page, toc
+from bookbuild import catalogue, identity, keys, navigation, status_page, toc
 from bookbuild.config import Config
 
 #: Parameters the runner sets to the build's own folders: shown relative to the repository on the page.
@@ -154,9 +154,11 @@ def finish_page(executed: Path, inspected: Mapping[str, Mapping[str, Any]], inje
     injected-parameters cell from the page (tag ``remove-cell``). The executed copy is also the notebook a reader
     downloads, so it carries no path of the build machine: the injected cell and papermill's metadata hold the
     values the page shows (:func:`shown_parameter`: ``results_dir = 'book/_results'``). Each analysis section
-    heading gets an index entry and a link to its status row (:func:`bookbuild.navigation.link_sections`)."""
+    heading of a catalogued ID gets an index entry and a link to its status row
+    (:func:`bookbuild.navigation.link_sections`)."""
     nbformat = _nbformat()
     nb = nbformat.read(executed, as_version=4)
+    known = {*catalogue.read()["analysis_id"], *catalogue.PROJECT_CHECKS}  # the IDs with a row on the status page
     for cell in nb.cells:
         tags = cell.get("metadata", {}).get("tags", [])
         wanted = "remove-cell" if "injected-parameters" in tags else "hide-cell" if "parameters" in tags else None
@@ -167,7 +169,7 @@ def finish_page(executed: Path, inspected: Mapping[str, Mapping[str, Any]], inje
         if "injected-parameters" in tags and injected:
             cell.source = injected_source(injected, described)
         if cell.cell_type == "markdown":
-            cell.source = navigation.link_sections(cell.source)
+            cell.source = navigation.link_sections(cell.source, known)
     if isinstance(nb.metadata.get("papermill"), dict):
         _relative_papermill(nb.metadata["papermill"], described)
     nbformat.write(nb, executed)

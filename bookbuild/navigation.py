@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -230,17 +230,18 @@ def _index_entry(analysis_id: str, title: str) -> str:
     return f"{analysis_id}; {sub}" if sub else analysis_id
 
 
-def link_sections(source: str) -> str:
-    """A chapter's markdown cell with, under each analysis section heading (:func:`parse_sections`' rule), a MyST
-    ``{index}`` directive (the general index lists the ID, its sub-entry the section's title, pointing here) and a
-    small link to the ID's row of the status page (``99_reproduction_status.html#status-<id>``), the reverse of the
-    status row's link to the section. A heading that has them already is left as it is (idempotent)."""
+def link_sections(source: str, known: Collection[str] | None = None) -> str:
+    """A chapter's markdown cell with, under each analysis section heading (:func:`parse_sections`' rule) whose ID
+    is in ``known`` (the IDs the status page has a row for; ``None``: any), a MyST ``{index}`` directive (the
+    general index lists the ID, its sub-entry the section's title, pointing here) and a small link to the ID's row
+    of the status page (``99_reproduction_status.html#status-<id>``), the reverse of the status row's link to the
+    section. A heading that has them already is left as it is (idempotent)."""
     lines = source.split("\n")
     out: list[str] = []
     for i, line in enumerate(lines):
         out.append(line)
         m = _HEADING.match(line.strip())
-        if not m:
+        if not m or (known is not None and m.group("id") not in known):
             continue
         aid = m.group("id")
         href = f"{STATUS_PAGE}#{status_anchor(aid)}"

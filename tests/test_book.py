@@ -553,7 +553,7 @@ def test_front_page_and_status_page_name_this_builds_data_and_environment(book):
 #: The heaviest a chapter page's HTML may be (its figures are image files beside it).
 MAX_PAGE_BYTES = 300_000
 #: A Python warning as the warnings module prints it (``<path>:<line>: TqdmWarning: ...``).
-WARNING_LINE = re.compile(r"\b\w*Warning: |warnings\.warn\(")
+WARNING_LINE = re.compile(r"\b[A-Za-z]+Warning: |warnings\.warn\(")
 
 
 def _downloadable(book: Book) -> list[Path]:

@@ -69,11 +69,15 @@ def test_finished_page_keeps_no_path_of_the_build_machine(tmp_path):
 def test_finished_page_links_each_section_to_its_status_row_once(tmp_path):
     path = tmp_path / "01_x.ipynb"
     _executed(path, str(tmp_path))
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_markdown_cell("## LLM usage of this chapter"))  # not a catalogued ID
+    nbformat.write(nb, path)
     chapter.finish_page(path, {}, {}, {})
     chapter.finish_page(path, {}, {}, {})  # twice: the runner may finish a page again
     section = nbformat.read(path, as_version=4).cells[3].source
     assert section.count('href="99_reproduction_status.html#status-sa-d5"') == 1
     assert section.count(":::{index} single: SA-D5; Leaderboard (Table D.1)") == 1
+    assert nbformat.read(path, as_version=4).cells[4].source == "## LLM usage of this chapter"
     _, sections = navigation.parse_sections([section])
     assert [(s.analysis_id, s.anchor, s.paper_ref) for s in sections] == [("SA-D5", "sa-d5", "Table D.1")]
 
@@ -82,6 +86,9 @@ def test_index_entries_keep_one_level():
     out = navigation.link_sections("## NG-F4 · Votes; ties! (Figure 4)")
     assert ":::{index} single: NG-F4; Votes, ties, (Figure 4)" in out
     assert navigation.link_sections("## Results of this chapter") == "## Results of this chapter"
+    # a heading that reads like an ID but has no status row ("## LLM usage of this chapter") is left alone
+    assert navigation.link_sections("## LLM usage of this chapter", {"SA-D5"}) == "## LLM usage of this chapter"
+    assert "status-llm" in navigation.link_sections("## LLM usage of this chapter")
 
 
 # --- weight (point 7) -----------------------------------------------------------------------------------------
