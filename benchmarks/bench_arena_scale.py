@@ -75,10 +75,20 @@ def simulate(n: int, m: int, zipf: float, seed: int, k: int = 0) -> pl.DataFrame
     return pl.DataFrame({"model_a": names[a], "model_b": names[b], "winner": label, **cols})
 
 
-def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
-    t0 = time.perf_counter()
+CPU: dict[str, float] = {}
+
+
+def timed(fn: Callable[[], Any], label: str = "") -> tuple[Any, float]:
+    """``(result, wall seconds)``; with a ``label``, the process's CPU seconds (all threads) go to ``CPU[label]``."""
+    t0, c0 = time.perf_counter(), time.process_time()
     out = fn()
+    if label:
+        CPU[label] = time.process_time() - c0
     return out, time.perf_counter() - t0
+
+
+def load() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def reference_fit(data: ranking.PairData, gtol: float = 1e-10) -> tuple[np.ndarray, dict[str, float]]:
@@ -236,12 +246,16 @@ def contextual(args: argparse.Namespace, with_ar: bool) -> list[tuple[str, bool,
     n = frame.height
     print(f"\n[contextual BT] {n:,} battles, {args.models} models, {k} style features, reg {REG} (summed loss), "
           f"{args.rounds} rounds")
+    print(f"  load average before ours (1, 5, 15 min): {load()}")
     ours, t_ours = timed(lambda: ranking.leaderboard(frame, features=feats, reg=REG, rounds=args.rounds,
-                                                     progress=False))
+                                                     progress=False), "boot")
     line(f"ours: {args.rounds}-round bootstrap", t_ours,
-         f"   (rounds: at most {ours.convergence.round_iterations} iterations)")
-    sw, t_sw = timed(lambda: ranking.leaderboard(frame, features=feats, reg=REG, ci="sandwich"))
-    line("ours: sandwich intervals", t_sw)
+         f"   CPU {CPU['boot']:.2f} s (2 threads); rounds: at most {ours.convergence.round_iterations} iterations;"
+         f" load {load()}")
+    sw, t_sw = timed(lambda: ranking.leaderboard(frame, features=feats, reg=REG, ci="sandwich"), "sandwich")
+    line("ours: sandwich intervals", t_sw, f"   CPU {CPU['sandwich']:.2f} s; load {load()}")
+    _, t_none = timed(lambda: ranking.leaderboard(frame, features=feats, reg=REG, ci="none"), "none")
+    line("  of which the full-data fit and its preparation", t_none, f"   CPU {CPU['none']:.2f} s")
     models = ranking.competitors(frame)
     pr = ranking.pair_indices(frame, models)
     z, _ = ranking.style_features(frame, feats, "float")

@@ -228,23 +228,77 @@ def test_chord_rounds_reach_each_rounds_exact_optimum(reg):
         np.testing.assert_allclose(rounds[k], exact, atol=1e-9)
 
 
-@pytest.mark.parametrize("reg", [0.5, 0.0])
-def test_a_compact_round_reaches_the_rounds_exact_optimum(reg):
-    """The arena-scale path (one round on the battles it drew, rating parts by pair) against exact Newton."""
+def test_sorted_battles_give_the_dense_designs_loss_gradient_and_hessian():
+    """The arena-scale layout (battles oriented lo -> hi, sorted by pair, features feature-major) against the dense
+    design x = (α (e_a − e_b), z) with the input's sides and outcomes, for random θ and weights."""
     from scipy.special import expit
+
+    from analysis_lib.ranking import sorted_battles as sb
+
+    pr, z, y, x = _contextual(seed=21)
+    battles = sb.SortedBattles.build(pr, z, y, 5)
+    rng = np.random.default_rng(22)
+    theta = rng.normal(scale=0.2, size=8)
+    w_in = rng.poisson(1.0, len(y)).astype(float)
+    block = battles.block(w_in[battles.order])  # the same battles' weights, in sorted order
+    eta = block.eta(theta)
+    p = expit(eta)
+    ref_loss, ref_grad = solver.logistic_loss_and_grad(theta, x, y, w_in, 0.5)
+    assert block.loss(eta, p, theta, 0.5) == pytest.approx(ref_loss, rel=1e-12)
+    np.testing.assert_allclose(block.gradient(p, theta, 0.5), ref_grad, atol=1e-9)
+    q = 1 / (1 + np.exp(-x @ theta))
+    np.testing.assert_allclose(block.outer_sum(block.w * p * (1 - p)), x.T @ (x * (w_in * q * (1 - q))[:, None]),
+                               atol=1e-9)
+
+
+@pytest.mark.parametrize("reg", [0.5, 0.0])
+def test_sorted_fit_and_rounds_reach_the_exact_optimum(reg):
+    """The arena-scale full fit and bootstrap round (sorted_battles) against exact Newton on the input's design,
+    each round's weights mapped back to the input rows."""
+    from scipy.special import expit
+
+    from analysis_lib.ranking import sorted_battles as sb
 
     pr, z, y, _ = _contextual(n=2000, seed=13)
     design = cs.ContextualDesign.build(pr, z, y, 5)
-    theta, _ = cs.newton(design, np.ones(len(y)), reg)
-    h0 = design.hessian(theta, np.ones(len(y)), reg)
-    p_hat = expit(design.eta(theta[None, :])[:, 0])
-    pid = cs.battle_pairs(design)
+    ref, _ = cs.newton(design, np.ones(len(y)), reg, xtol=1e-12)
+    battles = sb.SortedBattles.build(pr, z, y, 5)
+    full = battles.full()
+    theta, report = sb.fit(full, reg)
+    assert report.converged[0]
+    np.testing.assert_allclose(theta, ref, atol=1e-9)
+    p_hat = expit(full.eta(theta))
+    h0 = full.outer_sum(p_hat * (1 - p_hat)) + reg * np.eye(8)
     w = ranking.bootstrap_counts(len(y), 4, seed=14)
     for k in range(4):
-        got, report = cs.chord_round_compact(design, pid, w[k], theta, h0, reg, p_hat)
-        exact, _ = cs.newton(design, w[k], reg, xtol=1e-12)
-        assert report.converged[0] and report.iterations[0] < cs.CHORD_ITER
+        got, report = sb.fit_round(battles, w[k], theta, h0, p_hat, reg)
+        w_in = np.empty_like(w[k])
+        w_in[battles.order] = w[k]
+        exact, _ = cs.newton(design, w_in, reg, xtol=1e-12)
+        assert report.converged[0] and report.iterations[0] < sb.CHORD_ITER
         np.testing.assert_allclose(got, exact, atol=1e-9)
+
+
+@pytest.mark.parametrize("reg", [0.5, 0.0])
+def test_the_arena_scale_path_gives_the_small_paths_fit_and_sandwich(reg, monkeypatch):
+    """A leaderboard through the arena-scale path (threshold lowered) against the ordinary path on the same
+    battles: the same full-data fit and sandwich intervals; its bootstrap converges in every round."""
+    import importlib
+
+    lb = importlib.import_module("analysis_lib.ranking.leaderboard")  # the module (the package exports the function)
+    battles, _ = arena(6000, 8, seed=31, k=3)
+    feats = [f"f{j}" for j in range(3)]
+    small = {ci: ranking.leaderboard(battles, features=feats, reg=reg, ci=ci) for ci in ("none", "sandwich")}
+    monkeypatch.setattr(lb, "LARGE_BATTLES", 1)
+    for ci in ("none", "sandwich"):
+        large = ranking.leaderboard(battles, features=feats, reg=reg, ci=ci)
+        np.testing.assert_allclose(large.theta, small[ci].theta, atol=1e-9)
+        if ci == "sandwich":
+            np.testing.assert_allclose(large.ci_lower, small[ci].ci_lower, atol=1e-7)
+            np.testing.assert_allclose(large.coef_upper, small[ci].coef_upper, atol=1e-9)
+    boot = ranking.leaderboard(battles, features=feats, reg=reg, rounds=20, progress=False)
+    assert boot.rounds is not None and np.isfinite(boot.rounds).all() and boot.rounds.shape[0] == 20
+    assert (boot.ci_lower < boot.rating_ml).all() and (boot.rating_ml < boot.ci_upper).all()
 
 
 def test_contextual_memory_does_not_grow_with_battles_times_models():

@@ -9,14 +9,14 @@ book's Search Arena numbers) however the rounds are chunked. Chunks bound memory
 fitted on two threads while the next chunk is drawn, each chunk's rounds batched and warm-started from the
 full-data optimum.
 
-Arena scale (contextual BT on at least :data:`LARGE_BATTLES` battles). ``rng.multinomial`` over ``N`` equally
-likely battles costs one binomial draw per battle (0.2 s a round at 1.6M battles, more than the fit); there each
-round is drawn as the counts of ``N`` battle indices drawn uniformly with replacement
-(``bincount(rng.integers(0, N, N))``), the same multinomial distribution at a tenth of the cost, from the same
-generator (so reproducible by seed, but not the same draws as below that size: the book's fits are smaller and
-keep theirs). Each round is then fitted on the battles it drew only
-(:func:`~analysis_lib.ranking.contextual_solver.chord_round_compact`: about 63% of them, gathered once), in
-chunks of :data:`LARGE_CHUNK_CELLS` weights (four rounds of 1.6M battles).
+Arena scale (contextual BT on at least :data:`LARGE_BATTLES` battles: :func:`bootstrap_sorted`). The battles
+are sorted by pair and oriented once (:class:`~analysis_lib.ranking.sorted_battles.SortedBattles`).
+``rng.multinomial`` over ``N`` equally likely battles costs one binomial draw per battle (0.2 s a round at 1.6M
+battles); there each round is drawn as the counts of ``N`` indices drawn uniformly with replacement
+(``bincount(rng.integers(0, N, N))``) over the *sorted* battles, the same multinomial distribution at a tenth of
+the cost, from the same generator (so reproducible by seed, but not the same draws as below that size: the book's
+fits are smaller and keep theirs). Each round is then fitted on the battles it drew only
+(:func:`~analysis_lib.ranking.sorted_battles.fit_round`: about 63% of them, gathered once), one round per task.
 
 A round without an MLE (an unpenalised fit whose resampled beat graph is not strongly connected:
 :mod:`analysis_lib.ranking.graph`) is decided before fitting: it is fitted with the ridge when one is given (the
@@ -40,23 +40,17 @@ import numpy as np
 from scipy.special import expit
 from tqdm import tqdm
 
+from analysis_lib.ranking import sorted_battles as sb
 from analysis_lib.ranking.blas import one_blas_thread
-from analysis_lib.ranking.contextual_solver import (
-    ContextualDesign,
-    battle_pairs,
-    chord_round_compact,
-    chord_rounds,
-    newton,
-)
+from analysis_lib.ranking.contextual_solver import ContextualDesign, chord_rounds, newton
 from analysis_lib.ranking.graph import NotIdentifiableError, diagnose, mle_exists
 from analysis_lib.ranking.newton import NewtonReport, PairStats, fit_pairs
 
 #: Most ``rounds × rows`` weights in one chunk of rounds (unique rows for plain BT, battles for contextual BT).
 CHUNK_CELLS = 250_000
 CONTEXTUAL_CHUNK_CELLS = 500_000
-#: Contextual fits with at least this many battles draw rounds as uniform indices, in larger chunks (docstring).
+#: Contextual fits with at least this many battles take the arena-scale path (docstring, :func:`bootstrap_sorted`).
 LARGE_BATTLES = 200_000
-LARGE_CHUNK_CELLS = 6_500_000
 #: Threads fitting chunks of rounds at once (numpy's element-wise work releases the GIL), for bootstraps of at
 #: least :data:`MIN_THREADED_CELLS` ``rounds × rows``; smaller ones run on one thread, where starting and feeding
 #: the threads costs more than they save (1,500 battles × 100 rounds: 0.06 s on one thread, 0.11 s on two).
@@ -232,9 +226,6 @@ def bootstrap_battles(
     threads = _threads(threads, rounds, n)
     sides = np.column_stack([design.a, design.b])
     h0 = design.hessian(theta_hat, np.ones(n), reg)
-    large = n >= LARGE_BATTLES
-    pid = battle_pairs(design) if large else None
-    p_hat = expit(design.eta(theta_hat[None, :])[:, 0]) if large else None
 
     def fit_chunk(start: int, w: np.ndarray) -> ChunkResult:
         theta = np.empty((w.shape[0], design.n_params))
@@ -245,17 +236,55 @@ def bootstrap_battles(
             for j in np.flatnonzero(~exists):
                 theta[j], rep_r = newton(design, w[j], ridge, theta_hat)
                 check_converged(rep_r, "bootstrap (ridge)")
-        if pid is not None and p_hat is not None:  # arena scale: round by round on the drawn battles
-            reports = []
-            for j in np.flatnonzero(exists):
-                theta[j], rep_j = chord_round_compact(design, pid, w[j], theta_hat, h0, reg, p_hat)
-                reports.append(rep_j)
-            rep = NewtonReport.concat(reports)
-        else:
-            theta[exists], rep = chord_rounds(design, w[exists], theta_hat, h0, reg)
+        theta[exists], rep = chord_rounds(design, w[exists], theta_hat, h0, reg)
         check_converged(rep, "bootstrap")
         return theta, ridge_outside(models, sides, design.y, w, exists), rep
 
-    chunk = _chunk_size(rounds, n, threads, LARGE_CHUNK_CELLS if large else CONTEXTUAL_CHUNK_CELLS, design.n_params)
-    weights = count_chunks(n, rounds, seed, None, chunk, uniform_indices=large)
+    chunk = _chunk_size(rounds, n, threads, CONTEXTUAL_CHUNK_CELLS, design.n_params)
+    weights = count_chunks(n, rounds, seed, None, chunk)
     return _run(weights, fit_chunk, rounds, design.n_params, len(models), progress, threads)
+
+
+def bootstrap_sorted(
+    battles: sb.SortedBattles,
+    models: tuple[str, ...],
+    theta_hat: np.ndarray,
+    rounds: int,
+    seed: int,
+    *,
+    reg: float,
+    ridge: float | None = None,
+    progress: bool | None = None,
+    threads: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, NewtonReport]:
+    """As :func:`bootstrap_battles`, at arena scale (module docstring): rounds drawn as uniform indices over the
+    sorted battles, each fitted on the battles it drew (:func:`~analysis_lib.ranking.sorted_battles.fit_round`)
+    from ``theta_hat``; one round per task, ``threads`` rounds at once."""
+    n = len(battles.y)
+    threads = THREADS if threads is None else threads
+    full = battles.full()
+    p_hat = expit(full.eta(theta_hat))
+    v_hat = p_hat * (1.0 - p_hat)
+    h0 = full.outer_sum(v_hat)
+    h0[np.diag_indices_from(h0)] += reg
+    del v_hat
+
+    def fit_chunk(start: int, w: np.ndarray) -> ChunkResult:
+        theta = np.empty((w.shape[0], battles.n_params))
+        exists = np.ones(w.shape[0], dtype=bool) if reg else mle_exists(battles.sides, battles.y_input, len(models),
+                                                                        w)
+        if not exists.all() and ridge is None:
+            raise _no_mle_error(models, battles.sides, battles.y_input, w, exists, start, rounds)
+        reports = []
+        for j in range(w.shape[0]):
+            if exists[j]:
+                theta[j], rep_j = sb.fit_round(battles, w[j], theta_hat, h0, p_hat, reg)
+            else:
+                assert ridge is not None
+                theta[j], rep_j = sb.fit(battles.block(w[j]), ridge, theta_hat)
+            check_converged(rep_j, "bootstrap (ridge)" if not exists[j] else "bootstrap")
+            reports.append(rep_j)
+        return theta, ridge_outside(models, battles.sides, battles.y_input, w, exists), NewtonReport.concat(reports)
+
+    weights = count_chunks(n, rounds, seed, None, 1, uniform_indices=True)
+    return _run(weights, fit_chunk, rounds, battles.n_params, len(models), progress, threads)

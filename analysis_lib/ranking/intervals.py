@@ -41,6 +41,7 @@ from analysis_lib.ranking.blas import one_blas_thread
 from analysis_lib.ranking.contextual_solver import ContextualDesign
 from analysis_lib.ranking.newton import PairStats
 from analysis_lib.ranking.pairs import ALPHA
+from analysis_lib.ranking.sorted_battles import Block
 
 LEVEL = 0.95
 
@@ -91,18 +92,21 @@ def _sandwich_bt(stats: PairStats, counts: np.ndarray, theta: np.ndarray, reg: f
 
 
 def sandwich_contextual(
-    design: ContextualDesign, theta: np.ndarray, *, reg: float = 0.0, hessian_reg: float = 0.0
+    design: ContextualDesign | Block, theta: np.ndarray, *, reg: float = 0.0, hessian_reg: float = 0.0
 ) -> np.ndarray:
     """``H⁻¹ G H⁻¹`` (module docstring) of a contextual fit ``theta = (r, β)`` on the battles of ``design`` (each
-    weight 1): an ``(m + k, m + k)`` covariance (ratings in log10-odds, coefficients per unit of ``z``)."""
+    weight 1): an ``(m + k, m + k)`` covariance (ratings in log10-odds, coefficients per unit of ``z``). At arena
+    scale ``design`` is the full :class:`~analysis_lib.ranking.sorted_battles.Block` of the fit (the battles
+    sorted by pair and oriented: the same sums, one pass each for ``H`` and ``G``)."""
     with one_blas_thread():  # skinny battles × features products
         return _sandwich_contextual(design, theta, reg, hessian_reg)
 
 
-def _sandwich_contextual(design: ContextualDesign, theta: np.ndarray, reg: float, hessian_reg: float) -> np.ndarray:
-    p = expit(design.eta(theta[None, :]))[:, 0]
+def _sandwich_contextual(design: ContextualDesign | Block, theta: np.ndarray, reg: float,
+                         hessian_reg: float) -> np.ndarray:
+    p = expit(design.eta(theta[None, :])[:, 0] if isinstance(design, ContextualDesign) else design.eta(theta))
     m, total = design.n_models, float(len(design.y))
-    scale = np.concatenate([np.full(m, ALPHA**2), np.ones(design.z.shape[1])])
+    scale = np.concatenate([np.full(m, ALPHA**2), np.ones(design.n_params - m)])
     h = design.outer_sum(p * (1.0 - p))
     h[np.diag_indices_from(h)] += reg + hessian_reg * total * scale
     g = design.outer_sum((design.y - p) ** 2)

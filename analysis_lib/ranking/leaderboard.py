@@ -40,7 +40,14 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from analysis_lib.ranking.bootstrap import bootstrap_battles, bootstrap_pairs, check_converged
+from analysis_lib.ranking import sorted_battles as sb
+from analysis_lib.ranking.bootstrap import (
+    LARGE_BATTLES,
+    bootstrap_battles,
+    bootstrap_pairs,
+    bootstrap_sorted,
+    check_converged,
+)
 from analysis_lib.ranking.contextual_solver import ContextualDesign, newton
 from analysis_lib.ranking.features import Convention, style_features
 from analysis_lib.ranking.graph import RIDGE, NotIdentifiableError, diagnose
@@ -226,23 +233,31 @@ def rank_contextual(
     pairs = pair_indices(frame, models)
     y = frame["y"].to_numpy().astype(float)
     z, _ = style_features(frame, features, convention)
-    constant = z.std(axis=0) == 0
+    constant = ~(z != 0).any(axis=0)  # zero spread: style_features sets z = 0 (any other feature has some z != 0)
     if constant.any():
         log.info("features with zero spread (coefficient NaN): %s", [f for f, c in zip(features, constant) if c])
     keep = ~constant if not reg else np.ones(len(features), dtype=bool)
-    design = ContextualDesign.build(pairs, z[:, keep], y, len(models))
     ones = np.ones(len(y))
     penalty, used_ridge, ridge_models = _penalty(models, pairs, y, ones, reg, on_separation, ridge)
-    theta, rep = newton(design, ones, penalty)
+    large = frame.height >= LARGE_BATTLES
+    if large:  # arena scale: the battles sorted by pair and oriented once (sorted_battles)
+        battles = sb.SortedBattles.build(pairs, z[:, keep], y, len(models))
+        full = battles.full()
+        theta, rep = sb.fit(full, penalty)
+    else:
+        design = ContextualDesign.build(pairs, z[:, keep], y, len(models))
+        theta, rep = newton(design, ones, penalty)
     check_converged(rep, "full-data fit")
     samples, cov, outside, rrep = None, None, None, None
-    if ci == "bootstrap":
-        samples, outside, rrep = bootstrap_battles(
-            design, models, theta, rounds, seed, reg=penalty if used_ridge == 0 else 0.0, ridge=ridge,
-            progress=progress,
-        )
+    boot_reg = penalty if used_ridge == 0 else 0.0
+    if ci == "bootstrap" and large:
+        samples, outside, rrep = bootstrap_sorted(battles, models, theta, rounds, seed, reg=boot_reg, ridge=ridge,
+                                                  progress=progress)
+    elif ci == "bootstrap":
+        samples, outside, rrep = bootstrap_battles(design, models, theta, rounds, seed, reg=boot_reg, ridge=ridge,
+                                                   progress=progress)
     elif ci == "sandwich":
-        cov = sandwich_contextual(design, theta, reg=penalty, hessian_reg=hessian_reg)
+        cov = sandwich_contextual(full if large else design, theta, reg=penalty, hessian_reg=hessian_reg)
     elif ci != "none":
         raise ValueError(f"ci must be 'bootstrap', 'sandwich' or 'none', not {ci!r}")
     m = len(models)

@@ -44,7 +44,8 @@ def pair_indices(
     battles: pl.DataFrame, models: Sequence[str], columns: tuple[str, str] = ("model_a", "model_b")
 ) -> np.ndarray:
     """``(n, 2)`` int64 array: the indices into ``models`` of each battle's two sides."""
-    unknown = sorted((set(battles[columns[0]].to_list()) | set(battles[columns[1]].to_list())) - set(models))
+    names = set(battles[columns[0]].unique().to_list()) | set(battles[columns[1]].unique().to_list())
+    unknown = sorted(names - set(models))
     if unknown:
         raise ValueError(f"battles name models outside the model list: {unknown}")
     idx = battles.select(index_expr(columns[0], models).alias("a"), index_expr(columns[1], models).alias("b"))

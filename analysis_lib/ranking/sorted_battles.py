@@ -1,0 +1,315 @@
+r"""Contextual Bradley–Terry at arena scale: battles sorted by pair, oriented ``lo → hi``, fitted on compact blocks.
+
+The model and loss are those of :mod:`~analysis_lib.ranking.contextual_solver` (``η_i = α (r_{a_i} − r_{b_i}) +
+z_iᵀβ``, ``L = Σ_i w_i [softplus(η_i) − y_i η_i] + (reg/2) ‖θ‖²``). For millions of battles the work is laid
+out once so that every pass over the battles is a contiguous array operation:
+
+- **Orientation.** A battle with ``a > b`` is written from the other side: ``(a, b, z, y) → (b, a, −z, 1 − y)``,
+  which leaves ``softplus(η) − y η`` unchanged (``softplus(−η) − (1 − y)(−η) = softplus(η) − y η``). Every
+  battle then has ``a = lo < b = hi`` and ``x_i = (α (e_lo − e_hi), z_i)``: no per-battle sign.
+- **Order.** Battles are sorted by pair (stable, so a pair keeps its battles' order), so a pair's battles form
+  one segment: the rating part of ``η`` is ``α (r_lo − r_hi)`` repeated over the segment, and every per-pair
+  sum (gradient, Laplacian, cross block) is one ``np.add.reduceat`` over the segments.
+- **Blocks.** A fit sees a :class:`Block`: the battles with positive weight, gathered once (a bootstrap round
+  draws about 63% of them), with their weights, features (feature-major ``(k, n)``: both products
+  ``Zβ`` and ``Zᵀres`` then read contiguous rows), outcomes and segments.
+
+On a block, for weights ``w`` and ``p = σ(η)``:
+
+    ∇L  = (α (Σ_lo R − Σ_hi R), Zᵀ (w ∘ (p − y))) + reg θ,   R_k = Σ_{i∈k} w_i (p_i − y_i)  (per pair k),
+    ∇²L = [[α² Σ_k V_k (e_lo − e_hi)(e_lo − e_hi)ᵀ, α Σ_k (e_lo − e_hi) C_kᵀ], [·ᵀ, Zᵀ diag(v) Z]] + reg I,
+          v_i = w_i p_i (1 − p_i),  V_k = Σ_{i∈k} v_i,  C_k = Σ_{i∈k} v_i z_i.
+
+Without a penalty the rating block has ``𝟙`` in its null space; the Newton system then gets ``h̄ 𝟙𝟙ᵀ/m`` on the
+rating block (as in :mod:`~analysis_lib.ranking.contextual_solver`), so steps keep ``Σ r`` fixed.
+
+Full-data fit (:func:`fit`): Newton with step halving from 0 (or a given start), the exact Hessian every
+iteration, stopped when ``max |Δ| ≤ xtol`` and ``‖∇L‖∞ ≤ gtol · max(1, Σ w)`` (the tolerances of
+:mod:`~analysis_lib.ranking.newton`). Bootstrap round (:func:`fit_round`): from the full-data optimum ``θ̂``,
+where ``p = p̂`` needs no ``η``; the first step uses the full-data Hessian ``H₀`` with the round's own rating
+block, the second the round's exact Hessian, later ones keep that Hessian (a chord iteration started next to the
+optimum, where the Hessian has stopped moving). A round stops when ``‖∇L_b‖∞ ≤ gtol · max(1, Σ w)`` and the
+step met ``xtol`` or, from the third iteration on, when the error left after the step, estimated from the
+steps' contraction ``ρ = ‖Δ_k‖/‖Δ_{k−1}‖ < 1/2`` as ``ρ ‖Δ_k‖/(1 − ρ)``, is at most ``xtol`` (at 1.6M
+battles, 130 models and 8 features: three iterations, the last step ~1e-7 and the error left ~1e-11, where
+the step rule alone needs a fourth pass to see a step below ``xtol``). Each iteration is two passes over the
+features and a few over the battles. A round that has not converged after ``chord_iter`` iterations is
+finished by :func:`fit` from its last finite iterate. NaN never counts as converged.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from analysis_lib.ranking.newton import GTOL, MAX_ITER, XTOL, NewtonReport
+from analysis_lib.ranking.pairs import ALPHA
+
+CHORD_ITER = 30
+_SCRATCH = threading.local()
+
+
+def scratch(name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A C-contiguous float array of ``shape``, kept per thread and ``name`` and reused (its contents undefined):
+    a fresh array of tens of MB costs a page fault per 4 KB on every round."""
+    size = int(np.prod(shape))
+    buf = getattr(_SCRATCH, name, None)
+    if buf is None or buf.size < size:
+        buf = np.empty(size)
+        setattr(_SCRATCH, name, buf)
+    return buf[:size].reshape(shape)
+
+
+@dataclass(frozen=True)
+class SortedBattles:
+    """All battles of a contextual fit, oriented ``lo → hi`` and sorted by pair (module docstring).
+
+    ``order[i]``: the input row at sorted position ``i``; ``pair[i]``: its pair (index into ``lo``, ``hi``);
+    ``zt``/``y``: oriented features (``(k, n)``) and outcomes; ``sides``/``y_input``: the input sides and outcome,
+    in sorted order (for the MLE checks of :mod:`~analysis_lib.ranking.graph`)."""
+
+    n_models: int
+    order: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    pair: np.ndarray
+    starts: np.ndarray  # (pairs + 1,): segment of pair k is starts[k]:starts[k + 1]
+    zt: np.ndarray
+    y: np.ndarray
+    sides: np.ndarray
+    y_input: np.ndarray
+
+    @classmethod
+    def build(cls, pairs: np.ndarray, z: np.ndarray, y: np.ndarray, n_models: int) -> SortedBattles:
+        """From input sides ``pairs`` (``(n, 2)``), features ``z`` (``(n, k)``) and outcomes ``y`` for ``a``.
+        Self-battles are refused (they carry no information on the ratings)."""
+        a, b = pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+        if (a == b).any():
+            raise ValueError(f"{int((a == b).sum())} self-battles (a = b) in a contextual design")
+        flip = a > b
+        lo, hi = np.where(flip, b, a), np.where(flip, a, b)
+        key = lo * n_models + hi
+        # a stable sort of 16-bit keys is a radix sort in numpy (130 models: 16,900 keys)
+        order = np.argsort(key.astype(np.uint16) if n_models**2 <= 65536 else key, kind="stable")
+        key_s = key[order]
+        first = np.flatnonzero(np.concatenate([[True], key_s[1:] != key_s[:-1]])) if key_s.size else np.zeros(0, int)
+        pair = np.cumsum(np.concatenate([[False], key_s[1:] != key_s[:-1]])) if key_s.size else np.zeros(0, int)
+        sign = np.where(flip, -1.0, 1.0)[order]
+        z = np.asarray(z, dtype=float).reshape(len(a), -1)
+        zt = np.empty((z.shape[1], len(a)))  # (k, n), C-contiguous
+        for j in range(z.shape[1]):
+            np.take(z[:, j], order, out=zt[j])
+            zt[j] *= sign
+        y = np.asarray(y, dtype=float)
+        ys = y[order]
+        yo = np.where(sign > 0, ys, 1.0 - ys)
+        return cls(n_models, order, key_s[first] // n_models, key_s[first] % n_models, pair.astype(np.int64),
+                   np.concatenate([first, [key_s.size]]).astype(np.int64), zt, yo,
+                   np.column_stack([a[order], b[order]]), ys)
+
+    @property
+    def n_params(self) -> int:
+        return self.n_models + self.zt.shape[0]
+
+    def full(self) -> Block:
+        """Every battle with weight 1 (no copy of the features)."""
+        q = self.lo.size
+        return Block(self.n_models, self.lo, self.hi, self.starts[:-1], np.diff(self.starts), np.ones(len(self.y)),
+                     self.y, self.zt, np.arange(q), np.arange(len(self.y)))
+
+    def block(self, w: np.ndarray) -> Block:
+        """The battles with ``w > 0`` (``w`` over sorted positions), gathered (the features into this thread's
+        :func:`scratch` array: the block is valid until the thread's next block)."""
+        idx = np.flatnonzero(w)
+        cut = np.searchsorted(idx, self.starts)  # segment of pair k in the block: cut[k]:cut[k + 1]
+        lens = np.diff(cut)
+        keep = np.flatnonzero(lens)
+        return Block(self.n_models, self.lo[keep], self.hi[keep], cut[:-1][keep], lens[keep], w[idx], self.y[idx],
+                     np.take(self.zt, idx, axis=1, out=scratch("block", (self.zt.shape[0], idx.size))), keep,
+                     idx)
+
+
+@dataclass(frozen=True)
+class Block:
+    """Battles of one fit (module docstring): segments ``starts``/``lens`` of the pairs ``lo``/``hi`` present,
+    weights ``w``, outcomes ``y``, features ``zt`` (``(k, n)``); ``pairs``/``idx``: the pairs and sorted positions
+    of :class:`SortedBattles` they came from."""
+
+    n_models: int
+    lo: np.ndarray
+    hi: np.ndarray
+    starts: np.ndarray
+    lens: np.ndarray
+    w: np.ndarray
+    y: np.ndarray
+    zt: np.ndarray
+    pairs: np.ndarray
+    idx: np.ndarray
+
+    @property
+    def n_params(self) -> int:
+        return self.n_models + self.zt.shape[0]
+
+    def eta(self, theta: np.ndarray) -> np.ndarray:
+        """``α (r_lo − r_hi) + zᵀβ`` per battle."""
+        m = self.n_models
+        out = theta[m:] @ self.zt
+        out += np.repeat(ALPHA * (theta[self.lo] - theta[self.hi]), self.lens)
+        return out
+
+    def pair_sum(self, x: np.ndarray) -> np.ndarray:
+        """Per present pair, the sum of ``x`` (``(n,)`` or ``(k, n)``) over its battles (last axis)."""
+        if not self.starts.size:
+            return np.zeros(x.shape[:-1] + (0,))
+        return np.add.reduceat(x, self.starts, axis=-1)
+
+    def scatter(self, per_pair: np.ndarray) -> np.ndarray:
+        """``Σ_k (e_lo − e_hi) per_pair_k`` over the models (``(m,)``)."""
+        m = self.n_models
+        return np.bincount(self.lo, per_pair, m) - np.bincount(self.hi, per_pair, m)
+
+    def gradient(self, prob: np.ndarray, theta: np.ndarray, reg: float) -> np.ndarray:
+        """``∇L`` from ``p = σ(η)`` at ``theta``."""
+        res = prob - self.y
+        res *= self.w
+        g = np.concatenate([ALPHA * self.scatter(self.pair_sum(res)), self.zt @ res])
+        if reg:
+            g += reg * theta
+        return g
+
+    def laplacian(self, per_pair: np.ndarray) -> np.ndarray:
+        """``Σ_k per_pair_k (e_lo − e_hi)(e_lo − e_hi)ᵀ`` (``(m, m)``)."""
+        m = self.n_models
+        d = np.bincount(self.lo, per_pair, m) + np.bincount(self.hi, per_pair, m)
+        off = np.bincount(self.lo * m + self.hi, per_pair, m * m).reshape(m, m)
+        out = -(off + off.T)
+        out[np.diag_indices(m)] += d
+        return out
+
+    def outer_sum(self, v: np.ndarray, rating: np.ndarray | None = None) -> np.ndarray:
+        """``Σ_i v_i x_i x_iᵀ`` (``(m + k)²``; module docstring); ``rating``: its rating block, if already known."""
+        m, k = self.n_models, self.zt.shape[0]
+        out = np.empty((m + k, m + k))
+        out[:m, :m] = ALPHA**2 * self.laplacian(self.pair_sum(v)) if rating is None else rating
+        vz = np.multiply(self.zt, v, out=scratch("vz", self.zt.shape))
+        c = self.pair_sum(vz)
+        cross = ALPHA * np.column_stack([self.scatter(c[j]) for j in range(k)]) if k else np.zeros((m, 0))
+        out[:m, m:] = cross
+        out[m:, :m] = cross.T
+        out[m:, m:] = vz @ self.zt.T
+        return out
+
+    def loss(self, eta: np.ndarray, prob: np.ndarray, theta: np.ndarray, reg: float) -> float:
+        """``L`` from ``η`` and ``p = σ(η)``: ``softplus(η) = max(η, 0) − log max(p, 1 − p)`` (one logarithm per
+        battle, accurate on both tails)."""
+        sp = np.maximum(prob, 1.0 - prob)
+        np.log(sp, out=sp)
+        sp -= np.maximum(eta, 0.0)
+        sp += self.y * eta
+        return float(-(self.w @ sp) + 0.5 * reg * (theta @ theta))
+
+
+def solvable(h: np.ndarray, m: int, reg: float) -> np.ndarray:
+    """``h`` with ``h̄ 𝟙𝟙ᵀ/m`` on the rating block when there is no penalty (module docstring); in place."""
+    if not reg and m:
+        scale = np.trace(h[:m, :m]) / m
+        h[:m, :m] += (scale if scale > 0 else 1.0) / m
+    return h
+
+
+def _solve(h: np.ndarray, g: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.solve(h, g)
+    except np.linalg.LinAlgError:
+        return np.full_like(g, np.nan)
+
+
+def fit(block: Block, reg: float, theta0: np.ndarray | None = None, *, xtol: float = XTOL, gtol: float = GTOL,
+        max_iter: int = MAX_ITER) -> tuple[np.ndarray, NewtonReport]:
+    """Exact Newton with step halving on ``block`` (module docstring): ``(θ, report of one fit)``."""
+    m = block.n_models
+    theta = np.zeros(block.n_params) if theta0 is None else np.array(theta0, dtype=float)
+    gscale = gtol * max(1.0, float(block.w.sum()))
+    gn = dn = np.inf
+    converged = False
+    it = 0
+    eta = block.eta(theta)
+    prob = expit(eta)
+    loss0 = block.loss(eta, prob, theta, reg)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for it in range(1, max_iter + 1):
+            g = block.gradient(prob, theta, reg)
+            v = prob * (1.0 - prob)
+            v *= block.w
+            h = block.outer_sum(v)
+            h[np.diag_indices_from(h)] += reg
+            delta = _solve(solvable(h, m, reg), g)
+            gn, dn = float(np.max(np.abs(g), initial=0.0)), float(np.max(np.abs(delta), initial=0.0))
+            if not (np.isfinite(gn) and np.isfinite(dn)):
+                break
+            if dn <= xtol and gn <= gscale:
+                theta = theta - delta
+                converged = True
+                break
+            t = 1.0
+            for _ in range(40):
+                new = theta - t * delta
+                eta = block.eta(new)
+                prob = expit(eta)
+                loss1 = block.loss(eta, prob, new, reg)
+                if loss1 <= loss0 + 1e-12 * abs(loss0):
+                    break
+                t *= 0.5
+            theta, loss0 = new, loss1
+    return theta, NewtonReport(np.array([it]), np.array([gn]), np.array([dn]), np.array([converged]))
+
+
+def fit_round(battles: SortedBattles, w: np.ndarray, theta_hat: np.ndarray, h0: np.ndarray, p_hat: np.ndarray,
+              reg: float, *, xtol: float = XTOL, gtol: float = GTOL,
+              chord_iter: int = CHORD_ITER) -> tuple[np.ndarray, NewtonReport]:
+    """One bootstrap round, weights ``w`` over the sorted battles, from ``θ̂`` (module docstring): ``(θ, report)``.
+
+    ``h0``: the full-data Hessian at ``θ̂`` (with the penalty); ``p_hat``: ``σ(η̂)`` of the sorted battles."""
+    block = battles.block(w)
+    m = block.n_models
+    theta = np.array(theta_hat, dtype=float)
+    gscale = gtol * max(1.0, float(block.w.sum()))
+    gn = dn = prev = np.inf
+    done = False
+    it = 0
+    eye = reg * np.eye(m)
+    h = None
+    with np.errstate(over="ignore", invalid="ignore"):
+        for it in range(1, chord_iter + 1):
+            prob = p_hat[block.idx] if it == 1 else expit(block.eta(theta))
+            g = block.gradient(prob, theta, reg)
+            if it <= 2:  # the round's rating block at θ̂, then its whole Hessian once, kept from then on
+                v = prob * (1.0 - prob)
+                v *= block.w
+                rating = ALPHA**2 * block.laplacian(block.pair_sum(v)) + eye
+                if it == 1:
+                    h = h0.copy()
+                    h[:m, :m] = rating
+                else:
+                    h = block.outer_sum(v, rating)
+                    h[m:, m:] += reg * np.eye(h.shape[0] - m)
+                h = solvable(h, m, reg)
+            assert h is not None
+            delta = _solve(h, g)
+            gn, dn = float(np.max(np.abs(g))), float(np.max(np.abs(delta)))
+            if not (np.isfinite(gn) and np.isfinite(dn)):
+                break
+            theta -= delta
+            rate = dn / prev  # contraction of the steps once the Hessian is kept (iteration 3 on)
+            if gn <= gscale and (dn <= xtol or (it >= 3 and rate < 0.5 and dn * rate / (1.0 - rate) <= xtol)):
+                done = True
+                break
+            prev = dn
+    if not done:
+        start = theta if np.isfinite(theta).all() else theta_hat
+        theta, rep = fit(block, reg, start, xtol=xtol, gtol=gtol)
+        return theta, NewtonReport(rep.iterations + it, rep.grad_norm, rep.step, rep.converged)
+    return theta, NewtonReport(np.array([it]), np.array([gn]), np.array([dn]), np.array([True]))
