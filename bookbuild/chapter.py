@@ -225,7 +225,8 @@ def report_identity(cfg: Config, reference: Mapping[str, Any]) -> dict[str, list
     built = executed_chapters(cfg)
     status_doc = f"chapters/{toc.STATUS_NOTEBOOK}" if toc.STATUS_NOTEBOOK in built else None
     counts = status_page.front_counts(cfg.results_dir, status_doc, cfg.chapters_dir) if status_doc else ""
-    text = identity.front_page_line(reference, stale, status_doc, counts)
+    every = sorted({m for models in used.values() for m in models})
+    text = identity.front_page_line(reference, stale, status_doc, counts, every)
     if not front.exists() or front.read_text() != text:
         front.write_text(text)
     if stale:

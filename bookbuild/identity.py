@@ -337,10 +337,11 @@ def status_block(results_dir: str | Path) -> str:
 
 
 def front_page_line(reference: Mapping[str, Any], stale: Mapping[str, list[str]], status_doc: str | None,
-                    counts: str = "") -> str:
-    """The front page's one line: simulator or release (name, sha256 prefix, rows), the user inputs given, a link
-    to the status page, and a warning when the book is mixed; then ``counts``, the analyses by verdict class
-    (:func:`bookbuild.status_page.front_counts`), on a line of its own."""
+                    counts: str = "", used: Sequence[str] | None = None) -> str:
+    """The front page's one line: simulator or release (name, sha256 prefix, rows), the user inputs given, the LLM
+    (:func:`describe_llm` of the endpoint and ``used``, the models whose outputs numbers rest on: named only when
+    used), a link to the status page, and a warning when the book is mixed; then ``counts``, the analyses by verdict
+    class (:func:`bookbuild.status_page.front_counts`), on a line of its own."""
     data = reference.get("data_source") or {}
     if data.get("kind") == "simulator":
         what = "the project's **" + describe_input(data) + "**, not on a release"
@@ -348,7 +349,8 @@ def front_page_line(reference: Mapping[str, Any], stale: Mapping[str, list[str]]
         what = describe_input(data)
     given = [f"{md_code(k)} = {describe_input(v)}" for k, v in (reference.get("inputs") or {}).items()
              if (v or {}).get("kind") != "default"]
-    line = f"**This build** ran on {what}; user inputs: {'; '.join(given) if given else 'none'}."
+    line = f"**This build** ran on {what}; user inputs: {'; '.join(given) if given else 'none'}"
+    line += f"; LLM: {describe_llm(reference.get('llm'), list(used or []))}."
     if reference.get("parameters"):
         line += f" Chapter parameters set for it: {describe_settings(reference['parameters'])}."
     if status_doc:
