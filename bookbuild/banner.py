@@ -7,9 +7,9 @@ show as that name, not as a live ``<img>``. Three rules:
 - :func:`md_code` puts any text in an inline code span whose backtick fence is longer than any backtick run in the
   text, so nothing in it can close the span (Markdown renders a code span's content as text, HTML-escaped);
 - :func:`sanitize` makes an authored Markdown paragraph (a banner's ``detail``, often built by a library from a
-  user's file) inert: outside code spans ``<``, ``>`` and ``&`` become entities and ``[``, ``]`` are
-  backslash-escaped (no raw HTML, no links or images); a backtick in a user's name that breaks a span only moves
-  text out of code, where it is escaped in turn;
+  user's file) inert: outside code spans ``<``, ``>`` and ``&`` become entities and ``[``, ``]``, ``$`` are
+  backslash-escaped (no raw HTML, no links or images, no maths); a backtick in a user's name that breaks a span
+  only moves text out of code, where it is escaped in turn;
 - :func:`scrub` replaces a user's absolute path in a text with its display name (no page shows the build
   machine's folders).
 
@@ -48,7 +48,7 @@ def md_code(text: object) -> str:
 
 def _escape_text(text: str) -> str:
     out = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return out.replace("[", "\\[").replace("]", "\\]")
+    return out.replace("[", "\\[").replace("]", "\\]").replace("$", "\\$")  # a $ pair would be maths (dollarmath)
 
 
 def _closing_run(text: str, start: int, n: int) -> int:

@@ -241,17 +241,24 @@ def verdict_section(logs: MatchSource) -> Section:
         Number("DR-F7", "claim: Better is the most frequent verdict tier", _holds(top == "Better"), data=kind),
     ]
     fig = verdict_share_plot(shares, "Fig 7: verdict tiers and failure types")
-    return Section(numbers, [Figure(fig, kind, fig7_reference())])
+    return Section(numbers, [Figure(fig, kind, fig7_reference(shares))])
 
 
-def fig7_reference() -> list[Reference]:
-    """Fig 7's printed shares (Better, Much Better; Deep, Wide failures) as marks on the two panels."""
+def fig7_reference(shares: pl.DataFrame | None = None) -> list[Reference]:
+    """Fig 7's printed shares (Better, Much Better; Deep, Wide failures) as marks on the two panels; with
+    ``shares`` (:func:`diagnostics.verdict_shares`), only those of the tiers and failure types the logs have (a
+    mark stands on its bar: logs without a Much Better verdict have no such bar)."""
     def paper(q: str) -> float:
         return float(paper_values.lookup("DR-F7", q).paper)  # type: ignore[arg-type]
 
     verdicts = {tick_label(c): paper(f"share of {c} verdicts (%)") for c in ("Better", "Much Better")}
     failures = {c: paper(f"share of {c.title()} failures (%)") for c in ("DEEP", "WIDE")}
-    return [Reference.at_marks(verdicts, axis="y", ax=0), Reference.at_marks(failures, axis="y", ax=1)]
+    panels = [(verdicts, "verdict"), (failures, "failure type")]
+    if shares is not None:
+        panels = [({k: v for k, v in marks.items()
+                    if k in {tick_label(c) for c in shares.filter(pl.col("kind") == kind)["category"]}}, kind)
+                  for marks, kind in panels]
+    return [Reference.at_marks(marks, axis="y", ax=ax) for ax, (marks, _) in enumerate(panels) if marks]
 
 
 def claims_summary(numbers: list[Number], seed: int) -> str:
