@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from analysis_lib import llm, paths
+from analysis_lib.dr_arena import chapter_examiner, examiner, framework_prompts
 from analysis_lib.nuggets import llm_analyses, loading, model_steps
 from analysis_lib.search_arena import describe, intents, loader, prompt_sets, topics
 from analysis_lib.search_arena.embedding_cache import open_cache, text_hash
@@ -149,8 +150,6 @@ def _nuggets(client: llm.LLMClient, inp: Inputs) -> Built:
 
 def _dr_x(client: llm.LLMClient, inp: Inputs) -> Built | None:
     """DR-X when ``dr_agents`` names two or more agents: the tournament's bound with this build's rounds."""
-    from analysis_lib.dr_arena import chapter_examiner, examiner, framework_prompts
-
     agents = chapter_examiner.agent_names(str(inp.param("08_dr_arena", "dr_agents", "")))
     if len(agents) < 2:
         return None

@@ -177,7 +177,7 @@ def test_load_answers_reads_user_records_and_their_support_file(tmp_path):
     (tmp_path / "mine_support_results.jsonl").write_text(json.dumps(
         {"sample_id": "a1", "source_idx": 2, "core_statement_id": "s3", "support": "full"}) + "\n")
     data = ae.load_answers(path)
-    assert data.kind == "real" and data.judging is None and data.support.height == 1
+    assert data.kind == "user" and data.judging is None and data.support.height == 1
     # the JSONL replaces the records' supporting_sources: s3 ← {2}; s1's pairs were never judged (missing)
     assert data.converted.answers[0].support.tolist() == [[False, False], [False, False], [False, True]]
     assert data.converted.meta["missing_support"].item() == 3

@@ -114,7 +114,7 @@ def test_arbitrary_bytes_load_or_raise_the_package_error(tmp_path: Path, data: b
 
 def test_chapter_source_reports_skipped_files_without_the_path() -> None:
     logs = source.load_match_source(str(FIX / "logs_mixed_suffixes"), {})
-    assert logs.kind == "real" and logs.rounds.height == 4
+    assert logs.kind == "user" and logs.rounds.height == 4
     assert "3 log file(s): 3 matches, 4 rounds" in logs.detail
     assert "1 other file(s)" in logs.detail and "README.txt" in logs.detail
     assert str(FIX) not in logs.detail

@@ -212,12 +212,15 @@ def leaderboard(
 
 
 def present_anchor(battles: pl.DataFrame, anchor: str | None = ANCHOR) -> str | None:
-    """``anchor`` when some battle of ``battles`` has it, else ``None``: a release without the paper's anchor (a
-    later one, another arena) is rated with the ratings' mean at 1000 instead. The anchor only sets the offset of
-    the ratings, never their differences or the coefficients."""
+    """``anchor`` when some battle of ``battles`` has it. The paper's anchor (:data:`ANCHOR`) missing gives ``None``:
+    a release without it (a later one, another arena) is rated with the ratings' mean at 1000 instead; any other
+    anchor missing is a mistake of the caller (``ValueError``). The anchor only sets the offset of the ratings, never
+    their differences or the coefficients."""
     if anchor is None or battles.is_empty():
         return None
     present = battles.select(pl.concat([pl.col("model_a"), pl.col("model_b")]).eq(anchor).any()).item()
+    if not present and anchor != ANCHOR:
+        raise ValueError(f"anchor {anchor!r} has no battles here")
     return anchor if present else None
 
 

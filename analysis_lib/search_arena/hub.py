@@ -35,6 +35,7 @@ import polars as pl
 
 from analysis_lib import sources
 from analysis_lib.extras import require
+from analysis_lib.fetch import sha256_of
 from analysis_lib.search_arena.release_io import (
     MAX_JSON_DEPTH,
     MAX_RELEASE_BYTES,
@@ -164,8 +165,6 @@ def check_blob(path: Path) -> None:
     """Refuse a cached file whose content is not what the hub recorded: sha256(file) must equal its blob's name
     (:func:`blob_name`) when that name is a sha256. A blob named otherwise (a small file kept in Git itself, named
     by its Git hash) or a copy outside ``blobs/`` is not checked, and the log says so."""
-    from analysis_lib.fetch import sha256_of
-
     name = blob_name(path)
     if name is None or not _SHA256.fullmatch(name):
         log.info("%s: its blob (%s) is not named by a sha256; content not checked", path, name or "no link")
