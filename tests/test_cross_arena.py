@@ -33,9 +33,16 @@ S, NS = TEXT_ARENA_SEARCH_MODEL, "gemini-2.5-pro-exp-03-25"
 CONV = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
 
 
+_ROWS = iter(range(10**9))
+
+
 def _row(**kw):
+    """One battle; each call a conversation of its own (two rows without an id and with one conversation are one
+    battle read twice, and the loader keeps the first)."""
+    n = next(_ROWS)
+    conv = [{**m, "content": f"{m['content']} ({n})"} if m.get("role") == "assistant" else m for m in CONV]
     row = {"model_a": S, "model_b": NS, "winner": "model_a", "intent": "Factual Lookup",
-           "conversation_a": CONV, "conversation_b": CONV}
+           "conversation_a": conv, "conversation_b": conv}
     row.update(kw)
     return row
 
