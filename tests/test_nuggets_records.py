@@ -102,7 +102,8 @@ def test_exclusions_are_counted():
 @pytest.mark.parametrize("chunk", [1, 3, 2048])
 def test_differing_nugget_lists_across_frame_chunks(tmp_path, monkeypatch, chunk):
     """Battles whose sides list other nuggets (a text, an importance, a longer list; the order of the lines
-    shuffled) are excluded whatever the loader's chunk size; the expected set is computed here from the lists."""
+    shuffled) are excluded whatever the loader's chunk size, by the loader's list digests as by the join the
+    simulator's frames take; the expected set is computed here from the lists."""
     monkeypatch.setattr("analysis_lib.nuggets.records.CHUNK_SIDES", chunk)
     rng = np.random.default_rng(3)
     lists = {"same": (BATTLE_1, BATTLE_1B), "text": (BATTLE_1, [("x", *BATTLE_1B[0][1:]), *BATTLE_1B[1:]]),
@@ -120,6 +121,13 @@ def test_differing_nugget_lists_across_frame_chunks(tmp_path, monkeypatch, chunk
     expected = sorted((q, s, k, *n) for q, pair in lists.items() if q not in differ
                       for s, nuggets in zip("ab", pair, strict=True) for k, n in enumerate(nuggets))
     assert kept.rows() == expected
+    # the simulator's path (frames without the loader's list digests) finds the same battles by a join
+    from analysis_lib.nuggets.records import NUGGET_SCHEMA, SIDE_SCHEMA, _exclude
+    sides = pl.DataFrame([{k: o.get(k) for k in SIDE_SCHEMA} for o in objs], schema=SIDE_SCHEMA)
+    rows = [(o["qid"], o["side"], k, n["text"], n["importance"], n["assignment"])
+            for o in objs for k, n in enumerate(o["nuggets"])]
+    joined = _exclude(sides, pl.DataFrame(rows, schema=NUGGET_SCHEMA, orient="row"), "test")
+    assert joined.excluded == recs.excluded and joined.sides.equals(recs.sides)
 
 
 def test_lmsys_nuggetize_layout(tmp_path):

@@ -33,6 +33,7 @@ battle after the exclusions are refused at load; what is read is bounded (:mod:`
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -63,6 +64,8 @@ _ASSIGNMENT = frozenset(a.value for a in Assignment) | {FAILED}
 _LABELS = {label: label for label in _IMPORTANCE | _ASSIGNMENT}  # one shared string per importance / assignment
 #: battle sides collected as Python objects before they become a frame chunk (bounds the loader's peak memory)
 CHUNK_SIDES = 2048
+#: a collected side's column: the digest of its nugget list (:func:`_list_digest`), dropped by :func:`_exclude`
+_DIGEST = "_nugget_list_digest"
 NO_VOTE = "battles without a vote (winner null)"
 __all__ = ["FAILED", "NO_VOTE", "NUGGET_SCHEMA", "SIDE_SCHEMA", "NuggetRecordError", "NuggetRecords",
            "NuggetRecordsNotFound", "load_nugget_records", "records_from_dicts", "validate_nugget_records"]
@@ -246,7 +249,7 @@ class _Collector:
     def __init__(self) -> None:
         # the columns of the records since the last flush; flushed into frame chunks every CHUNK_SIDES sides, so
         # that the Python objects of at most one chunk are alive beside the frames (the loader's peak memory)
-        self.side_cols: dict[str, list[Any]] = {k: [] for k in SIDE_SCHEMA}
+        self.side_cols: dict[str, list[Any]] = {k: [] for k in (*SIDE_SCHEMA, _DIGEST)}
         self.nug: dict[str, list[Any]] = {k: [] for k in NUGGET_SCHEMA}
         self.side_chunks: list[pl.DataFrame] = []
         self.nug_chunks: list[pl.DataFrame] = []
@@ -280,6 +283,7 @@ class _Collector:
                 cols[key].append(value)
             for key in ("query", "model", "language", "query_categories", "answer_text", "chunks"):
                 cols[key].append(rec.get(key))
+            cols[_DIGEST].append(_list_digest(rec["nuggets"]))
             n = len(rec["nuggets"])
             self.nug["qid"] += [qid] * n
             self.nug["side"] += [side] * n
@@ -294,7 +298,7 @@ class _Collector:
     def _flush(self) -> None:
         """Move the collected columns into one frame chunk each (sides, nuggets)."""
         if self.side_cols["qid"]:
-            self.side_chunks.append(pl.DataFrame(self.side_cols, schema=SIDE_SCHEMA))
+            self.side_chunks.append(pl.DataFrame(self.side_cols, schema={**SIDE_SCHEMA, _DIGEST: pl.Binary}))
             self.nug_chunks.append(pl.DataFrame(self.nug, schema=NUGGET_SCHEMA))
             for columns in (self.side_cols, self.nug):
                 for values in columns.values():
@@ -306,7 +310,7 @@ class _Collector:
         sides_chunks, nug_chunks = self.side_chunks, self.nug_chunks
         self.side_chunks, self.nug_chunks = [], []
         if not sides_chunks:
-            return pl.DataFrame(schema=SIDE_SCHEMA), pl.DataFrame(schema=NUGGET_SCHEMA)
+            return pl.DataFrame(schema={**SIDE_SCHEMA, _DIGEST: pl.Binary}), pl.DataFrame(schema=NUGGET_SCHEMA)
         return pl.concat(sides_chunks, rechunk=False), pl.concat(nug_chunks, rechunk=False)
 
 
@@ -319,6 +323,24 @@ def records_from_dicts(objects: Iterable[Mapping[str, Any]], origin: str = "in-m
     for line, obj in enumerate(objects, start=1):
         collector.add(obj, origin, line)
     return _exclude(*collector.frames(), origin)
+
+
+def _list_digest(nuggets: list[Mapping[str, Any]]) -> bytes | None:
+    """A side's nugget list as a 16-byte BLAKE2b digest of its (text, importance) pairs in order, each text
+    length-prefixed (no two lists share an encoding); ``None`` for an empty list. Two sides list the same nuggets
+    exactly when their digests agree (up to a collision of a cryptographic hash)."""
+    if not nuggets:
+        return None
+    h = hashlib.blake2b(digest_size=16)
+    for n in nuggets:
+        h.update(f"{len(n['text'])}:{n['text']}{n['importance']};".encode())
+    return h.digest()
+
+
+def _differing_digests(sides: pl.DataFrame) -> pl.Series:
+    """Battles whose two sides both list nuggets but not the same ones, from the sides' list digests."""
+    return (sides.filter(pl.col(_DIGEST).is_not_null()).group_by("qid")
+            .agg(pl.col(_DIGEST).n_unique().alias("k")).filter(pl.col("k") > 1)["qid"])
 
 
 def _differing_lists(nuggets: pl.DataFrame) -> pl.Series:
@@ -353,12 +375,13 @@ def _exclude(sides: pl.DataFrame, nuggets: pl.DataFrame, origin: str) -> NuggetR
     per = sides.group_by("qid").agg(pl.len().alias("n"), pl.col("winner").n_unique().alias("votes"))
     drop("battles with only one side", per.filter(pl.col("n") < 2)["qid"])
     drop("battles whose two sides give different winners", per.filter(pl.col("votes") > 1)["qid"])
-    drop("battles whose sides list different nuggets", _differing_lists(nuggets))
+    differ = _differing_digests(sides) if _DIGEST in sides.columns else _differing_lists(nuggets)
+    drop("battles whose sides list different nuggets", differ)
     failed = nuggets.filter((pl.col("importance") == FAILED) | (pl.col("assignment") == FAILED))["qid"]
     drop("battles with a failed nuggetizer step (importance or assignment 'failed')", failed)
     with_nuggets = nuggets["qid"].unique()
     drop("battles without nuggets", sides.filter(~pl.col("qid").is_in(with_nuggets.implode()))["qid"])
-    return NuggetRecords(sides, nuggets, excluded, origin)
+    return NuggetRecords(sides.drop(_DIGEST, strict=False), nuggets, excluded, origin)
 
 
 def load_nugget_records(path: str | Path, *, max_bytes: int = MAX_BYTES) -> NuggetRecords:
