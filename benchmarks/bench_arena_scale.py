@@ -23,7 +23,9 @@ features (per-side gamma values, planted effects of their normalised differences
 
    The contextual full-data fit is compared with a tightly converged reference (scipy L-BFGS-B on the mean
    penalised loss, restarted on the loss difference until ``‖∇‖∞ ≤ 1e-11``): every rating (Elo) and coefficient.
-   Sandwich intervals for contextual BT are timed from the battle frame too.
+   Sandwich intervals for contextual BT are timed from the battle frame too. Each of our contextual timings is
+   printed with the process's CPU seconds (all threads) and the load average beside it: on a shared machine the
+   wall time is the load's as much as ours.
 
 Targets (2 cores): point fit ≤ 0.5 s, bootstrap ≤ 5 s, sandwich ≥ 10× faster than arena-rank's, every rating
 within 0.01 Elo of the converged reference; contextual (1.6M battles, 8 features, 100 rounds): bootstrap ≤ 15 s

@@ -268,13 +268,13 @@ def bootstrap_sorted(
     h0 = full.outer_sum(v_hat)
     h0[np.diag_indices_from(h0)] += reg
     del v_hat
+    sides = battles.sides() if not reg else np.zeros((0, 2), dtype=np.int64)  # for the MLE checks only
 
     def fit_chunk(start: int, w: np.ndarray) -> ChunkResult:
         theta = np.empty((w.shape[0], battles.n_params))
-        exists = np.ones(w.shape[0], dtype=bool) if reg else mle_exists(battles.sides, battles.y_input, len(models),
-                                                                        w)
+        exists = np.ones(w.shape[0], dtype=bool) if reg else mle_exists(sides, battles.y, len(models), w)
         if not exists.all() and ridge is None:
-            raise _no_mle_error(models, battles.sides, battles.y_input, w, exists, start, rounds)
+            raise _no_mle_error(models, sides, battles.y, w, exists, start, rounds)
         reports = []
         for j in range(w.shape[0]):
             if exists[j]:
@@ -284,7 +284,7 @@ def bootstrap_sorted(
                 theta[j], rep_j = sb.fit(battles.block(w[j]), ridge, theta_hat)
             check_converged(rep_j, "bootstrap (ridge)" if not exists[j] else "bootstrap")
             reports.append(rep_j)
-        return theta, ridge_outside(models, battles.sides, battles.y_input, w, exists), NewtonReport.concat(reports)
+        return theta, ridge_outside(models, sides, battles.y, w, exists), NewtonReport.concat(reports)
 
     weights = count_chunks(n, rounds, seed, None, 1, uniform_indices=True)
     return _run(weights, fit_chunk, rounds, battles.n_params, len(models), progress, threads)

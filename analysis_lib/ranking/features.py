@@ -39,15 +39,15 @@ def style_features(
     """
     if convention not in ("paper", "float"):
         raise ValueError(f"unknown convention {convention!r}")
-    cols = []
-    for f in features:
+    d = np.empty((battles.height, len(features)))  # filled column by column (no stacked copy)
+    for j, f in enumerate(features):
         a = battles[f"{f}_a"].fill_null(0).cast(pl.Float64).to_numpy()
         b = battles[f"{f}_b"].fill_null(0).cast(pl.Float64).to_numpy()
         if convention == "paper":
             a, b = a.astype(np.int32).astype(float), b.astype(np.int32).astype(float)
         with np.errstate(divide="ignore", invalid="ignore"):
-            d = (a - b) / (a + b + 1.0)
-        bad = np.flatnonzero(~np.isfinite(d))
+            np.divide(a - b, a + b + 1.0, out=d[:, j])
+        bad = np.flatnonzero(~np.isfinite(d[:, j]))
         if bad.size:
             shown = ", ".join(f"row {r} ({a[r]:g}, {b[r]:g})" for r in bad[:_SHOW])
             more = f", … {bad.size - _SHOW:,} more" if bad.size > _SHOW else ""
@@ -56,9 +56,8 @@ def style_features(
                 f"'{f}_a', '{f}_b' (rows of the checked battles, from 0; values a, b): {shown}{more}. The transform "
                 "expects values >= 0 (counts, lengths)"
             )
-        cols.append(d)
-    d = np.column_stack(cols) if cols else np.zeros((battles.height, 0))
     sd = d.std(axis=0)
-    safe = np.where(sd > 0, sd, 1.0)
-    z = np.where(sd > 0, (d - d.mean(axis=0)) / safe, 0.0)
+    z = d - d.mean(axis=0)
+    z /= np.where(sd > 0, sd, 1.0)
+    z[:, sd <= 0] = 0.0
     return z, d

@@ -68,8 +68,7 @@ class SortedBattles:
     """All battles of a contextual fit, oriented ``lo → hi`` and sorted by pair (module docstring).
 
     ``order[i]``: the input row at sorted position ``i``; ``pair[i]``: its pair (index into ``lo``, ``hi``);
-    ``zt``/``y``: oriented features (``(k, n)``) and outcomes; ``sides``/``y_input``: the input sides and outcome,
-    in sorted order (for the MLE checks of :mod:`~analysis_lib.ranking.graph`)."""
+    ``zt``/``y``: oriented features (``(k, n)``) and outcomes."""
 
     n_models: int
     order: np.ndarray
@@ -79,8 +78,6 @@ class SortedBattles:
     starts: np.ndarray  # (pairs + 1,): segment of pair k is starts[k]:starts[k + 1]
     zt: np.ndarray
     y: np.ndarray
-    sides: np.ndarray
-    y_input: np.ndarray
 
     @classmethod
     def build(cls, pairs: np.ndarray, z: np.ndarray, y: np.ndarray, n_models: int) -> SortedBattles:
@@ -106,13 +103,18 @@ class SortedBattles:
         y = np.asarray(y, dtype=float)
         ys = y[order]
         yo = np.where(sign > 0, ys, 1.0 - ys)
+        del ys
         return cls(n_models, order, key_s[first] // n_models, key_s[first] % n_models, pair.astype(np.int64),
-                   np.concatenate([first, [key_s.size]]).astype(np.int64), zt, yo,
-                   np.column_stack([a[order], b[order]]), ys)
+                   np.concatenate([first, [key_s.size]]).astype(np.int64), zt, yo)
 
     @property
     def n_params(self) -> int:
         return self.n_models + self.zt.shape[0]
+
+    def sides(self) -> np.ndarray:
+        """``(n, 2)``: ``(lo, hi)`` of every sorted battle; with :attr:`y` the same beat graph as the input's sides
+        and outcomes (for the MLE checks of :mod:`~analysis_lib.ranking.graph`)."""
+        return np.column_stack([self.lo[self.pair], self.hi[self.pair]])
 
     def full(self) -> Block:
         """Every battle with weight 1 (no copy of the features)."""
