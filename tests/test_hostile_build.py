@@ -155,6 +155,7 @@ def test_refused_inputs_stop_before_any_chapter(tmp_path, case):
     assert proc.returncode == 2, f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
     assert f"{option}: " in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
+    assert not re.search(r"^(run|done|FAIL) ", proc.stdout, flags=re.M)  # no chapter started
     book = root / "book"
     assert not (book / "chapters").exists() or not any((book / "chapters").iterdir())
     assert not (book / "_results").exists() or not any((book / "_results").glob("*.json"))
