@@ -150,6 +150,7 @@ def html_table(
                 "all</div>")
     below = "".join(f"<div>{html.escape(bounded(n, MAX_CELL_CHARS))}</div>" for n in notes)
     below = f'<div class="table-notes" style="{_NOTES_STYLE}">{below}</div>' if below else ""
-    wrapped = f'{hint}<div class="table-box" style="{box}{_BOX_STYLE}">{table}{below}</div>'
+    # tex2jax_ignore: MathJax (2 and 3) leaves the table alone, so a cell's \( ... \) or $ ... $ stays text
+    wrapped = f'{hint}<div class="table-box tex2jax_ignore" style="{box}{_BOX_STYLE}">{table}{below}</div>'
     return HTMLTable(wrapped,
                      f"<table: {frame.height} rows × {frame.width} columns{': ' + caption if caption else ''}>")

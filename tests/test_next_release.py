@@ -163,3 +163,11 @@ def test_the_door_check_names_the_analyses_a_missing_field_skips(releases):
     assert "primary_intent (SA-F1, SA-B2, SA-F5, SA-D7, SA-E1)" in line
     assert "citation_format_standardized (SA-A2C)" in line and "languages (derived: detected offline" in line
     assert inputs.optional_fields_line(inputs.Described(str(releases["new_models"]), {"kind": "file"})) == ""
+
+
+def test_tables_are_left_alone_by_mathjax():
+    """A model named with \\( ... \\) in a table cell stays text in the browser (MathJax skips tex2jax_ignore)."""
+    from bookbuild.tables import html_table
+
+    out = html_table(pl.DataFrame({"model": [r"x\(\frac{1}{2}\)y"]})).html
+    assert 'class="table-box tex2jax_ignore"' in out and r"x\(\frac{1}{2}\)y" in out
