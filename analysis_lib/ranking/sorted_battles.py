@@ -24,11 +24,12 @@ Without a penalty the rating block has ``𝟙`` in its null space; the Newton sy
 rating block (as in :mod:`~analysis_lib.ranking.contextual_solver`), so steps keep ``Σ r`` fixed.
 
 Full-data fit (:func:`fit`): Newton with step halving from 0 (or a given start), the exact Hessian every
-iteration, stopped when ``max |Δ| ≤ xtol`` and ``‖∇L‖∞ ≤ gtol · max(1, Σ w)`` (the tolerances of
-:mod:`~analysis_lib.ranking.newton`). Bootstrap round (:func:`fit_round`): from the full-data optimum ``θ̂``,
-where ``p = p̂`` needs no ``η``; the first step uses the full-data Hessian ``H₀`` with the round's own rating
-block, the second the round's exact Hessian, later ones keep that Hessian (a chord iteration started next to the
-optimum, where the Hessian has stopped moving). A round stops when ``‖∇L_b‖∞ ≤ gtol · max(1, Σ w)`` and the
+iteration until a step is below :data:`KEEP_HESSIAN` (then that Hessian is kept), stopped when
+``max |Δ| ≤ xtol`` and ``‖∇L‖∞ ≤ gtol · max(1, Σ w)`` (the tolerances of :mod:`~analysis_lib.ranking.newton`).
+Bootstrap round (:func:`fit_round`): from the full-data optimum ``θ̂``, where ``p = p̂`` needs no ``η``; the
+first step uses the full-data Hessian ``H₀`` with the round's own rating block, the second the round's exact
+Hessian, later ones keep that Hessian (a chord iteration started next to the optimum, where the Hessian has
+stopped moving). A round stops when ``‖∇L_b‖∞ ≤ gtol · max(1, Σ w)`` and the
 step met ``xtol`` or, from the third iteration on, when the error left after the step, estimated from the
 steps' contraction ``ρ = ‖Δ_k‖/‖Δ_{k−1}‖ < 1/2`` as ``ρ ‖Δ_k‖/(1 − ρ)``, is at most ``xtol`` (at 1.6M
 battles, 130 models and 8 features: three iterations, the last step ~1e-7 and the error left ~1e-11, where
@@ -49,6 +50,9 @@ from analysis_lib.ranking.newton import GTOL, MAX_ITER, XTOL, NewtonReport
 from analysis_lib.ranking.pairs import ALPHA
 
 CHORD_ITER = 30
+#: :func:`fit` keeps its Hessian once a step is below this (log10-odds): the iterate is then so close to the optimum
+#: that the Hessian no longer moves, and each further step gains as many digits as a new Hessian would.
+KEEP_HESSIAN = 1e-3
 _SCRATCH = threading.local()
 
 
@@ -238,17 +242,20 @@ def fit(block: Block, reg: float, theta0: np.ndarray | None = None, *, xtol: flo
     gn = dn = np.inf
     converged = False
     it = 0
+    h: np.ndarray | None = None
     eta = block.eta(theta)
     prob = expit(eta)
     loss0 = block.loss(eta, prob, theta, reg)
     with np.errstate(over="ignore", invalid="ignore"):
         for it in range(1, max_iter + 1):
             g = block.gradient(prob, theta, reg)
-            v = prob * (1.0 - prob)
-            v *= block.w
-            h = block.outer_sum(v)
-            h[np.diag_indices_from(h)] += reg
-            delta = _solve(solvable(h, m, reg), g)
+            if h is None or dn > KEEP_HESSIAN:
+                v = prob * (1.0 - prob)
+                v *= block.w
+                h = block.outer_sum(v)
+                h[np.diag_indices_from(h)] += reg
+                h = solvable(h, m, reg)
+            delta = _solve(h, g)
             gn, dn = float(np.max(np.abs(g), initial=0.0)), float(np.max(np.abs(delta), initial=0.0))
             if not (np.isfinite(gn) and np.isfinite(dn)):
                 break
