@@ -493,9 +493,11 @@ def test_status_page_counts_ids_by_kind_of_evidence(book, browser):
         page.close()
     verdicts = {row: verdict for row, verdict, _ in rows}
     assert {v.split(" ")[0] for v in verdicts.values()} <= {
-        "reproduced", "assumption", "differs", "computed", "paper", "simulated", "not", "failed"}
+        "reproduced", "assumption", "differs", "computed", "paper", "partly", "user", "LLM", "simulated", "checked",
+        "transcribed", "not", "failed"}
     counts = [c for _, _, c in rows if c and not c.startswith("no chapter")]
-    assert counts and all(re.match(r"(real|published|no data|simulated|not run): ", c) for c in counts), counts[:5]
+    assert counts and all(re.match(r"(real|published|user data|LLM output|checked|transcribed|no data|simulated|"
+                                   r"not run): ", c) for c in counts), counts[:5]
     assert re.search(r"Of \d+ analysis IDs, \d+ are reproduced from real or published data", text)
     counts_table = page_counts
     for verdict in ("reproduced", "assumption", "differs", "computed", "simulated", "not run", "not yet"):
@@ -505,9 +507,13 @@ def test_status_page_counts_ids_by_kind_of_evidence(book, browser):
         reproduced = [r for r, v in verdicts.items() if v.startswith("reproduced") and ("on real" in v
                                                                                      or "on published" in v)]
         assert counts_table["reproduced"] >= len(reproduced)
-        # issue 21: at least 20 once the Second pass IDs are in the chapters (16 of the first pass's read so)
+        # issue 35: a figure with simulated numbers beside its matches is "partly simulated", not reproduced; the
+        # analyses that match on real or published data are those two together
+        reproduced += [r for r, v in verdicts.items() if v.startswith("partly simulated")]
+        # issue 21 asked for 20 once the Second pass IDs are in the chapters; issue 35 made four of them what they
+        # are, checks of the paper and transcriptions (NG-F2, DR-T4, DR-T5, AE-T1), so 16 (12 of the first pass's)
         recorded = {r.analysis_id for c in CHAPTERS for r in book.results(c)}
-        need = 20 if set(SECOND_PASS_IDS) <= recorded else 16
+        need = 16 if set(SECOND_PASS_IDS) <= recorded else 12
         assert len(reproduced) >= need, f"{len(reproduced)} IDs reproduced from real or published data: {reproduced}"
 
 
