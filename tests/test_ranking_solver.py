@@ -267,6 +267,10 @@ def test_sorted_fit_and_rounds_reach_the_exact_optimum(reg):
     theta, report = sb.fit(full, reg)
     assert report.converged[0]
     np.testing.assert_allclose(theta, ref, atol=1e-9)
+    far, report = sb.fit(full, reg, np.array([4.0, -4.0, 3.0, -3.0, 0.0, 6.0, -6.0, 5.0]))  # full steps overshoot
+    assert report.converged[0]
+    np.testing.assert_allclose(far - far[:5].mean() * (reg == 0) * np.r_[np.ones(5), np.zeros(3)],
+                               ref - ref[:5].mean() * (reg == 0) * np.r_[np.ones(5), np.zeros(3)], atol=1e-9)
     p_hat = expit(full.eta(theta))
     h0 = full.outer_sum(p_hat * (1 - p_hat)) + reg * np.eye(8)
     w = ranking.bootstrap_counts(len(y), 4, seed=14)

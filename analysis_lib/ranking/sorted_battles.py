@@ -235,7 +235,8 @@ def _solve(h: np.ndarray, g: np.ndarray) -> np.ndarray:
 
 def fit(block: Block, reg: float, theta0: np.ndarray | None = None, *, xtol: float = XTOL, gtol: float = GTOL,
         max_iter: int = MAX_ITER) -> tuple[np.ndarray, NewtonReport]:
-    """Exact Newton with step halving on ``block`` (module docstring): ``(θ, report of one fit)``."""
+    """Exact Newton with step halving on ``block`` (module docstring): ``(θ, report of one fit)``. A full step is
+    taken without evaluating the loss when the gradient at its end still points along it (the loss is convex)."""
     m = block.n_models
     theta = np.zeros(block.n_params) if theta0 is None else np.array(theta0, dtype=float)
     gscale = gtol * max(1.0, float(block.w.sum()))
@@ -245,10 +246,9 @@ def fit(block: Block, reg: float, theta0: np.ndarray | None = None, *, xtol: flo
     h: np.ndarray | None = None
     eta = block.eta(theta)
     prob = expit(eta)
-    loss0 = block.loss(eta, prob, theta, reg)
     with np.errstate(over="ignore", invalid="ignore"):
+        g = block.gradient(prob, theta, reg)
         for it in range(1, max_iter + 1):
-            g = block.gradient(prob, theta, reg)
             if h is None or dn > KEEP_HESSIAN:
                 v = prob * (1.0 - prob)
                 v *= block.w
@@ -263,16 +263,24 @@ def fit(block: Block, reg: float, theta0: np.ndarray | None = None, *, xtol: flo
                 theta = theta - delta
                 converged = True
                 break
-            t = 1.0
-            for _ in range(40):
-                new = theta - t * delta
-                eta = block.eta(new)
-                prob = expit(eta)
-                loss1 = block.loss(eta, prob, new, reg)
-                if loss1 <= loss0 + 1e-12 * abs(loss0):
-                    break
-                t *= 0.5
-            theta, loss0 = new, loss1
+            # the full step, accepted without a loss when the loss still falls at its end: L is convex, so
+            # φ(t) = L(θ − tΔ) with φ'(1) = −∇L(θ − Δ)ᵀΔ ≤ 0 has φ(1) ≤ φ(0); else step halving on the loss
+            new = theta - delta
+            eta_new = block.eta(new)
+            prob_new = expit(eta_new)
+            g_new = block.gradient(prob_new, new, reg)
+            if not (np.isfinite(g_new).all() and g_new @ delta >= 0.0):
+                loss0 = block.loss(eta, prob, theta, reg)
+                t = 0.5
+                for _ in range(40):
+                    new = theta - t * delta
+                    eta_new = block.eta(new)
+                    prob_new = expit(eta_new)
+                    if block.loss(eta_new, prob_new, new, reg) <= loss0 + 1e-12 * abs(loss0):
+                        break
+                    t *= 0.5
+                g_new = block.gradient(prob_new, new, reg)
+            theta, eta, prob, g = new, eta_new, prob_new, g_new
     return theta, NewtonReport(np.array([it]), np.array([gn]), np.array([dn]), np.array([converged]))
 
 
