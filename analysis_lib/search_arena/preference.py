@@ -185,8 +185,8 @@ def compare_win_rates(battles: pl.DataFrame, model_1: str, model_2: str) -> WinR
     x1, x2 = outcomes_of(model_1), outcomes_of(model_2)
     if min(x1.size, x2.size) == 0:  # a model the data does not have: no rates, no test (see ``absent``)
         nan = float("nan")
-        rates = [float(x.mean()) if x.size else nan for x in (x1, x2)]
-        return WinRateComparison(model_1, model_2, *rates, x1.size, x2.size, nan, nan)
+        rate_1, rate_2 = (float(x.mean()) if x.size else nan for x in (x1, x2))
+        return WinRateComparison(model_1, model_2, rate_1, rate_2, x1.size, x2.size, nan, nan)
     res = stats.ttest_ind(x1, x2, alternative="greater")
     return WinRateComparison(
         model_1, model_2, float(x1.mean()), float(x2.mean()), x1.size, x2.size, float(res.statistic), float(res.pvalue)
