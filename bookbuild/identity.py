@@ -26,7 +26,7 @@ import importlib.metadata
 import json
 import platform
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -248,9 +248,9 @@ def identity_lines(ident: Mapping[str, Any], used: Sequence[str] | None = None) 
     return lines
 
 
-def read_identities(results_dir: str | Path) -> dict[str, dict | None]:
-    """Each chapter's recorded identity, by results file stem (``None``: results without an identity)."""
-    out: dict[str, dict | None] = {}
+def _results_files(results_dir: str | Path) -> Iterator[tuple[str, dict]]:
+    """``(chapter stem, payload)`` of each readable results file in ``results_dir`` (the runner's ``_*.json``
+    left out)."""
     for path in sorted(Path(results_dir).glob("*.json")):
         if path.name.startswith("_"):
             continue
@@ -258,8 +258,12 @@ def read_identities(results_dir: str | Path) -> dict[str, dict | None]:
             payload = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        out[payload.get("notebook", path.stem)] = payload.get("identity")
-    return out
+        yield payload.get("notebook", path.stem), payload
+
+
+def read_identities(results_dir: str | Path) -> dict[str, dict | None]:
+    """Each chapter's recorded identity, by results file stem (``None``: results without an identity)."""
+    return {stem: payload.get("identity") for stem, payload in _results_files(results_dir)}
 
 
 def used_models(results: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -270,16 +274,7 @@ def used_models(results: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def read_used_models(results_dir: str | Path) -> dict[str, list[str]]:
     """:func:`used_models` of each chapter's results in ``results_dir``, by chapter stem."""
-    out: dict[str, list[str]] = {}
-    for path in sorted(Path(results_dir).glob("*.json")):
-        if path.name.startswith("_"):
-            continue
-        try:
-            payload = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        out[payload.get("notebook", path.stem)] = used_models(payload.get("results") or [])
-    return out
+    return {stem: used_models(payload.get("results") or []) for stem, payload in _results_files(results_dir)}
 
 
 def read_reference(results_dir: str | Path) -> dict | None:
