@@ -70,17 +70,21 @@ def leaderboard_subsets(battles: pl.DataFrame) -> dict[str, pl.DataFrame]:
     return out
 
 
-def table_d1(battles: pl.DataFrame, n_bootstrap: int = 100, seed: int = 0) -> pl.DataFrame:
+def table_d1(battles: pl.DataFrame, n_bootstrap: int = 100, seed: int = 0, *,
+             full: pl.DataFrame | None = None) -> pl.DataFrame:
     """Table D.1: rating and rank per model on the full data and the four subsets (wide, one row per model).
 
     Columns ``model, rating, rank, rating_english, rank_english, …`` as in the published CSV
     (``analysis_lib.fetch.published("search_arena_table_d1_leaderboard")``), sorted by the full-data rating; the
-    columns of a subset :func:`leaderboard_subsets` leaves out are absent.
+    columns of a subset :func:`leaderboard_subsets` leaves out are absent. ``full``: the leaderboard of all
+    ``battles`` already fitted with the same rounds and seed (``bt.leaderboard(...).to_frame()``), not fitted again.
     """
     out: pl.DataFrame | None = None
     for name, frame in leaderboard_subsets(battles).items():
         suffix = "" if name == "all" else f"_{name}"
-        lb = bt.leaderboard(frame, n_bootstrap=n_bootstrap, seed=seed).to_frame().select(
+        board = full if name == "all" and full is not None else bt.leaderboard(frame, n_bootstrap=n_bootstrap,
+                                                                                 seed=seed).to_frame()
+        lb = board.select(
             "model", pl.col("rating").alias(f"rating{suffix}"), pl.col("rank").alias(f"rank{suffix}")
         )
         out = lb if out is None else out.join(lb, on="model", how="left")
