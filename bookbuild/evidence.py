@@ -46,8 +46,6 @@ STATUSES: tuple[str, ...] = ("match", "differs", "inconsistent", "assumption", "
 EVIDENCE: tuple[str, ...] = ("real", "published", "user", "llm", "checked", "transcribed", "simulated", "none")
 #: The data kinds older results files used, and what they are now (an LLM's cached outputs are the LLM's).
 DATA_ALIASES: dict[str, str] = {"llm-cache": "llm"}
-#: What each data kind counts as evidence (kept for callers of the former name: each kind is its own class).
-EVIDENCE_OF_DATA: dict[str, Evidence] = {k: k for k in EVIDENCE}  # type: ignore[misc]
 #: A reader's words for each evidence class.
 EVIDENCE_LABEL: dict[str, str] = {
     "real": "real public data", "published": "published aggregates", "user": "user data", "llm": "LLM output",

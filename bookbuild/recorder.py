@@ -29,7 +29,6 @@ from bookbuild.evidence import (
     DATA_ALIASES,
     EVIDENCE,
     EVIDENCE_LABEL,
-    EVIDENCE_OF_DATA,
     NO_VALUE,
     NOTE_SEPARATOR,
     STATUS_LABEL,
@@ -47,7 +46,7 @@ from bookbuild.evidence import (
 from bookbuild.tables import HTMLTable, format_value, html_table
 
 __all__ = [
-    "DATA_ALIASES", "EVIDENCE", "EVIDENCE_LABEL", "EVIDENCE_OF_DATA", "NO_VALUE", "NOTE_SEPARATOR", "STATUSES",
+    "DATA_ALIASES", "EVIDENCE", "EVIDENCE_LABEL", "NO_VALUE", "NOTE_SEPARATOR", "STATUSES",
     "STATUS_LABEL", "DataKind", "Evidence", "Recorder", "Result", "Status", "compare", "data_kind", "evidence",
     "format_paper", "llm_source", "miss_note", "note_parts", "note_text", "results_frame", "section_table",
     "shared_notes", "status_badge", "status_label",
