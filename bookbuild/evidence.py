@@ -34,7 +34,7 @@ import math
 from typing import Literal
 
 from analysis_lib.llm import settings as llm_settings
-from analysis_lib.paper_values import Bound, Discrepancy, PaperValue
+from bookbuild.paper_values import Bound, Discrepancy, PaperValue
 
 DataKind = Literal["real", "user", "published", "llm", "simulated", "checked", "transcribed", "none"]
 Status = Literal["match", "differs", "inconsistent", "assumption", "simulated", "computed", "not run"]

@@ -1,7 +1,7 @@
 """Record every number a notebook computes beside the paper's value, for the reproduction-status page.
 
 Each chapter notebook creates one :class:`Recorder` and calls :meth:`Recorder.number` for each number it
-computes. The paper's values are data, not notebook code (:mod:`analysis_lib.paper_values`: one row per recorded
+computes. The paper's values are data, not notebook code (:mod:`bookbuild.paper_values`: one row per recorded
 quantity, keyed by ``(analysis_id, quantity)``); :meth:`Recorder.number` looks the row up, so a notebook passes only
 its own number. The recorder keeps a table of the notebook's results and rewrites ``<results_dir>/<notebook>.json``
 after every call, so an interrupted run keeps what it finished; :meth:`Recorder.section` renders one analysis ID's
@@ -23,8 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from analysis_lib import paper_values
-from analysis_lib.paper_values import Bound, PaperValue
+from bookbuild import paper_values
 from bookbuild.evidence import (
     DATA_ALIASES,
     EVIDENCE,
@@ -43,6 +42,7 @@ from bookbuild.evidence import (
     miss_note,
     status_label,
 )
+from bookbuild.paper_values import Bound, PaperValue
 from bookbuild.tables import HTMLTable, format_value, html_table
 
 __all__ = [
@@ -98,7 +98,7 @@ class Recorder:
         The model and endpoint origin behind this notebook's ``llm`` numbers (``"gpt-4.1 @ https://host"``), shown
         beside each of them; default :func:`llm_source` (from the environment the chapter runs in).
     values:
-        The paper-values table (default: :func:`analysis_lib.paper_values.table`). A quantity without a row is
+        The paper-values table (default: :func:`bookbuild.paper_values.table`). A quantity without a row is
         recorded as ``computed`` with no paper value: a model, provider or intent the paper did not have is a
         new row of the page, never an error.
     """
@@ -124,7 +124,7 @@ class Recorder:
 
     def paper_value(self, analysis_id: str, quantity: str) -> PaperValue | None:
         """The paper-values row of one quantity (from ``values`` when the recorder was given a table, else
-        :func:`analysis_lib.paper_values.table`); ``None`` when the paper has no row for it."""
+        :func:`bookbuild.paper_values.table`); ``None`` when the paper has no row for it."""
         table = paper_values.table() if self.values is None else self.values
         return table.get((analysis_id, quantity))
 

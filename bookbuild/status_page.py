@@ -3,7 +3,7 @@ counts as Markdown.
 
 The table logic (one row per analysis ID, the status rule, reading a build) is :mod:`bookbuild.status`; this
 module only draws it. One row per ID: its status, a one-line summary with the numbers folded in a ``<details>``
-(the paper's numbers from the catalogue and from :mod:`analysis_lib.paper_values`), and links named by the
+(the paper's numbers from the catalogue and from :mod:`bookbuild.paper_values`), and links named by the
 chapter's title to the sections that compute it (:func:`bookbuild.navigation.section_href`). Only chapters of
 the build are linked; a failed chapter's IDs show no number and no link.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import polars as pl
 
-from analysis_lib import paper_values, sources
-from bookbuild import catalogue, navigation
+from analysis_lib import sources
+from bookbuild import catalogue, navigation, paper_values
 from bookbuild.catalogue import PAPERS
 from bookbuild.navigation import Chapter, IndexEntry
 from bookbuild.recorder import STATUS_LABEL, Result, format_paper

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis_lib import paper_values
+from bookbuild import paper_values
 from bookbuild.recorder import Result
 
 MIRROR = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -17,11 +17,12 @@ from PIL import Image
 from scipy import integrate, stats
 
 from analysis_lib import answer_engine as ae
-from analysis_lib import paper_values, plotting
+from analysis_lib import plotting
 from analysis_lib import recording as report
 from analysis_lib.answer_engine import chapter, chapter_answers, findings, implied, plots, usability
 from analysis_lib.answer_engine.scorecard import classify_scorecard
 from analysis_lib.fetch import published
+from bookbuild import paper_values
 
 FIXTURES = Path(__file__).parent / "fixtures" / "answer_engine"
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "09_answer_engines.ipynb"

@@ -30,8 +30,7 @@ import nbformat
 import pytest
 from conftest import CHAPTERS, FAKE_KEY, NOTEBOOKS, REPO, STATUS, Book  # the one book build: conftest's `book`
 
-from analysis_lib import paper_values
-from bookbuild import catalogue, identity
+from bookbuild import catalogue, identity, paper_values
 
 pytestmark = pytest.mark.book
 

@@ -9,8 +9,9 @@ import polars as pl
 import pytest
 
 from analysis_lib import dr_arena as d
-from analysis_lib import paper_values, stats
+from analysis_lib import stats
 from analysis_lib.fetch import published
+from bookbuild import paper_values
 
 
 def node(*children, **fields):

@@ -9,7 +9,6 @@ import numpy as np
 import polars as pl
 import pytest
 
-from analysis_lib import paper_values
 from analysis_lib.dr_arena import (
     chapter_examiner,
     chapter_logs,
@@ -20,7 +19,8 @@ from analysis_lib.dr_arena import (
     source,
 )
 from analysis_lib.fetch import published
-from analysis_lib.recording import Section
+from bookbuild import paper_values
+from bookbuild.sections import Section
 
 #: Two small trees (root with children to depth 3) for a quick simulated tournament.
 TREE = {"children": [{"children": [{"children": []}, {"children": []}]}, {"children": [{"children": []}]},

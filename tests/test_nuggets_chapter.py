@@ -16,7 +16,7 @@ from scipy import stats as sps
 from sklearn.metrics import cohen_kappa_score
 
 from analysis_lib import nuggets as ng
-from analysis_lib import paper_values, plotting
+from analysis_lib import plotting
 from analysis_lib.llm import LLMClient
 from analysis_lib.nuggets import claims, display, diversity, loading, model_steps, numbers, plots, rouge, sampling
 from analysis_lib.nuggets.battles import single_turn, single_turn_urls
@@ -25,6 +25,7 @@ from analysis_lib.nuggets.simulate import simulate_nuggets
 from analysis_lib.nuggets.simulate.quality import zipf_cdf
 from analysis_lib.search_arena import loader
 from analysis_lib.search_arena.release import read_raw
+from bookbuild import paper_values
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "07_nuggets.ipynb"

@@ -1,4 +1,4 @@
-"""The paper-values tables (analysis_lib/resources/paper_values/*.csv): they parse, their keys are unique and
+"""The paper-values tables (bookbuild/resources/paper_values/*.csv): they parse, their keys are unique and
 name catalogue IDs, and every quantity a chapter records by name has its row (the recorder takes no paper value
 from a chapter: ``rec.number(id, quantity, ours)`` looks it up).
 
@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis_lib import paper_values
-from bookbuild import catalogue
+from bookbuild import catalogue, paper_values
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -108,7 +107,7 @@ def test_rows_are_consistent():
 def test_every_quantity_a_chapter_records_by_name_has_its_row():
     table = paper_values.table()
     missing = [f"{where}: {aid} / {q!r}" for (aid, q), where in _literal_keys().items() if (aid, q) not in table]
-    assert missing == [], "add these rows to analysis_lib/resources/paper_values/<paper>.csv:\n" + "\n".join(missing)
+    assert missing == [], "add these rows to bookbuild/resources/paper_values/<paper>.csv:\n" + "\n".join(missing)
 
 
 def test_every_recording_id_has_rows():

@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from analysis_lib import paper_values
-from analysis_lib.paper_values import PaperValue
+from bookbuild import paper_values
+from bookbuild.paper_values import PaperValue
 from bookbuild.recorder import Recorder, Result, compare
 from bookbuild.status import describe_result
 from bookbuild.tables import folded, html_table, readable

@@ -12,9 +12,8 @@ import nbformat
 import polars as pl
 import pytest
 
-from analysis_lib import paper_values
-from analysis_lib.paper_values import PaperValue
-from bookbuild import catalogue, navigation, status, status_page
+from bookbuild import catalogue, navigation, paper_values, status, status_page
+from bookbuild.paper_values import PaperValue
 from bookbuild.recorder import Recorder, Result, compare
 
 REPO = Path(__file__).resolve().parents[1]

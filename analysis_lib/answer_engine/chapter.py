@@ -13,7 +13,7 @@ from __future__ import annotations
 import polars as pl
 
 from analysis_lib.fetch import published
-from analysis_lib.recording import Figure, Number, Section, Table
+from bookbuild.sections import Figure, Number, Section, Table
 
 from . import findings as t1
 from . import implied as f6

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from analysis_lib import paper_values
-from analysis_lib.recording import Figure, Number, Section, Table, not_run
+from bookbuild import paper_values
+from bookbuild.sections import Figure, Number, Section, Table, not_run
 
 from .agreement import confidence_distribution, judge_agreement, judge_values, load_answer_labels
 from .loading import AnswerData

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis_lib import llm
-from analysis_lib.recording import Number, Section, Table, not_run
+from bookbuild.sections import Number, Section, Table, not_run
 
 from . import examiner, framework_prompts, match_log
 

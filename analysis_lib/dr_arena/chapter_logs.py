@@ -2,7 +2,7 @@
 ``MATCH_LOGS``): DR-S (Swiss tournament and ratings), DR-T6 / Fig 4 (correlation by rounds used), DR-F5 (rounds
 against the Elo gap), DR-F6 (failure profiles), DR-F7 (verdict shares) and the summary of the paper's claims.
 
-Each function returns a :class:`~analysis_lib.recording.Section`. The claims' thresholds are here
+Each function returns a :class:`~bookbuild.sections.Section`. The claims' thresholds are here
 (:data:`ROUND2_MARGIN`, :data:`BALANCE_POINTS`, :data:`ALPHA`) and the labels are built from them; the paper's
 values drawn on the figures come from ``resources/paper_values/dr.csv`` and ``published/``.
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis_lib import paper_values
 from analysis_lib.fetch import published
 from analysis_lib.plotting import Reference, forest
-from analysis_lib.recording import Figure, Number, Section, Table, not_run
 from analysis_lib.stats import leaderboard_agreement
+from bookbuild import paper_values
+from bookbuild.sections import Figure, Number, Section, Table, not_run
 
 from . import diagnostics, match_log
 from .plots import (

@@ -1,14 +1,14 @@
 """The DR-Arena chapter's DR-L sections: Table 2 and the loop's rules, the framework's released match traces
 replayed through the loop, and the project page's 5-round walkthrough replayed.
 
-Each function returns a :class:`~analysis_lib.recording.Section`; tables carry readable column names.
+Each function returns a :class:`~bookbuild.sections.Section`; tables carry readable column names.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from analysis_lib.recording import Figure, Number, Section, Table
+from bookbuild.sections import Figure, Number, Section, Table
 
 from . import match_log
 from .loop import LoopConfig, config_table, replay_trace, transition_table

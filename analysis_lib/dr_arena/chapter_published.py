@@ -9,8 +9,8 @@ from __future__ import annotations
 import polars as pl
 
 from analysis_lib.plotting import scatter_fit
-from analysis_lib.recording import Figure, Number, Section, Table, not_run
 from analysis_lib.stats import leaderboard_correlations
+from bookbuild.sections import Figure, Number, Section, Table, not_run
 
 from . import human_studies as hs
 

@@ -1,7 +1,7 @@
 """The DR-Arena chapter's sections on the released information trees: the data banner's text, DR-T89 (Tables 8
 and 9) and DR-F8 (Fig 8: tree topology, and the task at the end of each match from the chapter's match logs).
 
-Each section function returns a :class:`~analysis_lib.recording.Section` (numbers, figures, tables); the
+Each section function returns a :class:`~bookbuild.sections.Section` (numbers, figures, tables); the
 paper's values are in ``resources/paper_values/dr.csv``.
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import polars as pl
 
-from analysis_lib import paper_values
 from analysis_lib.plotting import barh, count_histograms
-from analysis_lib.recording import Figure, Number, Section, Table
+from bookbuild import paper_values
+from bookbuild.sections import Figure, Number, Section, Table
 
 from . import diagnostics
 from .trees import (

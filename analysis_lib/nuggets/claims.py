@@ -19,11 +19,11 @@ from dataclasses import dataclass
 import polars as pl
 from scipy import stats as sps
 
-from analysis_lib import paper_values
 from analysis_lib.nuggets.agreement import NuggetConfusion
 from analysis_lib.nuggets.published import published_ks
 from analysis_lib.nuggets.scores import TIE_THRESHOLD
 from analysis_lib.stats import kappa_from_confusion
+from bookbuild import paper_values
 
 #: significance level of the ROUGE-L association test
 ALPHA = 0.05

@@ -1,5 +1,5 @@
 """Sections of chapter 04 (citations: SA §3.2, App. E) that need more than a call; each returns a
-:class:`~analysis_lib.recording.Section` (numbers, figures with the paper's values, tables, reader text).
+:class:`~bookbuild.sections.Section` (numbers, figures with the paper's values, tables, reader text).
 
 - :func:`citations_by_intent_section`: Fig E.1, the citation coefficient per intent (SA-E1), with the one sentence
   that says where a simulated release disagrees with the paper (the simulator plants no per-intent effect).
@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis_lib import paper_values, plotting
+from analysis_lib import plotting
 from analysis_lib.plotting import Reference
-from analysis_lib.recording import Figure, Number, Section, not_run
 from analysis_lib.search_arena import bt, plots
 from analysis_lib.search_arena.attribution_io import AttributionSubset
 from analysis_lib.search_arena.models import provider_of
+from bookbuild import paper_values
+from bookbuild.sections import Figure, Number, Section, not_run
 
 CI_COLUMNS = ("estimate", "ci_lower", "ci_upper")
 #: The paper's reading of Fig E.1 (App. E.1).

@@ -14,9 +14,10 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from analysis_lib import paper_values, paths
+from analysis_lib import paths
 from analysis_lib.search_arena import languages, loader
 from analysis_lib.search_arena.prompt_sets import benchmark_prompts, search_arena_prompts
+from bookbuild import paper_values
 
 #: Quantile interpolations of :func:`trimmed` (polars' names; ``"linear"`` is pandas' and numpy's default).
 Interpolation = Literal["nearest", "higher", "lower", "midpoint", "linear"]

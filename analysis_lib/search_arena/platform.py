@@ -27,10 +27,11 @@ from functools import cache
 
 import polars as pl
 
-from analysis_lib import fetch, paper_values
+from analysis_lib import fetch
 from analysis_lib.search_arena import models
 from analysis_lib.search_arena.recorded import Row
 from analysis_lib.search_arena.schema import SIDES
+from bookbuild import paper_values
 
 #: Table A.1's prefixes and suffix that the rest of the paper drops from its model names (an observation on the
 #: paper's two spellings, e.g. ``api-gpt-4o-search-preview`` in Table A.1 and ``gpt-4o-search`` in Table D.1).

@@ -1,5 +1,5 @@
 """Sections of the preference chapters (03: SA §3.1, App. D; 04 shares :func:`coefficient_tables`) that need more
-than a call: each returns a :class:`~analysis_lib.recording.Section` (numbers to record, figures with the
+than a call: each returns a :class:`~bookbuild.sections.Section` (numbers to record, figures with the
 paper's values to draw, tables with readable columns, reader text). The claim checks and their thresholds live
 here (:func:`d6_checks`), and so do the sentences that say where a simulated result differs from the paper.
 
@@ -17,11 +17,12 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from analysis_lib import paper_values, plotting
+from analysis_lib import plotting
 from analysis_lib.plotting import Reference
-from analysis_lib.recording import Figure, Number, Section, Table
 from analysis_lib.search_arena import bt, plots, preference
 from analysis_lib.search_arena.models import provider_of
+from bookbuild import paper_values
+from bookbuild.sections import Figure, Number, Section, Table
 
 CI_COLUMNS = ("estimate", "ci_lower", "ci_upper")
 TARGET = "calibration target: the simulator is built to reproduce this paper value"

@@ -1,5 +1,5 @@
 """Chapter 05's sections (SA §3.3, App. F): each function computes one section from its inputs and returns a
-:class:`~analysis_lib.recording.Section` (numbers to record, figures, tables with readable columns,
+:class:`~bookbuild.sections.Section` (numbers to record, figures, tables with readable columns,
 reader text), so a notebook cell shows it in a few lines. The notes and reasons the book records are built here.
 
 - :func:`published_totals`: SA-33T / SA-33S p-values from the published vote totals (ties excluded, one-sided in
@@ -17,9 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from analysis_lib import paper_values, plotting, stats
+from analysis_lib import plotting, stats
 from analysis_lib.fetch import published
-from analysis_lib.recording import Figure, Number, Section, Table, not_run
 from analysis_lib.search_arena import models, plots
 from analysis_lib.search_arena.cross_arena.appendix_f import fact_synth_transcription, search_vs_nonsearch_gains
 from analysis_lib.search_arena.cross_arena.votes import (
@@ -30,6 +29,8 @@ from analysis_lib.search_arena.cross_arena.votes import (
     vote_shares_long,
     vote_table,
 )
+from bookbuild import paper_values
+from bookbuild.sections import Figure, Number, Section, Table, not_run
 
 #: The counts recorded per arena: (quantity, column of :func:`vote_table`).
 BATTLE_QUANTITIES = [("battles", "n"), ("ties", "tie"), ("search-preferred", "search"),

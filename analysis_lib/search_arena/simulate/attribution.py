@@ -51,12 +51,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from analysis_lib import paper_values
 from analysis_lib.ranking import ALPHA, BASE, SCALE
 from analysis_lib.search_arena.domains import DOMAIN_GROUPS
 from analysis_lib.search_arena.models import model_table, non_leaderboard_models
 from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS, DECISIVE, INTENTS, MODEL_A, MODEL_B, SIDES
 from analysis_lib.search_arena.simulate.conversations import simulate_release
+from bookbuild import paper_values
 
 N_SUBSET = 800
 """Conversations in the authors' subset (SA §3.2, App. E.3: ~100 per intent category, 800 in total)."""

@@ -155,5 +155,5 @@ def lookup(analysis_id: str, quantity: str) -> PaperValue:
         paper = analysis_id.split("-")[0].lower()
         raise KeyError(
             f"no paper value for {analysis_id} / {quantity!r}: add a row to "
-            f"analysis_lib/resources/paper_values/{paper}.csv (leave 'paper' empty when the paper gives no number)"
+            f"bookbuild/resources/paper_values/{paper}.csv (leave 'paper' empty when the paper gives no number)"
         ) from None

@@ -4,7 +4,7 @@ paper's values to draw), tables with readable column names (:class:`Table`) and 
 
 :func:`record` hands the numbers to the book's recorder and :func:`show` shows a whole :class:`Section` in a
 notebook. The recorder is passed in (anything with the :class:`Recorder` methods) and so is the book's table
-renderer, so the library never imports the book. A number with a ``reason`` is recorded as "not run" with that
+renderer. A number with a ``reason`` is recorded as "not run" with that
 reason and no value; ``data=None`` is the recorder's own data kind.
 """
 
