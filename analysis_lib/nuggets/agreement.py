@@ -235,6 +235,13 @@ def kappa_table(confusions: dict[tuple[str, str], NuggetConfusion]) -> pl.DataFr
     )
 
 
+def top_kappa_classes(kappas: pl.DataFrame, n: int = 3, set_apart: Sequence[str] = ()) -> list[str]:
+    """The ``n`` query classes of highest κ in ``kappas`` (:func:`kappa_table`), highest first, leaving out the
+    classes ``set_apart`` (e.g. a class too small to compare)."""
+    classes = kappas.filter((pl.col("subset_type") == "query_category") & ~pl.col("subset").is_in(list(set_apart)))
+    return classes.sort("kappa", descending=True).head(n)["subset"].to_list()
+
+
 def ks_by_vote(score_diff: np.ndarray | Sequence[float], human: Sequence[str] | np.ndarray) -> pl.DataFrame:
     """NG-F2: two-sample Kolmogorov–Smirnov tests of score_B − score_A between human vote groups.
 
