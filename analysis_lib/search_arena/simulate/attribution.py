@@ -56,25 +56,18 @@ from analysis_lib.search_arena.domains import DOMAIN_GROUPS
 from analysis_lib.search_arena.models import model_table, non_leaderboard_models
 from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS, DECISIVE, INTENTS, MODEL_A, MODEL_B, SIDES
 from analysis_lib.search_arena.simulate.conversations import simulate_release
-from bookbuild import paper_values
 
 N_SUBSET = 800
 """Conversations in the authors' subset (SA §3.2, App. E.3: ~100 per intent category, 800 in total)."""
 
-def _paper_betas() -> dict[str, float]:
-    """The paper's SA-F6R estimates from the paper-values table (``beta <count>`` rows); a count the paper reports
-    no number for (contradicting citations: "not significant") is planted at 0."""
-    values = paper_values.table()
-    out = {}
-    for count in ATTRIBUTION_COUNTS:
-        paper = values[("SA-F6R", f"beta {count}")].paper
-        out[count] = float(paper) if paper is not None else 0.0
-    return out
-
-
-BETAS: dict[str, float] = _paper_betas()
-"""Planted coefficients on the z-scored per-turn counts: the paper's estimates (SA §1, §3.2), read from
-``resources/paper_values/sa.csv``; 0 for contradicting citations."""
+BETAS: dict[str, float] = {
+    "support_count": 0.285,  # source: SA §1 (§3.2 rounds it to 0.29), Fig 6 right
+    "irrelevant_count": 0.273,  # source: SA §1 (§3.2 rounds it to 0.27), Fig 6 right
+    "contradict_count": 0.0,  # source: SA §3.2 "not significant" (no number): planted 0
+}
+"""Planted coefficients on the z-scored per-turn counts: the paper's estimates (SA §1, §3.2, Fig 6 right); 0 for
+contradicting citations, which the paper reports as not significant without a number. The simulator's own
+targets: ``tests/test_attribution_targets.py`` checks them against the book's paper values (SA-F6R)."""
 SHARES: dict[str, tuple[float, float, float]] = {
     "sonar": (0.60, 0.31, 0.09),
     "gemini": (0.66, 0.27, 0.07),
