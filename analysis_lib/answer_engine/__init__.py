@@ -1,210 +1,91 @@
-"""Answer Engine Evaluation (Venkit et al., seed 004): the eight metrics of §4.2 (:mod:`.metrics`), the same
-vectorised over many answers (:mod:`.batch`), the two conventions for the Fig 8 metrics, ``"released"`` (the
-authors' released notebook, the default) and ``"paper"`` (:mod:`.conventions`), answer records in the released
-layout (:mod:`.records`), the LLM judging steps (:mod:`.pipeline`), the Fig 8 scorecard with bootstrap intervals
-and Table 7 thresholds (:mod:`.scorecard`), the answer simulator and its simulated annotators for AE-P
-(:mod:`.simulate`), the usability study's t-tests from summary statistics (:mod:`.usability`), Fig 6 as Table 3
-implies it (:mod:`.implied`), Table 1's findings (:mod:`.findings`), the chapter's figures (:mod:`.plots`,
-:mod:`.plots_study`) and sections (:mod:`.chapter`, :mod:`.chapter_answers`, :mod:`.report`).
+"""Answer Engine Evaluation (Venkit et al., seed 004): the eight metrics of §4.2 computed from answer records,
+the Fig 8 scorecard with bootstrap intervals and Table 7's categories, the LLM judging steps, the judges'
+agreement with human labels, the usability study's tables, and the simulators that stand in for unreleased data.
 
-Inputs are read through :mod:`.inputs` (bounded reads of regular files; every problem an
-:class:`AnswerRecordError` naming the file, the record or line and the field); :mod:`.validation` checks a user's
-files before a build (:func:`validate_answers`, :func:`validate_labels`, :func:`validate_support_results`)."""
+- loading answers: :func:`load_answers` (user records or the simulator, judged through the LLM layer when
+  needed), :func:`load_answer_records`, :func:`parse_records`, :func:`records_to_answers`,
+  :func:`load_support_results`, the ``validate_*`` checks of a user's files before a build; every problem an
+  :class:`AnswerRecordError` naming the file, the record or line and the field (:mod:`.records`, :mod:`.inputs`,
+  :mod:`.validation`);
+- the metrics (:mod:`.metrics`, vectorised in :mod:`.batch`): :func:`answer_metrics` of one :class:`Answer`,
+  :func:`batch_metrics` of many, the source covers behind Source Necessity; the two conventions, ``"released"``
+  (the authors' released notebook, the default) and ``"paper"`` (:mod:`.conventions`);
+- judging (:mod:`.pipeline`): :func:`judge_records`;
+- the scorecard (:mod:`.scorecard`): :func:`bootstrap_scorecard`, :func:`classify_scorecard` with
+  :func:`load_thresholds` (Table 7), :func:`table2_cited_share`;
+- confidence and agreement (:mod:`.agreement`): :func:`confidence_frame`, :func:`confidence_distribution`,
+  :func:`judge_values`, :func:`load_answer_labels`, :func:`judge_agreement`;
+- the usability study: Table 1's findings (:mod:`.findings`), the t-tests of Tables 3–5 from summary statistics
+  (:mod:`.usability`), Fig 6 as Table 3 implies it (:mod:`.implied`);
+- figures (:mod:`.plots`, :mod:`.plots_study`);
+- simulators (:mod:`.simulate`): :func:`simulate_answers`, :func:`simulate_labels`.
 
-from .agreement import (
-    average_annotators,
-    confidence_distribution,
-    judge_agreement,
-    judge_values,
-    load_answer_labels,
-)
-from .batch import (
-    AnswerBatch,
-    batch_metrics,
-    greedy_cover_sizes,
-    min_cover_sizes,
-    pack_answers,
-    popcount,
-)
-from .conventions import (
-    CONVENTIONS,
-    DEFAULT_CONVENTION,
-    SOURCE_METRICS,
-    Convention,
-    check_convention,
-)
+What the book records against the paper is in :mod:`bookbuild.papers.answer_engine`.
+"""
+
+from .agreement import confidence_distribution, judge_agreement, judge_values, load_answer_labels
+from .batch import batch_metrics, pack_answers
+from .conventions import Convention
+from .findings import check_findings, findings_shares, load_findings, load_participants
+from .implied import implied_distributions, implied_table
 from .inputs import AnswerRecordError
-from .loading import AnswerData, judged_support_path, load_answers, sibling_support_path
+from .loading import AnswerData, judged_support_path, load_answers
 from .metrics import (
-    CATEGORIES,
-    DEBATE_ONLY,
     MAX_SOURCES,
     METRICS,
-    NECESSITY_OF,
     Answer,
-    Category,
-    NecessityMethod,
-    Ratio,
-    RatioOrOne,
-    RatioOrZero,
-    VertexCover,
     answer_metrics,
-    citation_accuracy,
-    citation_thoroughness,
     figure7_example,
-    greedy_source_cover,
     metrics_frame,
     minimum_source_covers,
     minimum_vertex_cover,
-    one_sided_answer,
-    overconfident_answer,
-    relevant_statements,
     source_necessity,
-    uncited_slots,
-    uncited_sources,
-    unsupported_statements,
 )
 from .pipeline import JudgeReport, judge_records
+from .plots import confidence_bars, figure7_matrices, scorecard_figure, scorecard_intervals, sources_bars
+from .plots_study import findings_bars, implied_violins
 from .records import (
-    CONFIDENCE_LABELS,
-    SCRAPE_RULE_OF,
     AnswerRecord,
-    ConvertedAnswers,
-    Statement,
     confidence_frame,
     load_answer_records,
     load_support_results,
-    merge_support,
-    parse_citations,
     parse_records,
-    read_answer_json,
     records_to_answers,
-    scrape_ok,
-    text_citations,
 )
 from .scorecard import (
     Threshold,
     bootstrap_scorecard,
     category_counts,
-    check_metrics_convention,
-    classify,
     classify_scorecard,
-    display_name,
     engine_scorecard,
     load_thresholds,
-    recorded_scorecard,
-    scorecard_matrix,
     table2_cited_share,
-    wide_scorecard,
 )
-from .simulate.annotators import (
-    LABEL_SCALE,
-    SimulatedLabels,
-    expected_r,
-    noise_sd,
-    simulate_labels,
-)
-from .usability import (
-    combine_groups,
-    implied_df,
-    implied_n,
-    load_usability_tables,
-    ttest_from_stats,
-    usability_comparisons,
-)
+from .simulate import simulate_answers, simulate_labels
+from .usability import load_usability_tables, ttest_from_stats, usability_comparisons
 from .validation import validate_answers, validate_labels, validate_support_results
 
 __all__ = [
-    "CATEGORIES",
-    "CONFIDENCE_LABELS",
-    "CONVENTIONS",
-    "DEBATE_ONLY",
-    "DEFAULT_CONVENTION",
-    "LABEL_SCALE",
-    "MAX_SOURCES",
-    "METRICS",
-    "NECESSITY_OF",
-    "SCRAPE_RULE_OF",
-    "SOURCE_METRICS",
-    "Answer",
-    "AnswerBatch",
-    "AnswerData",
-    "AnswerRecord",
-    "AnswerRecordError",
-    "Category",
-    "Convention",
-    "ConvertedAnswers",
-    "JudgeReport",
-    "NecessityMethod",
-    "Ratio",
-    "RatioOrOne",
-    "RatioOrZero",
-    "SimulatedLabels",
-    "Statement",
-    "Threshold",
-    "VertexCover",
-    "answer_metrics",
-    "average_annotators",
-    "batch_metrics",
-    "bootstrap_scorecard",
-    "category_counts",
-    "check_convention",
-    "check_metrics_convention",
-    "citation_accuracy",
-    "citation_thoroughness",
-    "classify",
-    "classify_scorecard",
-    "confidence_distribution",
-    "confidence_frame",
-    "display_name",
-    "expected_r",
-    "engine_scorecard",
-    "figure7_example",
-    "greedy_cover_sizes",
-    "greedy_source_cover",
-    "judge_agreement",
-    "judge_records",
-    "judge_values",
-    "load_answer_labels",
-    "load_answer_records",
-    "load_answers",
-    "load_support_results",
-    "load_thresholds",
-    "metrics_frame",
-    "min_cover_sizes",
-    "noise_sd",
-    "minimum_source_covers",
-    "minimum_vertex_cover",
-    "one_sided_answer",
-    "overconfident_answer",
-    "pack_answers",
-    "parse_citations",
-    "parse_records",
-    "popcount",
-    "recorded_scorecard",
-    "records_to_answers",
-    "relevant_statements",
-    "scorecard_matrix",
-    "scrape_ok",
-    "simulate_labels",
-    "source_necessity",
-    "table2_cited_share",
-    "text_citations",
-    "uncited_slots",
-    "uncited_sources",
-    "unsupported_statements",
-    "wide_scorecard",
-    "judged_support_path",
-    "merge_support",
-    "read_answer_json",
-    "sibling_support_path",
-    "validate_answers",
-    "validate_labels",
+    # loading answers
+    "AnswerData", "AnswerRecord", "AnswerRecordError", "judged_support_path", "load_answer_records", "load_answers",
+    "load_support_results", "parse_records", "records_to_answers", "validate_answers", "validate_labels",
     "validate_support_results",
-    "combine_groups",
-    "implied_df",
-    "implied_n",
-    "load_usability_tables",
-    "ttest_from_stats",
-    "usability_comparisons",
+    # metrics
+    "MAX_SOURCES", "METRICS", "Answer", "Convention", "answer_metrics", "batch_metrics", "figure7_example",
+    "metrics_frame", "minimum_source_covers", "minimum_vertex_cover", "pack_answers", "source_necessity",
+    # judging
+    "JudgeReport", "judge_records",
+    # scorecard
+    "Threshold", "bootstrap_scorecard", "category_counts", "classify_scorecard", "engine_scorecard",
+    "load_thresholds", "table2_cited_share",
+    # confidence and agreement
+    "confidence_distribution", "confidence_frame", "judge_agreement", "judge_values", "load_answer_labels",
+    # usability study
+    "check_findings", "findings_shares", "implied_distributions", "implied_table", "load_findings",
+    "load_participants", "load_usability_tables", "ttest_from_stats", "usability_comparisons",
+    # figures
+    "confidence_bars", "figure7_matrices", "findings_bars", "implied_violins", "scorecard_figure",
+    "scorecard_intervals", "sources_bars",
+    # simulators
+    "simulate_answers", "simulate_labels",
 ]

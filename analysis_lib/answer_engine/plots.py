@@ -102,8 +102,8 @@ def _scorecard_rows(card: pl.DataFrame, engines: list[str], thresholds: Mapping[
     return rows
 
 
-def scorecard(card: pl.DataFrame, thresholds: Mapping[str, Threshold], names: Mapping[str, str] | None = None, *,
-              title: str = "") -> Figure:
+def scorecard_figure(card: pl.DataFrame, thresholds: Mapping[str, Threshold],
+                     names: Mapping[str, str] | None = None, *, title: str = "") -> Figure:
     """Fig 8a as a table: per engine (column) the basic statistics, the eight metrics coloured by their Table 7
     category (acceptable / borderline / problematic) in the paper's three groups, and the score-card rows that
     summarise each group with one coloured dot per metric. ``card`` has the layout of

@@ -258,21 +258,3 @@ def display_name(engine: str) -> str:
     """The paper's name for an engine key (``you_com``, ``YouCom`` → ``You.com``); unknown keys unchanged."""
     return ENGINE_NAMES.get("".join(ch for ch in engine.lower() if ch.isalnum()), engine)
 
-
-def recorded_scorecard(long: pl.DataFrame, planted: pl.DataFrame | None = None, *,
-                       level: float = 0.95) -> list[dict]:
-    """What the chapter records for a recomputed scorecard, one dict per (engine, metric) of the three AEE
-    engines: ``quantity`` (``"<Engine>: % <metric>, recomputed from answers"``), ``value``, ``note`` (the
-    bootstrap interval at ``level`` and the answers it used) and ``planted`` (None without a simulation)."""
-    look = {} if planted is None else {(r["engine"], r["metric"]): r["planted"] for r in planted.iter_rows(named=True)}
-    out = []
-    for r in long.iter_rows(named=True):
-        name = display_name(r["engine"])
-        if name not in ENGINE_NAMES.values():
-            continue
-        skipped = f" ({r['n_undefined']} undefined, skipped)" if r["n_undefined"] else ""
-        out.append({"quantity": f"{name}: % {r['metric']}, recomputed from answers", "value": r["value"],
-                    "note": f"{100 * level:g}% bootstrap CI [{r['lo']:.1f}, {r['hi']:.1f}] "
-                            f"over {r['n_answers']} answers{skipped}",
-                    "planted": look.get((r["engine"], r["metric"]))})
-    return out
