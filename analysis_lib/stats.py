@@ -1,13 +1,20 @@
 """Tests and agreement statistics.
 
-Cohen's kappa for two raters over the same items, with optional linear or quadratic weights over an
-ordered label set (the nugget paper's weighted kappa over (A, tie, B)):
+Cohen's kappa for two raters over the same items (:func:`kappa_from_confusion`, :func:`cohen_kappa`) is
+statsmodels' ``cohens_kappa`` on the k x k table of counts. Unweighted,
 
-    kappa = 1 - sum_ij w_ij O_ij / sum_ij w_ij E_ij,
+    kappa = (p_o - p_e) / (1 - p_e),    p_o = sum_i O_ii,    p_e = sum_i r_i c_i,
 
-with O the observed joint proportions, E the product of the marginals, and disagreement weights
-w_ij = 0 on the diagonal and 1 elsewhere (unweighted), |i - j| / (k - 1) (linear) or ((i - j) / (k - 1))^2
-(quadratic).
+with O the observed joint proportions and r, c the two raters' marginal proportions. With linear or quadratic
+weights over an ordered label set (the nugget paper's weighted kappa over (A, tie, B)),
+
+    kappa = 1 - sum_ij w_ij O_ij / sum_ij w_ij E_ij,    E_ij = r_i c_j,
+
+with disagreement weights w_ij = |i - j| / (k - 1) (linear) or ((i - j) / (k - 1))^2 (quadratic); w_ij = 1 off
+the diagonal and 0 on it gives the unweighted kappa again. Constant raters: when both raters give one and the
+same label to every item, p_e = 1 (sum_ij w_ij E_ij = 0) and the formula is 0 / 0; the project defines kappa = 1
+there (the raters agree on every item), where statsmodels would give NaN. One constant rater against a varying
+one is not degenerate: p_o = p_e and kappa = 0.
 
 Preference tests (Search Arena §3.3): :func:`preference_binomial_test` is an exact binomial test of
 search-preferred against non-search-preferred votes, ties excluded, one-sided in the observed direction
@@ -31,34 +38,29 @@ from typing import Literal
 import numpy as np
 import polars as pl
 from scipy import stats as _sps
+from statsmodels.stats.inter_rater import cohens_kappa as _sm_cohens_kappa
 
 Weights = Literal["linear", "quadratic"] | None
 
 
 def kappa_from_confusion(confusion: np.ndarray, weights: Weights = None) -> float:
-    """Cohen's kappa from a k x k table of counts (rows: rater 1, columns: rater 2, same label order)."""
+    """Cohen's kappa from a k x k table of counts (rows: rater 1, columns: rater 2, same label order), unweighted
+    or with ``"linear"`` / ``"quadratic"`` disagreement weights (formulas in the module docstring), computed by
+    statsmodels' ``cohens_kappa``; 1.0 when both raters use one same label throughout (p_e = 1, the project's
+    convention). Counts must be finite and non-negative, with a positive total."""
     table = np.asarray(confusion, dtype=float)
     if table.ndim != 2 or table.shape[0] != table.shape[1]:
         raise ValueError(f"confusion must be a square matrix, got shape {table.shape}")
-    total = table.sum()
-    if total <= 0:
-        raise ValueError("confusion matrix has no counts")
-    k = table.shape[0]
-    observed = table / total
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
-    i, j = np.indices((k, k))
-    if weights is None:
-        w = (i != j).astype(float)
-    elif weights == "linear":
-        w = np.abs(i - j) / (k - 1)
-    elif weights == "quadratic":
-        w = ((i - j) / (k - 1)) ** 2
-    else:
+    if weights not in (None, "linear", "quadratic"):
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
-    denominator = (w * expected).sum()
-    if denominator == 0:
-        return 1.0 if (w * observed).sum() == 0 else float("nan")
-    return float(1.0 - (w * observed).sum() / denominator)
+    if not np.isfinite(table).all() or (table < 0).any():
+        raise ValueError("confusion must hold finite, non-negative counts")
+    if table.sum() <= 0:
+        raise ValueError("confusion matrix has no counts")
+    rows, cols = np.flatnonzero(table.sum(axis=1)), np.flatnonzero(table.sum(axis=0))
+    if rows.size == 1 and cols.size == 1 and rows[0] == cols[0]:  # p_e = 1: both raters constant, same label
+        return 1.0
+    return float(_sm_cohens_kappa(table, wt=weights, return_results=False))
 
 
 def confusion_matrix(rater1: Sequence[str], rater2: Sequence[str], labels: Sequence[str]) -> np.ndarray:

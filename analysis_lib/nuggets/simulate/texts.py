@@ -30,6 +30,7 @@ import numpy as np
 import polars as pl
 
 from analysis_lib.nuggets.scores import ASSIGNMENT_ORDER
+from analysis_lib.stats import kappa_from_confusion
 
 SECOND_KEEP = 0.8  # planted probability that the second assigner keeps the first model's label
 CHUNK_SENTENCES = 5
@@ -87,12 +88,10 @@ def second_assigner(nuggets: pl.DataFrame, *, keep: float = SECOND_KEEP, seed: i
 
 def second_assigner_kappa(first_shares: np.ndarray | list[float], keep: float = SECOND_KEEP) -> float:
     """Planted (expected) quadratic-weighted κ between the first labels, with shares ``first_shares`` in the
-    order of :data:`ASSIGNMENT_ORDER`, and the second assigner's (closed form, module docstring)."""
+    order of :data:`ASSIGNMENT_ORDER`, and the second assigner's: :func:`analysis_lib.stats.kappa_from_confusion`
+    of the expected joint proportions p_i M_ij (module docstring)."""
     p = np.asarray(first_shares, dtype=float)
     p = p / p.sum()
     m = np.full((3, 3), (1.0 - keep) / 2.0)
     np.fill_diagonal(m, keep)
-    joint = p[:, None] * m
-    q = joint.sum(axis=0)
-    w = (np.arange(3)[:, None] - np.arange(3)[None, :]) ** 2.0
-    return float(1.0 - (w * joint).sum() / (w * np.outer(p, q)).sum())
+    return kappa_from_confusion(p[:, None] * m, "quadratic")  # the expected joint proportions
