@@ -100,7 +100,7 @@ def main() -> None:
     batched, _ = contextual_solver.chord_rounds(design, w, theta, h0, bt.REG)
     t_batched = time.perf_counter() - t0
     t0 = time.perf_counter()
-    whole = bt.style_control(frame, bt.SOURCES, n_bootstrap=args.rounds, seed=0, progress=False)
+    whole = bt.style_control(frame, bt.SOURCES, rounds=args.rounds, seed=0, progress=False)
     t_whole = time.perf_counter() - t0
     assert whole.rounds is not None
     k = args.serial_rounds or args.rounds
@@ -124,7 +124,7 @@ def main() -> None:
     prep = bt.prepare_battles(frame).frame
     print(f"\n[BT] {prep.height:,} battles, {args.rounds} rounds")
     t0 = time.perf_counter()
-    lb = bt.leaderboard(prep, n_bootstrap=args.rounds, seed=0).to_frame()
+    lb = bt.leaderboard(prep, rounds=args.rounds, seed=0).to_frame()
     t_ours = time.perf_counter() - t0
     print(f"  analysis_lib.search_arena.bt.leaderboard   : {t_ours:7.2f} s")
     if args.skip_arena_rank:

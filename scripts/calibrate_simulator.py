@@ -66,7 +66,7 @@ def main() -> None:
             release = simulate_release(seed=seed)
             raw, planted = release.raw, release.planted
             battles, _ = loader.derive(raw, "calibration")
-            fit = bt.leaderboard(battles, n_bootstrap=0).to_frame()
+            fit = bt.leaderboard(battles, rounds=0).to_frame()
             fits.append(dict(zip(fit["model"], fit["rating"], strict=True)))
             shares.append(nonsearch_share(planted))
         gap = {m: float(np.mean([f[m] for f in fits])) - target[m] for m in target}

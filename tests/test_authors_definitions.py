@@ -164,7 +164,7 @@ def authors_compute_style_control(df: pd.DataFrame, feature: str, reg: float = 0
 
 
 def test_sa_e4_before_is_unpenalised_bt_and_after_keeps_the_penalty(small_arena):
-    eff = bt.control_effect(small_arena, ["response_length"], n_bootstrap=0, anchor=None)
+    eff = bt.control_effect(small_arena, ["response_length"], rounds=0, anchor=None)
     df = small_arena.to_pandas()
     before, after = authors_compute_bt(df), authors_compute_style_control(df, "response_length")
     ours = {r["model"]: r for r in eff.ratings.iter_rows(named=True)}
@@ -175,14 +175,14 @@ def test_sa_e4_before_is_unpenalised_bt_and_after_keeps_the_penalty(small_arena)
     assert eff.sd_before == pytest.approx(float(np.std(before.to_numpy(), ddof=1)), abs=1e-3)
     assert eff.sd_after == pytest.approx(float(np.std(after.to_numpy(), ddof=1)), abs=1e-3)
     # the ridge would have moved the "before" spread: the frame tells the two definitions apart
-    ridged = bt.control_effect(small_arena, ["response_length"], n_bootstrap=0, anchor=None, before_reg=bt.REG)
+    ridged = bt.control_effect(small_arena, ["response_length"], rounds=0, anchor=None, before_reg=bt.REG)
     assert abs(ridged.sd_before - eff.sd_before) > 0.5
     assert ridged.sd_after == pytest.approx(eff.sd_after)
     assert eff.before_ridge_models == () and eff.before_ridge_resamples == 0
 
 
 def test_sa_e4_bootstrap_pairs_the_unpenalised_and_the_controlled_fit(small_arena):
-    eff = bt.control_effect(small_arena, ["response_length"], n_bootstrap=20, seed=3, anchor="m3")
+    eff = bt.control_effect(small_arena, ["response_length"], rounds=20, seed=3, anchor="m3")
     assert eff.change_ci[0] <= eff.change_ci[1]
     assert eff.ratings.filter(pl.col("model") == "m3")["before"][0] == pytest.approx(1000.0)
 
@@ -286,5 +286,5 @@ def test_sa_e4_section_shows_the_authors_before_fit_on_all_voted_battles(small_a
     theirs = authors_compute_bt(small_arena.to_pandas())  # the authors' Fig E.4: compute_bt on all voted battles
     assert numbers["SD of ratings before control, the authors' battles (Elo)"] == pytest.approx(
         float(np.std(theirs.to_numpy(), ddof=1)), abs=1e-3)
-    ours_before = bt.control_effect(sources, ["response_length"], n_bootstrap=0).sd_before
+    ours_before = bt.control_effect(sources, ["response_length"], rounds=0).sd_before
     assert numbers["SD of ratings before control (Elo)"] == pytest.approx(ours_before, abs=1e-9)

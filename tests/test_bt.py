@@ -57,7 +57,7 @@ def _glm_elo(battles: pl.DataFrame, anchor: str = "gpt-4o-search") -> dict[str, 
 
 def _ml(battles: pl.DataFrame, anchor: str = "gpt-4o-search") -> dict[str, float]:
     """The Search Arena layer's full-data fit: model -> Elo with the anchor at 1000."""
-    return dict(bt.leaderboard(battles, anchor, n_bootstrap=0).to_frame().select("model", "rating").iter_rows())
+    return dict(bt.leaderboard(battles, anchor, rounds=0).to_frame().select("model", "rating").iter_rows())
 
 
 def test_bt_matches_statsmodels_glm(battles):
@@ -117,9 +117,9 @@ def test_rank_rule_hand_made():
 
 
 def test_leaderboard_columns_convention_and_determinism(battles):
-    lb1 = bt.leaderboard(battles, n_bootstrap=30, seed=7).to_frame()
-    lb2 = bt.leaderboard(battles, n_bootstrap=30, seed=7).to_frame()
-    lb3 = bt.leaderboard(battles, n_bootstrap=30, seed=8).to_frame()
+    lb1 = bt.leaderboard(battles, rounds=30, seed=7).to_frame()
+    lb2 = bt.leaderboard(battles, rounds=30, seed=7).to_frame()
+    lb3 = bt.leaderboard(battles, rounds=30, seed=8).to_frame()
     assert lb1.columns[:6] == ["model", "rating", "ci_lower", "ci_upper", "rank", "num_battles"]
     assert lb1.equals(lb2)
     assert not lb1["rating"].equals(lb3["rating"])
@@ -270,7 +270,7 @@ def test_the_search_arena_command_is_the_generic_leaderboard_with_the_papers_set
     for ci in ("bootstrap", "sandwich"):
         out = tmp_path / f"{ci}.csv"
         assert main(["sample:1500", "--seed", "2", "--n-bootstrap", "7", "--ci", ci, "--output", str(out)]) == 0
-        want = bt.leaderboard(battles, n_bootstrap=7, seed=2, ci=ci).to_frame()
+        want = bt.leaderboard(battles, rounds=7, seed=2, ci=ci).to_frame()
         got = pl.read_csv(out)
         assert got["model"].to_list() == want["model"].to_list()
         np.testing.assert_allclose(got["ci_lower"].to_numpy(), want["ci_lower"].to_numpy(), rtol=1e-12)

@@ -40,6 +40,6 @@ def test_table_d1_reuses_the_full_leaderboard_it_is_given():
     from analysis_lib.search_arena import bt, loader, preference
 
     voted = bt.prepare_battles(loader.load_battles("sample:1200", seed=1)).frame
-    full = bt.leaderboard(voted, n_bootstrap=5, seed=3).to_frame()
-    assert preference.table_d1(voted, n_bootstrap=5, seed=3, full=full).equals(
-        preference.table_d1(voted, n_bootstrap=5, seed=3))
+    full = bt.leaderboard(voted, rounds=5, seed=3).to_frame()
+    assert preference.table_d1(voted, rounds=5, seed=3, full=full).equals(
+        preference.table_d1(voted, rounds=5, seed=3))

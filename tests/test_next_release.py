@@ -35,7 +35,7 @@ def test_new_models_are_new_rows_and_the_anchor_falls_back(releases):
     assert "gpt-4o-search" not in models  # the paper's anchor was renamed away
     voted = bt.prepare_battles(battles).frame
     assert bt.present_anchor(voted) is None and bt.present_anchor(voted, "sonar") == "sonar"
-    board = bt.leaderboard(voted, n_bootstrap=0).to_frame()
+    board = bt.leaderboard(voted, rounds=0).to_frame()
     assert {"sonar-2026-search", variants.NEW_MODEL} <= set(board["model"])
     # no anchor: the ratings' mean is 1000 (Elo scale, 400 log10 units)
     assert board["rating"].mean() == pytest.approx(1000.0, abs=1e-6)

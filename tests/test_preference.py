@@ -45,7 +45,7 @@ def test_leaderboard_subsets_definitions():
 
 def test_table_d1_is_the_leaderboard_of_each_subset():
     battles = _with_subset_columns(synthetic_battles(n=3000, seed=4))
-    d1 = preference.table_d1(battles, n_bootstrap=8, seed=2)
+    d1 = preference.table_d1(battles, rounds=8, seed=2)
     assert d1.columns == [
         "model", "rating", "rank", "rating_english", "rank_english", "rating_non_english", "rank_non_english",
         "rating_factual", "rank_factual", "rating_non_factual", "rank_non_factual",
@@ -53,7 +53,7 @@ def test_table_d1_is_the_leaderboard_of_each_subset():
     assert d1["rating"].to_list() == sorted(d1["rating"].to_list(), reverse=True)
     for name, frame in preference.leaderboard_subsets(battles).items():
         suffix = "" if name == "all" else f"_{name}"
-        lb = bt.leaderboard(frame, n_bootstrap=8, seed=2).to_frame()
+        lb = bt.leaderboard(frame, rounds=8, seed=2).to_frame()
         ours = d1.select("model", f"rating{suffix}", f"rank{suffix}").sort("model")
         assert ours.rows() == lb.select("model", "rating", "rank").sort("model").rows()
 
@@ -80,15 +80,28 @@ def fig4_battles() -> pl.DataFrame:
     )
 
 
+@pytest.fixture(scope="module")
+def fig4(fig4_battles) -> dict:
+    return preference.score_vs_features(fig4_battles, rounds=10, seed=1)
+
+
+def test_score_vs_features_fits_the_leaderboard_once(fig4_battles, monkeypatch):
+    calls = []
+    fit = bt.leaderboard
+    monkeypatch.setattr(bt, "leaderboard", lambda *a, **k: calls.append(1) or fit(*a, **k))
+    got = preference.score_vs_features(fig4_battles, rounds=3, seed=1)
+    assert list(got) == list(preference.FIG4_COLUMNS) and len(calls) == 1
+
+
 @pytest.mark.parametrize("column", ["response_length", "citation_count"])
-def test_score_vs_feature_same_battles_and_statsmodels_band(fig4_battles, column):
-    merged, line = preference.score_vs_feature(fig4_battles, column, n_bootstrap=10, seed=1)
+def test_score_vs_feature_same_battles_and_statsmodels_band(fig4, fig4_battles, column):
+    merged, line = fig4[column]
     assert "gpt-4o-search-high-loc" not in merged["model"].to_list()
     kept = fig4_battles.filter(
         (pl.col("model_a") != "gpt-4o-search-high-loc") & (pl.col("model_b") != "gpt-4o-search-high-loc")
     )
     # the BT score is the leaderboard of the kept battles ...
-    lb = dict(bt.leaderboard(kept, n_bootstrap=10, seed=1).to_frame().select("model", "rating").iter_rows())
+    lb = dict(bt.leaderboard(kept, rounds=10, seed=1).to_frame().select("model", "rating").iter_rows())
     assert dict(merged.select("model", "score").iter_rows()) == pytest.approx(lb)
     # ... and the per-model means come from the same battles (citations: responses that cite)
     resp = pl.concat(
@@ -193,7 +206,7 @@ def test_coefficient_tables_name_the_storage_convention():
     from analysis_lib.search_arena.simulate import simulate_release
 
     battles = bt.prepare_battles(loader.load_battles(simulate_release(800, seed=0).raw)).frame
-    coef = bt.style_control(battles, bt.LENGTH, n_bootstrap=0).coefficients()
+    coef = bt.style_control(battles, bt.LENGTH, rounds=0).coefficients()
     shift = bt.convention_shift(battles, bt.LENGTH)
     fit, storage = coefficient_tables(coef, shift, "Length")
     assert "paper" not in storage.frame.columns and "int32 storage (the authors')" in storage.frame.columns

@@ -37,7 +37,7 @@ def test_sa_d5_leaderboard_is_unchanged(voted):
     rounds = frozen_newton(x, pd_.outcomes, w, 0.0, m)
     before = _board(pd_.models, 400 * r + offset, 400 * (rounds - rounds.mean(1, keepdims=True)) + offset,
                     pd_.battles_per_model())
-    for board in (bt.leaderboard(voted, n_bootstrap=100, seed=0).to_frame(),
+    for board in (bt.leaderboard(voted, rounds=100, seed=0).to_frame(),
                   ranking.leaderboard(voted, anchor=ANCHOR, rounds=100, seed=0).to_frame()):
         assert board.height == len(before)
         for row in board.iter_rows(named=True):
@@ -58,7 +58,7 @@ def test_style_control_is_unchanged(voted):
     theta = frozen_newton(x, y, np.ones((1, n)), bt.REG, len(models))[0]
     w = np.random.default_rng(0).multinomial(n, np.full(n, 1.0 / n), size=60).astype(float)
     rounds = frozen_newton(x, y, w, bt.REG, len(models))
-    fit = bt.style_control(subset, bt.ALL_CONTROLS, n_bootstrap=60, seed=0)
+    fit = bt.style_control(subset, bt.ALL_CONTROLS, rounds=60, seed=0)
     ratings, coefs = fit.to_frame(), fit.coefficients()
     k = len(models)
     np.testing.assert_allclose(coefs["estimate_ml"].to_numpy(), theta[k:], atol=1e-7)
@@ -80,10 +80,10 @@ def test_the_search_arena_layer_is_the_generic_leaderboard_with_the_papers_setti
     raw = loader.load_battles("sample:3000", seed=4)
     kept = raw.filter(pl.col("winner").is_not_null() & (pl.col("model_a") != pl.col("model_b"))
                       & ~pl.col("model_a").is_in(["gemini-2.5-pro"]) & ~pl.col("model_b").is_in(["gemini-2.5-pro"]))
-    pairs_sa = bt.leaderboard(raw, n_bootstrap=30, seed=3)
+    pairs_sa = bt.leaderboard(raw, rounds=30, seed=3)
     pairs_gen = ranking.leaderboard(kept, anchor=ANCHOR, rounds=30, seed=3)
     assert pairs_sa.to_frame().equals(pairs_gen.to_frame())
-    style_sa = bt.style_control(raw, bt.SOURCES, n_bootstrap=20, seed=5)
+    style_sa = bt.style_control(raw, bt.SOURCES, rounds=20, seed=5)
     style_gen = ranking.leaderboard(kept, anchor=ANCHOR, rounds=20, seed=5, features=bt.SOURCES, reg=0.5,
                                     convention="paper")
     assert style_sa.to_frame().equals(style_gen.to_frame())
@@ -92,3 +92,53 @@ def test_the_search_arena_layer_is_the_generic_leaderboard_with_the_papers_setti
     sandwich_gen = ranking.leaderboard(kept, anchor=ANCHOR, ci="sandwich", features=bt.LENGTH, reg=0.5,
                                        convention="paper")
     assert sandwich_sa.ci_method == "sandwich" and sandwich_sa.to_frame().equals(sandwich_gen.to_frame())
+
+
+def test_battles_are_screened_once_on_the_way_to_a_leaderboard(monkeypatch):
+    """A release screened once (``bt.prepare_battles``) is not screened again by any fit of the Search Arena layer
+    (neither by bt nor by the ranking core's gate): one call of ``screen_battles`` in all; and each fit gives the
+    numbers of the old path, the generic leaderboard screening the frame itself."""
+    from analysis_lib.ranking import votes
+    from analysis_lib.search_arena import preference
+
+    raw = loader.load_battles("sample:3000", seed=4)
+    calls = []
+    for module in (bt, votes):
+        screen = module.screen_battles
+        monkeypatch.setattr(module, "screen_battles", lambda *a, _s=screen, **k: calls.append(1) or _s(*a, **k))
+    prep = bt.prepare_battles(raw)
+    board = bt.leaderboard(prep, rounds=12, seed=3)
+    style = bt.style_control(prep, bt.LENGTH, rounds=12, seed=3)
+    d1 = preference.table_d1(prep, rounds=4, seed=1, full=board.to_frame())
+    by_intent = bt.style_by_subset(prep, bt.LENGTH, rounds=0)
+    effect = bt.control_effect(prep, bt.LENGTH, rounds=0)
+    assert len(calls) == 1 and d1.height and by_intent.height and effect.n_battles == prep.frame.height
+    monkeypatch.undo()
+    old_board = ranking.leaderboard(prep.frame, anchor=ANCHOR, rounds=12, seed=3)
+    assert board.to_frame().equals(old_board.to_frame())
+    old_style = ranking.leaderboard(prep.frame, anchor=ANCHOR, rounds=12, seed=3, features=bt.LENGTH, reg=bt.REG,
+                                    convention="paper")
+    assert style.to_frame().equals(old_style.to_frame()) and style.coefficients().equals(old_style.coefficients())
+    assert board.dropped == prep.dropped  # the counts of the one screen travel into the result
+
+
+def test_screened_battles_check_the_fits_features_and_count_exclusions():
+    raw = loader.load_battles("sample:600", seed=2)
+    prep = bt.prepare_battles(raw)
+    gone = prep.without(["sonar"])
+    n_sonar = prep.frame.filter((pl.col("model_a") == "sonar") | (pl.col("model_b") == "sonar")).height
+    assert gone.frame.height == prep.frame.height - n_sonar > 0
+    assert gone.dropped["excluded model"] == prep.dropped.get("excluded model", 0) + n_sonar
+    assert bt.screened(prep) is prep and bt.screened(prep, []) is prep
+    holed = bt.prepare_battles(raw.with_columns(
+        pl.when(pl.int_range(pl.len()) == 7).then(None).otherwise(pl.col("response_length_a"))
+        .alias("response_length_a")))
+    row = holed.frame.with_row_index().filter(pl.col("response_length_a").is_null())["index"][0]
+    with pytest.raises(ranking.InvalidBattlesError, match=rf"response_length_a' \(row {row}\)"):
+        bt.style_control(holed, bt.LENGTH, rounds=0)
+    with pytest.raises(ranking.InvalidBattlesError):  # the core's own gate refuses the same battles
+        ranking.leaderboard(holed.frame, features=bt.LENGTH, ci="none")
+    with pytest.raises(ValueError, match="features"):
+        bt.convention_shift(prep, bt.CITATIONS, fitted=bt.style_control(prep, bt.LENGTH, rounds=0))
+    fitted = bt.style_control(prep, bt.LENGTH, rounds=5, seed=1)
+    assert bt.convention_shift(prep, bt.LENGTH, fitted=fitted).equals(bt.convention_shift(prep, bt.LENGTH))

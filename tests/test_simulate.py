@@ -103,8 +103,8 @@ def test_contextual_fit_recovers_the_planted_values(moderate):
     (a correct simulator breaks this with probability ~1e-4 per coefficient) and the planted ratings of the
     models with at least 200 voted battles within 4 bootstrap SDs too."""
     raw, planted = moderate
-    battles = bt.prepare_battles(loader.load_battles(raw), exclude_models=[]).frame
-    fit = bt.style_control(battles, planted.features, n_bootstrap=40, seed=0)
+    battles = bt.prepare_battles(loader.load_battles(raw), exclude=[]).frame
+    fit = bt.style_control(battles, planted.features, rounds=40, seed=0)
     assert fit.rounds is not None
     coef = fit.coefficients()
     sd = fit.rounds[:, len(fit.models):].std(axis=0)

@@ -68,7 +68,7 @@ def _design(frame: pl.DataFrame, features, convention="float"):
 
 def test_unpenalised_contextual_matches_statsmodels(battles):
     features = ["response_length", "citation_count"]
-    fit = bt.style_control(battles, features, n_bootstrap=0, convention="float", reg=0.0)
+    fit = bt.style_control(battles, features, rounds=0, convention="float", reg=0.0)
     ratings, coefs = fit.to_frame(), fit.coefficients()
     models, inc, z, y = _design(battles, features)
     keep = [j for j, m in enumerate(models) if m != "gpt-4o-search"]
@@ -110,7 +110,7 @@ def test_penalised_matches_authors_loss_scale(battles):
 @pytest.mark.parametrize("n", [6000, 300])
 def test_batched_bootstrap_equals_one_exact_fit_per_round(n):
     frame = synthetic_style_battles(n=n, seed=2)
-    fit = bt.style_control(frame, bt.SOURCES, n_bootstrap=12, seed=4, convention="paper")
+    fit = bt.style_control(frame, bt.SOURCES, rounds=12, seed=4, convention="paper")
     models, inc, z, y = _design(frame, bt.SOURCES, "paper")
     x = np.hstack([ranking.ALPHA * inc, z])
     w = ranking.bootstrap_counts(len(y), 12, 4)
@@ -122,7 +122,7 @@ def test_batched_bootstrap_equals_one_exact_fit_per_round(n):
 
 
 def test_bootstrap_determinism_per_seed(battles):
-    f1, f2, f3 = (bt.style_control(battles, ["response_length"], n_bootstrap=10, seed=s) for s in (3, 3, 4))
+    f1, f2, f3 = (bt.style_control(battles, ["response_length"], rounds=10, seed=s) for s in (3, 3, 4))
     r1, c1, r2, c2, c3 = f1.to_frame(), f1.coefficients(), f2.to_frame(), f2.coefficients(), f3.coefficients()
     assert r1.equals(r2) and c1.equals(c2)
     assert c1["estimate"][0] != c3["estimate"][0]
@@ -131,7 +131,7 @@ def test_bootstrap_determinism_per_seed(battles):
 
 def test_planted_coefficients_recovered():
     frame = synthetic_style_battles(n=30000, seed=0, tie_rate=0.0)
-    fit = bt.style_control(frame, ["response_length", "citation_count"], n_bootstrap=20, convention="float")
+    fit = bt.style_control(frame, ["response_length", "citation_count"], rounds=20, convention="float")
     ratings, coefs = fit.to_frame(), fit.coefficients()
     est = dict(coefs.select("feature", "estimate").iter_rows())
     lo = dict(coefs.select("feature", "ci_lower").iter_rows())
@@ -156,7 +156,7 @@ def test_paper_convention_truncates_to_int32():
 
 def test_constant_feature_reported_as_nan(battles):
     frame = battles.with_columns(pl.lit(0).alias("cites_retail_a"), pl.lit(0).alias("cites_retail_b"))
-    coefs = bt.style_control(frame, bt.SOURCES, n_bootstrap=3).coefficients()
+    coefs = bt.style_control(frame, bt.SOURCES, rounds=3).coefficients()
     row = coefs.filter(pl.col("feature") == "cites_retail").row(0, named=True)
     assert math.isnan(row["estimate"]) and math.isnan(row["estimate_ml"])
     assert coefs.filter(pl.col("feature") != "cites_retail")["estimate"].is_nan().sum() == 0
@@ -166,13 +166,13 @@ def test_convention_shift_and_subsets(battles):
     shift = bt.convention_shift(battles, ["response_length", "citation_count"])
     assert shift.columns == ["feature", "paper", "float", "shift"]
     np.testing.assert_allclose(shift["shift"].to_numpy(), (shift["float"] - shift["paper"]).to_numpy())
-    sub = bt.style_by_subset(battles, ["response_length"], n_bootstrap=5)
+    sub = bt.style_by_subset(battles, ["response_length"], rounds=5)
     assert sorted(sub["subset"].to_list()) == ["Analysis", "Factual Lookup"]
     assert (sub["n"] > 0).all()
 
 
 def test_anchor_each_round_and_interval_coverage(battles):
-    fit = bt.style_control(battles, ["response_length"], n_bootstrap=10, seed=0)
+    fit = bt.style_control(battles, ["response_length"], rounds=10, seed=0)
     per_round = fit.relative_to_anchor().filter(pl.col("model") == "gpt-4o-search").row(0, named=True)
     assert per_round["ci_lower"] == pytest.approx(1000.0) and per_round["ci_upper"] == pytest.approx(1000.0)
     paper = fit.to_frame().filter(pl.col("model") == "gpt-4o-search").row(0, named=True)
@@ -218,7 +218,7 @@ def _logistic_replicate(n: int, seed: int, beta: float = 0.3, tie_scale: float =
 
 def _coverage(n_rep: int, ci: str) -> pl.DataFrame:
     def fit(battles: pl.DataFrame, k: int) -> ranking.Ranking:
-        return bt.style_control(battles, ["response_length"], n_bootstrap=60, seed=k, ci=ci, exclude_models=[])
+        return bt.style_control(battles, ["response_length"], rounds=60, seed=k, ci=ci, exclude=[])
 
     return ranking.ranking_coverage((_logistic_replicate(1500, 500 + k) for k in range(n_rep)), fit, "gpt-4o-search")
 
@@ -298,17 +298,17 @@ def test_rating_spread():
 
 def test_control_effect_same_battles_and_convergence():
     frame = _style_confounded()
-    eff = bt.control_effect(frame, ["response_length"], n_bootstrap=30, seed=1, convention="float")
+    eff = bt.control_effect(frame, ["response_length"], rounds=30, seed=1, convention="float")
     assert eff.n_battles == bt.prepare_battles(frame).frame.height
     # "before" is the unpenalised BT of the same frame (the authors' compute_bt), as the plain leaderboard
-    plain = bt.leaderboard(frame, n_bootstrap=0).to_frame()
+    plain = bt.leaderboard(frame, rounds=0).to_frame()
     assert dict(eff.ratings.select("model", "before").iter_rows()) == pytest.approx(
         dict(plain.select("model", "rating_ml").iter_rows()))
     assert eff.sd_before == pytest.approx(bt.rating_spread(eff.ratings["before"].to_numpy()))
     assert eff.sd_before > 20 and eff.sd_after < 10  # truth: all ratings equal
     assert eff.converge and eff.converge_significant and eff.change_ci[0] <= eff.change <= eff.change_ci[1]
     # without features and under the same penalty nothing changes
-    none = bt.control_effect(frame, (), n_bootstrap=5, before_reg=bt.REG)
+    none = bt.control_effect(frame, (), rounds=5, before_reg=bt.REG)
     assert none.change == pytest.approx(0.0, abs=1e-9) and not none.converge
 
 
@@ -342,16 +342,16 @@ def test_style_by_subset_passes_options_and_survives_missing_anchor(battles):
         (pl.col("primary_intent") != "Analysis")
         | ((pl.col("model_a") != "gpt-4o-search") & (pl.col("model_b") != "gpt-4o-search"))
     )
-    sub = bt.style_by_subset(no_anchor, ["response_length"], n_bootstrap=0, reg=0.0, convention="float")
+    sub = bt.style_by_subset(no_anchor, ["response_length"], rounds=0, reg=0.0, convention="float")
     analysis = no_anchor.filter(pl.col("primary_intent") == "Analysis")
-    ref = bt.style_control(analysis, ["response_length"], n_bootstrap=0, reg=0.0, convention="float",
+    ref = bt.style_control(analysis, ["response_length"], rounds=0, reg=0.0, convention="float",
                            anchor=None).coefficients()
     got = sub.filter(pl.col("subset") == "Analysis")["estimate_ml"][0]
     assert got == pytest.approx(ref["estimate_ml"][0], abs=1e-9)
-    penalised = bt.style_control(analysis, ["response_length"], n_bootstrap=0, convention="float",
+    penalised = bt.style_control(analysis, ["response_length"], rounds=0, convention="float",
                                  anchor=None).coefficients()
     assert got != pytest.approx(penalised["estimate_ml"][0], abs=1e-9)  # reg reached the fit
-    dropped = bt.style_by_subset(battles, ["response_length"], n_bootstrap=0, exclude_models=["gpt-4o-search", "sonar"])
+    dropped = bt.style_by_subset(battles, ["response_length"], rounds=0, exclude=["gpt-4o-search", "sonar"])
     n_ref = bt.prepare_battles(battles.filter(pl.col("primary_intent") == "Analysis"),
-                               exclude_models=["gpt-4o-search", "sonar"]).frame.height
+                               exclude=["gpt-4o-search", "sonar"]).frame.height
     assert dropped.filter(pl.col("subset") == "Analysis")["n"][0] == n_ref

@@ -100,7 +100,7 @@ def test_offset_study_holds_each_seeds_three_fits_as_fitted_by_hand(study, d1_ta
         sim = simulate_release(1500, seed=seed)
         battles = bt.prepare_battles(loader.load_battles(sim.raw)).frame
         by_hand = {
-            "plain": (dict(bt.leaderboard(battles, n_bootstrap=0).to_frame().select("model", "rating").iter_rows()),
+            "plain": (dict(bt.leaderboard(battles, rounds=0).to_frame().select("model", "rating").iter_rows()),
                       d1_target),
             "controlled": (dict(bt.style_control(battles, bt.ALL_CONTROLS, 0, seed).to_frame()
                                 .select("model", "rating_ml").iter_rows()), sim.planted.ratings),
@@ -212,7 +212,7 @@ def test_coverage_study_is_each_replicate_fitted_four_ways():
             bt.style_control(battles, bt.ALL_CONTROLS, ci="sandwich"), sim.planted.ratings, sim.planted.betas,
             ANCHOR),
         ("plain", "bootstrap"): ranking.result_coverage(
-            bt.leaderboard(battles, n_bootstrap=20, seed=4), plain_truth, {}, ANCHOR),
+            bt.leaderboard(battles, rounds=20, seed=4), plain_truth, {}, ANCHOR),
         ("plain", "sandwich"): ranking.result_coverage(bt.leaderboard(battles, ci="sandwich"), plain_truth, {}, ANCHOR),
     }
     for (fit, method), want in by_hand.items():
@@ -263,7 +263,7 @@ def test_seed_study_refits_the_same_releases_under_both_tie_models(d1_target):
     assert study.ties.height == 2 * len(bt.ALL_CONTROLS)
     sims = simulate_battles(6000, 2, ("closeness", "independent"))
     for t, sim in sims.items():  # by hand
-        fit = bt.style_control(bt.prepare_battles(sim.battles).frame, bt.ALL_CONTROLS, n_bootstrap=0)
+        fit = bt.style_control(bt.prepare_battles(sim.battles).frame, bt.ALL_CONTROLS, rounds=0)
         got = study.ties.filter(pl.col("tie_model") == t)
         assert got["estimate"].to_numpy() == pytest.approx(fit.coef_ml)
         row = study.spreads.filter(pl.col("tie_model") == t).row(0, named=True)

@@ -122,6 +122,6 @@ def test_the_half_win_estimator_recovers_the_planted_coefficients_only_under_the
     assert (1 - Q) * default - 0.06 < shrunk < (1 - Q) * default
     # the sampled votes of the same release: a recovered scale under the default, the shrunk one under independence
     sampled = {t: coefficient_scale(bt.style_control(bt.prepare_battles(s.battles).frame, bt.ALL_CONTROLS,
-                                                     n_bootstrap=0).coef_ml, planted) for t, s in sims.items()}
+                                                     rounds=0).coef_ml, planted) for t, s in sims.items()}
     assert sampled["closeness"] == pytest.approx(1.0, abs=0.1)
     assert sampled["independent"] == pytest.approx(shrunk, abs=0.06)

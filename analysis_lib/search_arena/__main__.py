@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         battles = loader.load_battles(args.source, seed=args.seed)
-        result = bt.leaderboard(battles, anchor=args.anchor, n_bootstrap=args.n_bootstrap, seed=args.seed, ci=args.ci)
+        result = bt.leaderboard(battles, anchor=args.anchor, rounds=args.n_bootstrap, seed=args.seed, ci=args.ci)
     except ConvergenceError as err:
         print(f"error: {err}", file=sys.stderr)
         return 3

@@ -9,12 +9,17 @@ call of :func:`analysis_lib.ranking.leaderboard` (for the paired SA-E4 fits,
 (``.to_frame()``: the leaderboard, ``.coefficients()``: the style coefficients). This module adds what is
 Search Arena's:
 
-Battles
+Battles, screened once
     :func:`prepare_battles` keeps battles with a vote, drops the models outside the leaderboard (the non-search
     ``gemini-2.5-pro``: ``in_leaderboard = false`` in ``resources/model_names.csv``) and self-battles
     (``model_a == model_b``) through :func:`analysis_lib.ranking.screen_battles`, and reports how many of each it
     dropped (a ``winner`` label outside the release's vocabulary is counted and reported, never taken for a
     missing vote). Outcome for model A: 1 (``model_a``), 0 (``model_b``), 0.5 (``tie`` and ``tie (bothbad)``).
+    Its result, :class:`PreparedBattles`, is the screened-battles type: every fit here takes either a frame
+    (screened on entry) or a :class:`PreparedBattles` (not screened again; its subsets,
+    :meth:`PreparedBattles.where`, and further exclusions, :meth:`PreparedBattles.without`, stay screened), and
+    hands the ranking core the checked battles (:meth:`PreparedBattles.fit_frame`), so the release's battles pass
+    the vote checks once on their way to a leaderboard.
 
 Bradley–Terry (SA-D5): :func:`leaderboard`
     Unpenalised BT on the unique ``(model_a, model_b, outcome)`` rows; ratings ``400 · r + offset`` with the
@@ -37,8 +42,9 @@ Ratings before and after control (SA-E4)
     bootstrap draws, and compares the spread of the ratings (:func:`rating_spread`: SD across models);
     "converge" = the controlled spread is smaller.
 
-Intervals: bootstrap (``n_bootstrap`` rounds, the paper's method) by default; ``ci="sandwich"`` gives sandwich
-(robust) intervals of the same fit, ``n_bootstrap=0`` none.
+Names as in :func:`analysis_lib.ranking.leaderboard`: ``rounds`` (bootstrap rounds), ``exclude`` (models whose
+battles are left out). Intervals: bootstrap (``rounds`` rounds, the paper's method) by default; ``ci="sandwich"``
+gives sandwich (robust) intervals of the same fit, ``rounds=0`` none.
 """
 
 from __future__ import annotations
@@ -52,8 +58,17 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from analysis_lib.ranking import Convention, Ranking, clean_battles, rank_contextual, screen_battles
-from analysis_lib.ranking import leaderboard as rank
+from analysis_lib.ranking import (
+    OUTCOME_OF_WINNER,
+    Convention,
+    InvalidBattlesError,
+    PairData,
+    Ranking,
+    rank_contextual,
+    rank_pairs,
+    screen_battles,
+)
+from analysis_lib.ranking.votes import EXCLUDED, CleanBattles, check_columns, feature_columns
 from analysis_lib.search_arena.domains import DOMAIN_GROUPS
 from analysis_lib.search_arena.models import ANCHOR, non_leaderboard_models
 from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS, DECISIVE, SIDES
@@ -77,9 +92,10 @@ ALL_CONTROLS: tuple[str, ...] = ("response_length", *SOURCES)
 
 @dataclass(frozen=True)
 class PreparedBattles:
-    """Battles ready for a fit (the input's rows and columns), and what was dropped on the way: ``dropped`` counts
-    the rows left out per reason (:func:`analysis_lib.ranking.screen_battles`: ``no vote``, ``unknown outcome``,
-    ``missing model``, ``self-battle``, ``excluded model``; ``tie (decided only)`` with ``decided_only``)."""
+    """Screened battles, ready for a fit (the input's rows and columns), and what was dropped on the way:
+    ``dropped`` counts the rows left out per reason (:func:`analysis_lib.ranking.screen_battles`: ``no vote``,
+    ``unknown outcome``, ``missing model``, ``self-battle``, ``excluded model``; ``tie (decided only)`` with
+    ``decided_only``). Made by :func:`prepare_battles`; the fits of this module take it without screening again."""
 
     frame: pl.DataFrame
     n_input: int
@@ -114,6 +130,45 @@ class PreparedBattles:
         extra = [f"{v:,} {_REASON_TEXT.get(k, k)}" for k, v in self.dropped.items() if k not in shown and v]
         return text + "".join(f", {e}" for e in extra)
 
+    def where(self, predicate: pl.Expr) -> PreparedBattles:
+        """The battles for which ``predicate`` holds (a subset of screened battles needs no screen); ``n_input`` and
+        ``dropped`` stay those of the screen."""
+        return PreparedBattles(self.frame.filter(predicate), self.n_input, self.dropped)
+
+    def without(self, models: Sequence[str]) -> PreparedBattles:
+        """The battles of none of ``models``; those left out are added to the ``excluded model`` count."""
+        if not models:
+            return self
+        out = pl.col("model_a").is_in(list(models)) | pl.col("model_b").is_in(list(models))
+        n_out = int(self.frame.select(out.sum()).item())
+        if n_out == 0:
+            return self
+        dropped = {**self.dropped, EXCLUDED: self.dropped.get(EXCLUDED, 0) + n_out}
+        return PreparedBattles(self.frame.filter(~out), self.n_input, dropped)
+
+    def fit_frame(self, features: Sequence[str] = ()) -> CleanBattles:
+        """The battles in the ranking core's checked form (:class:`analysis_lib.ranking.votes.CleanBattles`:
+        ``model_a``, ``model_b``, ``y`` = 1, 0 or 0.5 for model A, the ``<f>_a``, ``<f>_b`` columns of
+        ``features`` as floats), without screening the votes again. The one check left is the one the screen could
+        not make, as it depends on the fit's ``features``: a missing column or a null / non-finite value is an
+        :class:`~analysis_lib.ranking.InvalidBattlesError` naming the column and the rows (numbered from 0 in
+        :attr:`frame`), as the core's own check."""
+        cols = feature_columns(features)
+        check_columns(self.frame, cols)
+        if cols:
+            bad = self.frame.select(
+                **{c: (pl.col(c).cast(pl.Float64).is_null() | ~pl.col(c).cast(pl.Float64).is_finite()).fill_null(True)
+                   for c in cols})
+            rows = np.flatnonzero(bad.select(pl.any_horizontal(cols)).to_series().to_numpy())
+            if rows.size:
+                shown = ", ".join(f"column {next(c for c in cols if bad[c][int(r)])!r} (row {r})" for r in rows[:5])
+                raise InvalidBattlesError(f"{rows.size:,} of {self.frame.height:,} battles have a missing or "
+                                          f"non-finite style feature: {shown}{', …' if rows.size > 5 else ''}")
+        y = pl.col("winner").replace_strict(OUTCOME_OF_WINNER, return_dtype=pl.Float64).alias("y")
+        frame = self.frame.select(pl.col("model_a").cast(pl.String), pl.col("model_b").cast(pl.String), y,
+                                  *(pl.col(c).cast(pl.Float64) for c in cols))
+        return CleanBattles(frame, self.n_input, self.dropped)
+
 
 _REASON_TEXT = {"unknown outcome": "with an unknown winner label", "missing model": "without a model name",
                 "tie (decided only)": "ties (decided battles only)"}
@@ -122,17 +177,18 @@ _REASON_TEXT = {"unknown outcome": "with an unknown winner label", "missing mode
 def prepare_battles(
     battles: pl.DataFrame,
     *,
-    exclude_models: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
     decided_only: bool = False,
 ) -> PreparedBattles:
-    """Keep voted battles; drop excluded models (default: :func:`non_leaderboard_models`) and self-battles.
+    """Keep voted battles; drop the battles of ``exclude`` (default: :func:`non_leaderboard_models`) and
+    self-battles: the one screen of the battles on their way to a fit (module docstring).
 
     The rows are screened by :func:`analysis_lib.ranking.screen_battles` with ``drop_invalid=True``: every row
     left out is counted under its reason (a label outside the vocabulary too, reported apart from the missing
     votes). ``decided_only`` also drops ties (``tie``, ``tie (bothbad)``), counted as ``tie (decided only)``.
     """
-    exclude = list(non_leaderboard_models() if exclude_models is None else exclude_models)
-    screen = screen_battles(battles, exclude=exclude, drop_invalid=True)
+    excluded = list(non_leaderboard_models() if exclude is None else exclude)
+    screen = screen_battles(battles, exclude=excluded, drop_invalid=True)
     keep, dropped = screen.keep, dict(screen.dropped)
     if decided_only:
         tie = ~battles.select(pl.col("winner").is_in(list(DECISIVE)).fill_null(False)).to_series().to_numpy() & keep
@@ -142,6 +198,19 @@ def prepare_battles(
     prepared = PreparedBattles(kept, battles.height, dropped)
     log.info(prepared.summary())
     return prepared
+
+
+Battles = pl.DataFrame | PreparedBattles
+"""What every fit here takes: a battle frame (screened on entry) or battles already screened."""
+
+
+def screened(battles: Battles, exclude: Sequence[str] | None = None) -> PreparedBattles:
+    """``battles`` screened once: a frame goes through :func:`prepare_battles` (``exclude``: its default when
+    ``None``); a :class:`PreparedBattles` is not screened again, only the battles of ``exclude`` (when given) are
+    left out (:meth:`PreparedBattles.without`)."""
+    if isinstance(battles, PreparedBattles):
+        return battles if exclude is None else battles.without(exclude)
+    return prepare_battles(battles, exclude=exclude)
 
 
 def both_cite(battles: pl.DataFrame) -> pl.DataFrame:
@@ -187,28 +256,40 @@ CI = Literal["bootstrap", "sandwich"]
 
 
 def leaderboard(
-    battles: pl.DataFrame,
+    battles: Battles,
     anchor: str | None = ANCHOR,
-    n_bootstrap: int = 100,
+    rounds: int = 100,
     seed: int = 0,
     *,
-    exclude_models: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
     ci: CI = "bootstrap",
     progress: bool | None = None,
 ) -> Ranking:
-    """The Table D.1 leaderboard of the battles kept by :func:`prepare_battles`: plain BT by
-    :func:`analysis_lib.ranking.leaderboard` with the Search Arena anchor.
+    """The Table D.1 leaderboard of the screened battles (:func:`screened`): plain BT by
+    :func:`analysis_lib.ranking.rank_pairs` with the Search Arena anchor.
 
     Likelihood: ``P(a beats b) = σ(ln 10 · (r_a − r_b))``, ties half a win, no penalty. ``.to_frame()``: ``model,
     rating, ci_lower, ci_upper, rank, num_battles, rating_ml`` with ``rating`` the bootstrap mean of ``400 r +
-    offset`` (offset: ``anchor`` at 1000 in the full-data fit), CI the 2.5/97.5 percentiles of ``n_bootstrap``
-    rounds, ``rank`` 1 + the models whose lower bound exceeds this model's upper bound, ``rating_ml`` the
+    offset`` (offset: ``anchor`` at 1000 in the full-data fit), CI the 2.5/97.5 percentiles of ``rounds``
+    bootstrap rounds, ``rank`` 1 + the models whose lower bound exceeds this model's upper bound, ``rating_ml`` the
     full-data fit (anchor exactly 1000); ``num_battles`` counts ties too. ``ci="sandwich"``: sandwich intervals
-    around the full-data fit instead; ``n_bootstrap=0`` with the bootstrap: no intervals, the rating is the ML fit.
+    around the full-data fit instead; ``rounds=0`` with the bootstrap: no intervals, the rating is the ML fit.
     """
-    prep = prepare_battles(battles, exclude_models=exclude_models)
-    return rank(prep.frame, anchor=present_anchor(prep.frame, anchor), ci=_ci(ci, n_bootstrap), rounds=n_bootstrap,
-                seed=seed, progress=progress)
+    return _fit(screened(battles, exclude), (), anchor, ci, rounds, seed, progress=progress)
+
+
+def _fit(prep: PreparedBattles, features: Sequence[str], anchor: str | None, ci: CI, rounds: int, seed: int,
+         **kwargs) -> Ranking:
+    """One fit of screened battles by the ranking core (what :func:`analysis_lib.ranking.leaderboard` does after
+    its own screen): :func:`~analysis_lib.ranking.rank_pairs` without features, else
+    :func:`~analysis_lib.ranking.rank_contextual`."""
+    clean = prep.fit_frame(features)
+    common = dict(anchor=present_anchor(prep.frame, anchor), ci=_ci(ci, rounds), rounds=rounds, seed=seed)
+    if features:
+        return rank_contextual(clean.frame, features, dropped=clean.dropped, **common, **kwargs)  # type: ignore[arg-type]
+    if clean.frame.height == 0:
+        raise InvalidBattlesError("no battles left to rank")
+    return rank_pairs(PairData.from_clean(clean.frame, dropped=clean.dropped), **common, **kwargs)  # type: ignore[arg-type]
 
 
 def present_anchor(battles: pl.DataFrame, anchor: str | None = ANCHOR) -> str | None:
@@ -224,34 +305,34 @@ def present_anchor(battles: pl.DataFrame, anchor: str | None = ANCHOR) -> str | 
     return anchor if present else None
 
 
-def _ci(ci: CI, n_bootstrap: int) -> Literal["bootstrap", "sandwich", "none"]:
+def _ci(ci: CI, rounds: int) -> Literal["bootstrap", "sandwich", "none"]:
     if ci not in ("bootstrap", "sandwich"):
         raise ValueError(f"ci must be 'bootstrap' or 'sandwich', not {ci!r}")
-    if n_bootstrap < 0:
-        raise ValueError(f"n_bootstrap must be 0 or more, not {n_bootstrap}")
-    return "none" if ci == "bootstrap" and n_bootstrap == 0 else ci
+    if rounds < 0:
+        raise ValueError(f"rounds must be 0 or more, not {rounds}")
+    return "none" if ci == "bootstrap" and rounds == 0 else ci
 
 
 def style_control(
-    battles: pl.DataFrame,
+    battles: Battles,
     features: Sequence[str],
-    n_bootstrap: int = 100,
+    rounds: int = 100,
     seed: int = 0,
     convention: Convention = "paper",
     *,
     anchor: str | None = ANCHOR,
     reg: float = REG,
-    exclude_models: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
     ci: CI = "bootstrap",
     progress: bool | None = None,
 ) -> Ranking:
-    """Contextual (style-controlled) BT of the battles kept by :func:`prepare_battles`, by
-    :func:`analysis_lib.ranking.leaderboard` with ``features``, the authors' penalty and convention.
+    """Contextual (style-controlled) BT of the screened battles (:func:`screened`), by
+    :func:`analysis_lib.ranking.rank_contextual` with ``features``, the authors' penalty and convention.
 
     Loss (module docstring): ``−Σ_i [y_i log σ(η_i) + (1−y_i) log σ(−η_i)] + reg/2 ‖(r, β)‖²`` with
     ``η_i = ln 10 (r_a − r_b) + z_iᵀβ``, ``z`` the z-scored normalised differences of ``features`` (base names:
     the frame holds ``<f>_a`` and ``<f>_b``; see :data:`LENGTH`, :data:`CITATIONS`, :data:`SOURCES`,
-    :data:`ATTRIBUTION`, :data:`ALL_CONTROLS`), ``reg = 0.5``. Battles are resampled ``n_bootstrap`` times.
+    :data:`ATTRIBUTION`, :data:`ALL_CONTROLS`), ``reg = 0.5``. Battles are resampled ``rounds`` times.
 
     ``.to_frame()``: the controlled ratings as :func:`leaderboard`'s; ``.coefficients()``: ``feature, estimate``
     (bootstrap mean, as the paper reports), ``ci_lower, ci_upper`` (2.5/97.5 percentiles), ``estimate_ml``
@@ -260,45 +341,43 @@ def style_control(
     ``"float"`` is exact. Filters of the paper (e.g. both sides cite, decided battles) are the caller's:
     :func:`both_cite`, :func:`decided`.
     """
-    prep = prepare_battles(battles, exclude_models=exclude_models)
-    return rank(prep.frame, anchor=present_anchor(prep.frame, anchor), ci=_ci(ci, n_bootstrap), rounds=n_bootstrap,
-                seed=seed, features=features, reg=reg, convention=convention, progress=progress)
+    return _fit(screened(battles, exclude), features, anchor, ci, rounds, seed, reg=reg, convention=convention,
+                progress=progress)
 
 
 def style_by_subset(
-    battles: pl.DataFrame,
+    battles: Battles,
     features: Sequence[str],
     by: str = "primary_intent",
     *,
     skip: Sequence[str] = ("Other",),
-    n_bootstrap: int = 100,
+    rounds: int = 100,
     seed: int = 0,
     convention: Convention = "paper",
     min_battles: int = 30,
     anchor: str | None = ANCHOR,
     reg: float = REG,
-    exclude_models: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
 ) -> pl.DataFrame:
     """Coefficients of ``features`` fitted separately on each value of ``by`` (SA-D7, SA-E1).
 
-    Columns ``subset, feature, estimate, ci_lower, ci_upper, estimate_ml, n``. Subsets with fewer than
-    ``min_battles`` battles (after :func:`prepare_battles` with ``exclude_models``) are left out. ``anchor``,
-    ``reg``, ``exclude_models``, ``convention`` go to every fit. The anchor only sets the offset of the ratings,
-    never the coefficients, so a subset in which ``anchor`` has no battles is fitted with ``anchor=None``
-    (same coefficients) instead of failing. The authors' per-intent citation figure (E.1) fits each intent on
-    all voted battles, not only those where both sides cite; pass the frame you want.
+    Columns ``subset, feature, estimate, ci_lower, ci_upper, estimate_ml, n``. The battles are screened once
+    (:func:`screened` with ``exclude``), then split; subsets with fewer than ``min_battles`` battles are left out.
+    ``anchor``, ``reg``, ``convention`` go to every fit. The anchor only sets the offset of the ratings, never the
+    coefficients, so a subset in which ``anchor`` has no battles is fitted with ``anchor=None`` (same
+    coefficients) instead of failing. The authors' per-intent citation figure (E.1) fits each intent on all voted
+    battles, not only those where both sides cite; pass the frame you want.
     """
+    prep = screened(battles, exclude)
     frames = []
-    for value in sorted(v for v in battles[by].drop_nulls().unique().to_list() if v not in skip):
-        sub = prepare_battles(battles.filter(pl.col(by) == value), exclude_models=exclude_models).frame
-        if sub.height < min_battles:
+    for value in sorted(v for v in prep.frame[by].drop_nulls().unique().to_list() if v not in skip):
+        sub = prep.where(pl.col(by) == value)
+        if sub.frame.height < min_battles:
             continue
-        present = set(sub["model_a"].to_list()) | set(sub["model_b"].to_list())
-        coefs = style_control(
-            sub, features, n_bootstrap, seed, convention,
-            anchor=anchor if anchor in present else None, reg=reg, exclude_models=[],
-        ).coefficients()
-        frames.append(coefs.with_columns(pl.lit(value).alias("subset"), pl.lit(sub.height).alias("n")))
+        present = set(sub.frame["model_a"].to_list()) | set(sub.frame["model_b"].to_list())
+        coefs = style_control(sub, features, rounds, seed, convention, anchor=anchor if anchor in present else None,
+                              reg=reg).coefficients()
+        frames.append(coefs.with_columns(pl.lit(value).alias("subset"), pl.lit(sub.frame.height).alias("n")))
     if not frames:
         return pl.DataFrame(
             schema={"subset": pl.String, "feature": pl.String, "estimate": pl.Float64, "ci_lower": pl.Float64,
@@ -362,16 +441,16 @@ class ControlEffect:
 
 
 def control_effect(
-    battles: pl.DataFrame,
+    battles: Battles,
     features: Sequence[str] = ALL_CONTROLS,
-    n_bootstrap: int = 100,
+    rounds: int = 100,
     seed: int = 0,
     convention: Convention = "paper",
     *,
     anchor: str | None = ANCHOR,
     reg: float = REG,
     before_reg: float = 0.0,
-    exclude_models: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
 ) -> ControlEffect:
     """Fit the same battles without controls and with ``features``; compare the spread of the ratings (SA-E4).
 
@@ -387,13 +466,13 @@ def control_effect(
     battles where both sides cite; dropping ties alone moves the spread, so that comparison mixes two effects: here
     both fits see the caller's battles.)
     """
-    prep = prepare_battles(battles, exclude_models=exclude_models)
-    ci = _ci("bootstrap", n_bootstrap)
+    prep = screened(battles, exclude)
+    ci = _ci("bootstrap", rounds)
     fits = []
     for feats, penalty in (((), before_reg), (tuple(features), reg)):
-        clean = clean_battles(prep.frame, features=feats)
+        clean = prep.fit_frame(feats)
         fits.append(rank_contextual(clean.frame, feats, anchor=present_anchor(clean.frame, anchor), ci=ci,
-                                    rounds=n_bootstrap, seed=seed, reg=penalty, convention=convention,
+                                    rounds=rounds, seed=seed, reg=penalty, convention=convention,
                                     on_separation="ridge", progress=False))
     plain, ctrl = fits
     before, after = plain.rating_ml, ctrl.rating_ml
@@ -417,13 +496,19 @@ def control_effect(
     )
 
 
-def convention_shift(battles: pl.DataFrame, features: Sequence[str], **kwargs) -> pl.DataFrame:
+def convention_shift(battles: Battles, features: Sequence[str], *, fitted: Ranking | None = None,
+                     **kwargs) -> pl.DataFrame:
     """Full-data coefficients under ``convention="paper"`` (int32 truncation) and ``"float"``, and the shift.
 
     Columns ``feature, paper, float, shift`` (``float − paper``); keyword arguments go to :func:`style_control`.
+    ``fitted``: the ``convention="paper"`` fit of the same battles and ``features`` already made (any intervals:
+    the full-data fit does not depend on them), whose full-data coefficients are used instead of fitting again.
     """
-    kwargs = {**kwargs, "n_bootstrap": 0}
-    paper = style_control(battles, features, convention="paper", **kwargs).coefficients()["estimate_ml"]
+    kwargs = {**kwargs, "rounds": 0}
+    if fitted is not None and list(fitted.features) != list(features):
+        raise ValueError(f"fitted has the features {list(fitted.features)}, not {list(features)}")
+    paper_fit = fitted if fitted is not None else style_control(battles, features, convention="paper", **kwargs)
+    paper = paper_fit.coefficients()["estimate_ml"]
     exact = style_control(battles, features, convention="float", **kwargs).coefficients()["estimate_ml"]
     return pl.DataFrame(
         {"feature": list(features), "paper": paper, "float": exact, "shift": exact.to_numpy() - paper.to_numpy()}

@@ -129,13 +129,13 @@ def _one_seed(task: tuple[int, int, dict[str, float], tuple[TieModel, ...]]) -> 
     frames, coefs, spreads = [], [], []
     for tie_model, sim in sims.items():
         battles = bt.prepare_battles(sim.battles).frame
-        ctrl = bt.style_control(battles, bt.ALL_CONTROLS, n_bootstrap=0)
+        ctrl = bt.style_control(battles, bt.ALL_CONTROLS, rounds=0)
         est = dict(zip(ctrl.models, ctrl.rating_ml.tolist(), strict=True))
         coefs.append(ctrl.coefficients().select(
             pl.lit(seed).alias("seed"), pl.lit(tie_model).alias("tie_model"), "feature",
             pl.col("estimate_ml").alias("estimate"),
             pl.col("feature").replace_strict(sim.betas, return_dtype=pl.Float64).alias("planted")))
-        plain = bt.leaderboard(battles, n_bootstrap=0)
+        plain = bt.leaderboard(battles, rounds=0)
         in_d1 = [i for i, m in enumerate(plain.models) if m in d1_target]
         spreads.append({
             "seed": seed, "tie_model": tie_model, "sd_controlled": bt.rating_spread(ctrl.rating_ml),
@@ -264,7 +264,7 @@ def replicate_coverage(k: int, sim: SimulatedBattles, boot_seed: int, n_bootstra
             ranked = bt.style_control(battles, bt.ALL_CONTROLS, n_bootstrap, boot_seed, ci=method)
         else:
             truth, betas = plain_truth, {}
-            ranked = bt.leaderboard(battles, n_bootstrap=n_bootstrap, seed=boot_seed, ci=method)
+            ranked = bt.leaderboard(battles, rounds=n_bootstrap, seed=boot_seed, ci=method)
         frames.append(result_coverage(ranked, truth, betas, ANCHOR, replicate=k).with_columns(
             pl.lit(fit).alias("fit")))
     return pl.concat(frames).select("replicate", "fit", "method", "kind", "name", "truth", "estimate", "ci_lower",

@@ -51,6 +51,18 @@ FIG4_EXCLUDED: tuple[str, ...] = ("gpt-4o-search-high-loc",)
 # --------------------------------------------------------------------------------------------------------------
 
 
+def _subset_filters(battles: pl.DataFrame) -> dict[str, pl.Expr]:
+    """The predicates of :func:`leaderboard_subsets` (``all``: every battle)."""
+    lang = pl.col("language")
+    factual = pl.col("primary_intent").is_in(list(FACTUAL_INTENTS))
+    out = {"all": pl.lit(True)}
+    if battles["language"].is_not_null().any():
+        out |= {"english": lang == "English", "non_english": lang.is_not_null() & (lang != "English")}
+    if battles["primary_intent"].is_not_null().any():
+        out |= {"factual": factual, "non_factual": ~factual.fill_null(False)}
+    return out
+
+
 def leaderboard_subsets(battles: pl.DataFrame) -> dict[str, pl.DataFrame]:
     """The five frames of Table D.1: ``all``, ``english``, ``non_english``, ``factual``, ``non_factual``.
 
@@ -59,31 +71,25 @@ def leaderboard_subsets(battles: pl.DataFrame) -> dict[str, pl.DataFrame]:
     (Factual Lookup, Info Synthesis), non-Factual = everything else, a null intent included (pandas
     ``~isin``). A pair of subsets whose label no battle has (a release without intents or languages) is left out.
     """
-    lang = pl.col("language")
-    factual = pl.col("primary_intent").is_in(list(FACTUAL_INTENTS))
-    out = {"all": battles}
-    if battles["language"].is_not_null().any():
-        out |= {"english": battles.filter(lang == "English"),
-                "non_english": battles.filter(lang.is_not_null() & (lang != "English"))}
-    if battles["primary_intent"].is_not_null().any():
-        out |= {"factual": battles.filter(factual), "non_factual": battles.filter(~factual.fill_null(False))}
-    return out
+    return {name: battles.filter(keep) for name, keep in _subset_filters(battles).items()}
 
 
-def table_d1(battles: pl.DataFrame, n_bootstrap: int = 100, seed: int = 0, *,
+def table_d1(battles: bt.Battles, rounds: int = 100, seed: int = 0, *,
              full: pl.DataFrame | None = None) -> pl.DataFrame:
     """Table D.1: rating and rank per model on the full data and the four subsets (wide, one row per model).
 
     Columns ``model, rating, rank, rating_english, rank_english, …`` as in the published CSV
     (``analysis_lib.fetch.published("search_arena_table_d1_leaderboard")``), sorted by the full-data rating; the
-    columns of a subset :func:`leaderboard_subsets` leaves out are absent. ``full``: the leaderboard of all
-    ``battles`` already fitted with the same rounds and seed (``bt.leaderboard(...).to_frame()``), not fitted again.
+    columns of a subset :func:`leaderboard_subsets` leaves out are absent. The battles are screened once
+    (:func:`bt.screened`) and split. ``full``: the leaderboard of all ``battles`` already fitted with the same
+    rounds and seed (``bt.leaderboard(...).to_frame()``), not fitted again.
     """
+    prep = bt.screened(battles)
     out: pl.DataFrame | None = None
-    for name, frame in leaderboard_subsets(battles).items():
+    for name, keep in _subset_filters(prep.frame).items():
         suffix = "" if name == "all" else f"_{name}"
-        board = full if name == "all" and full is not None else bt.leaderboard(frame, n_bootstrap=n_bootstrap,
-                                                                                 seed=seed).to_frame()
+        board = (full if name == "all" and full is not None
+                 else bt.leaderboard(prep.where(keep), rounds=rounds, seed=seed).to_frame())
         lb = board.select(
             "model", pl.col("rating").alias(f"rating{suffix}"), pl.col("rank").alias(f"rank{suffix}")
         )
@@ -278,29 +284,37 @@ def ols_band(x: np.ndarray, y: np.ndarray, level: float = 0.95, n_grid: int = 10
     )
 
 
-def score_vs_feature(
-    battles: pl.DataFrame,
-    column: str,
+#: The two panels of Fig 4: per-model mean response length, and citations over the responses that cite.
+FIG4_COLUMNS: tuple[str, ...] = ("response_length", "citation_count")
+
+
+def score_vs_features(
+    battles: bt.Battles,
+    columns: Sequence[str] = FIG4_COLUMNS,
     *,
-    n_bootstrap: int = 100,
+    rounds: int = 100,
     seed: int = 0,
     exclude: Sequence[str] = FIG4_EXCLUDED,
-) -> tuple[pl.DataFrame, LineFit]:
-    """Fig 4: per-model BT score (bootstrap mean) against the per-model mean of ``column``, and their OLS line.
+) -> dict[str, tuple[pl.DataFrame, LineFit]]:
+    """Fig 4: per-model BT score (bootstrap mean) against the per-model mean of each of ``columns``, and their OLS
+    line; one leaderboard fit for all columns.
 
-    Battles pass :func:`bt.prepare_battles`, then every battle involving a model in ``exclude`` is dropped
+    Battles are screened (:func:`bt.screened`), then every battle involving a model in ``exclude`` is dropped
     (the authors fit Fig 4 without ``gpt-4o-search-high-loc``); the BT fit and the per-model means both use
-    these battles. ``citation_count`` is averaged over responses that cite, as in the paper. Returns the merged
-    frame (``model, score, ci_lower, ci_upper, mean, ci``) and the OLS fit of score on mean (:func:`ols_band`).
+    these battles. ``citation_count`` is averaged over responses that cite, as in the paper. Per column: the
+    merged frame (``model, score, ci_lower, ci_upper, mean, ci``) and the OLS fit of score on mean
+    (:func:`ols_band`).
     """
-    excluded = [*non_leaderboard_models(), *exclude]
-    kept = bt.prepare_battles(battles, exclude_models=excluded).frame
-    lb = bt.leaderboard(kept, n_bootstrap=n_bootstrap, seed=seed, exclude_models=[]).to_frame().select(
+    kept = bt.screened(battles, [*non_leaderboard_models(), *exclude])
+    lb = bt.leaderboard(kept, rounds=rounds, seed=seed).to_frame().select(
         "model", pl.col("rating").alias("score"), "ci_lower", "ci_upper"
     )
-    summary = mean_ci(kept, column, nonzero=column == "citation_count")
-    merged = lb.join(summary.select("model", "mean", "ci"), on="model", how="inner").sort("mean")
-    return merged, ols_band(merged["mean"].to_numpy(), merged["score"].to_numpy())
+    out = {}
+    for column in columns:
+        summary = mean_ci(kept.frame, column, nonzero=column == "citation_count")
+        merged = lb.join(summary.select("model", "mean", "ci"), on="model", how="inner").sort("mean")
+        out[column] = (merged, ols_band(merged["mean"].to_numpy(), merged["score"].to_numpy()))
+    return out
 
 
 # --------------------------------------------------------------------------------------------------------------
