@@ -352,50 +352,67 @@ def test_cross_arena_figure_draws_the_vote_counts():
     plt.close(fig)
 
 
-# ------------------------------------------------------------------------------------------ chapter 05 sections
+# ------------------------------------------------------------------------------------------ chapter 05's numbers
 
 
-def test_chapter_text_arena_section_records_the_vote_counts():
-    from analysis_lib.search_arena.cross_arena import chapter
+def test_chapter_text_arena_numbers_record_the_vote_counts():
+    from bookbuild.papers import search_arena as sa
 
     frame, _ = load_text_arena_report(FIXTURES / "text_arena_small.jsonl")
-    votes = chapter.text_arena_section(frame, "real")
-    got = {n.quantity: n.ours for n in votes.section.numbers}
+    by_intent = vote_table(frame)
+    tests = intent_tests(by_intent)
+    numbers = sa.sa33t_numbers(vote_table(frame, by=None).row(0, named=True), tests, "real")
+    got = {n.quantity: n.ours for n in numbers}
     assert (got["battles"], got["ties"], got["search-preferred"], got["non-search-preferred"]) == (3, 1, 2, 0)
     # two search-preferred of two decided votes: one-sided binomial p = 0.5 ** 2 (scipy's exact test)
     assert got["p-value, battle data"] == pytest.approx(sps.binomtest(2, 2, 0.5, alternative="greater").pvalue)
     assert got["Factual Lookup: favoured side"] == "search"
-    counts, tests = (t.frame for t in votes.section.tables)
+    counts, shown = (t.frame for t in sa.vote_tables("Text Arena", by_intent, tests))
     assert counts.columns == ["intent", "battles", "search", "non-search", "ties", "% search", "% non-search", "% ties"]
     assert counts.filter(pl.col("intent") == "Factual Lookup").row(0) == ("Factual Lookup", 2, 2, 0, 0, 100.0, 0.0, 0.0)
-    assert tests.columns == ["intent", "favoured side", "p (paper's test)", "p two-sided", "p two-sided, Holm"]
+    assert shown.columns == ["intent", "favoured side", "p (paper's test)", "p two-sided", "p two-sided, Holm"]
 
 
 def test_chapter_search_arena_without_the_non_search_model_is_not_run():
-    from analysis_lib.search_arena.cross_arena import chapter
     from analysis_lib.search_arena.simulate import simulate_release
+    from bookbuild.papers import search_arena as sa
 
     battles = loader.load_battles(simulate_release(200, seed=0).raw)
     without = battles.filter((pl.col("raw_model_a") != NON_SEARCH_RAW) & (pl.col("raw_model_b") != NON_SEARCH_RAW))
-    votes = chapter.search_arena_section(without, "simulated")
-    assert votes.by_intent is None
-    assert {n.quantity for n in votes.section.numbers} == {
+    cross = search_arena_cross_battles(without)
+    assert sa.sa33s_missing(cross) == sa.NO_BATTLES
+    numbers = sa.sa33s_numbers(cross, None, None, "simulated")
+    assert {n.quantity for n in numbers} == {
         "battles", "ties", "search-preferred", "non-search-preferred", "p-value, battle data",
         "Factual Lookup p-value", "Factual Lookup: favoured side", "Info Synthesis p-value",
         "Info Synthesis: favoured side"}
-    assert all(n.reason == chapter.NO_BATTLES and n.ours is None for n in votes.section.numbers)
+    assert all(n.reason == sa.NO_BATTLES and n.ours is None for n in numbers)
     text_frame, _ = load_text_arena_report("sample:120", seed=1)
-    fig8 = chapter.figure8_section(chapter.text_arena_section(text_frame, "simulated"), votes, "simulated", "simulated")
-    assert len(fig8.figures) == 1 and [n.reason for n in fig8.numbers] == ["", chapter.NO_BATTLES, chapter.NO_BATTLES]
-    plt.close("all")
+    text = vote_table(text_frame)
+    fig8 = sa.f8_numbers(compare_tie_shares(text, text.clear()), "simulated", "simulated", sa.NO_BATTLES)
+    assert [n.reason for n in fig8] == ["", sa.NO_BATTLES, sa.NO_BATTLES]
+
+
+def test_chapter_search_arena_without_intent_labels_records_the_totals_only():
+    from analysis_lib.search_arena.simulate import simulate_release
+    from bookbuild.papers import search_arena as sa
+
+    battles = loader.load_battles(simulate_release(3000, seed=0).raw).with_columns(
+        pl.lit(None, dtype=pl.String).alias("primary_intent"))
+    cross = search_arena_cross_battles(battles)
+    assert cross.height > 0 and sa.sa33s_missing(cross) == sa.NO_INTENTS
+    numbers = sa.sa33s_numbers(cross, vote_table(cross, by=None).row(0, named=True), None, "real")
+    by = {n.quantity: n for n in numbers}
+    assert by["battles"].ours == cross.height and not by["battles"].reason  # the cross battles are the voted ones
+    assert by["Factual Lookup p-value"].reason == sa.NO_INTENTS
 
 
 def test_chapter_text_arena_read_names_what_was_left_out():
-    from analysis_lib.search_arena.cross_arena import chapter
+    from bookbuild.papers import search_arena as sa
 
-    assert chapter.text_arena_read(4, 3, {"no vote (winner null)": 1}) == (
+    assert sa.text_arena_read(4, 3, {"no vote (winner null)": 1}) == (
         " 4 rows read, 3 voted battles kept (left out: 1 no vote (winner null)).")
-    assert chapter.text_arena_read(2, 2, {}) == " 2 rows read, 2 voted battles kept."
+    assert sa.text_arena_read(2, 2, {}) == " 2 rows read, 2 voted battles kept."
 
 
 def test_vote_bars_draw_each_count_and_share_at_10_pt():

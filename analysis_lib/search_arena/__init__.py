@@ -1,22 +1,73 @@
-"""Search Arena (Miroyan et al., seed 000): everything of the paper, from the raw release to its figures.
+"""Search Arena (Miroyan et al., seed 000): from the raw release to the paper's analyses, on any release.
 
 Data
-    :mod:`~.schema` (the release's vocabulary: winners, sides, intents), :mod:`~.models` (the model table and
-    anchor), :mod:`~.release` (reading a raw release and checking its schema), :mod:`~.hub` (the pinned release
-    on the Hugging Face hub, ``hf[:REF]``; ``[hf]`` extra), :mod:`~.loader` (the tidy battle
-    frame: :func:`~.loader.load_battles`), :mod:`~.domains` (citation URL → source group, App. E.2),
-    :mod:`~.prompt_sets` (the describing-differences prompt and answer sets), :mod:`~.simulate` (the release,
-    attribution-subset and Text Arena simulators)
-Prompts
-    :mod:`~.descriptive` (Table 1, Fig 2: descriptive statistics), :mod:`~.languages`, :mod:`~.intents` (intent
-    labels through the LLM layer), :mod:`~.topics` (BERTopic topics; ``[topics]`` extra), :mod:`~.encoder` (the
-    offline sentence encoder and its precision), :mod:`~.describe`
-    (describing differences through the LLM layer)
-Preferences
-    :mod:`~.bt` (the paper's Bradley–Terry layer over :mod:`analysis_lib.ranking`: battle filters, feature sets,
-    the Table D.1 leaderboard, style control), :mod:`~.preference` (win rates, per-intent and per-source
-    summaries), :mod:`~.plots` (the preference chapters' figures), :mod:`~.cross_arena` (§3.3, App. F),
-    :mod:`~.methods_validation` (the estimators against the simulator's planted truth)
+    :func:`load_battles` / :func:`load_battles_report` (the tidy battle frame and what the load kept), :func:`read_raw`
+    and :func:`validate_release` (a raw release, ``hf[:REF]`` the pinned one on the hub), :func:`data_kind`,
+    :func:`model_table` and :data:`ANCHOR`
+Describing the release (§2, App. A–B)
+    :func:`dataset_comparison`, :func:`shares`, :func:`users_by_country`, :func:`turn_distribution`,
+    :func:`trimmed`, :func:`mean_by`, :func:`factual_vs_rest`, :func:`n_languages`, :func:`multilingual_share`,
+    :func:`detect_languages`, :func:`daily_traffic`, :func:`traffic_summary`, :func:`model_configurations`
+Prompts through the LLM layer and topics (App. B–C)
+    :func:`annotate_sample`, :func:`sample_agreement` (intent labels and their κ), :func:`fit_topics`,
+    :func:`topic_summary` (BERTopic; ``[topics]`` extra), :func:`describe_differences`, :func:`prompt_comparisons`,
+    :func:`response_comparisons`
+Preferences (§3, App. D–E)
+    :func:`prepare_battles`, :func:`leaderboard`, :func:`style_control`
+Cross-arena (§3.3, App. F)
+    :func:`search_arena_cross_battles`, :func:`load_text_arena`, :func:`vote_table`, :func:`intent_tests`,
+    :func:`compare_tie_shares`
+Simulators and the estimators against them
+    :func:`simulate_release`, :func:`simulate_attribution`, :func:`simulate_text_arena`, :func:`simulate_battles`,
+    :func:`error_decomposition`, :func:`seed_study`, :func:`coverage_study`
 
-Importing this package imports none of its modules: ``from analysis_lib.search_arena import bt, loader``.
+Each name loads its module on first use (PEP 562), so ``import analysis_lib.search_arena`` imports none of them and
+the core install needs no extra; the modules themselves (``from analysis_lib.search_arena import bt, loader``) are
+the same functions with their helpers.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Public name -> the submodule that defines it.
+_HOME = {
+    **dict.fromkeys(("load_battles", "load_battles_report", "LoadReport", "data_kind"), "loader"),
+    **dict.fromkeys(("read_raw", "validate_release"), "release"),
+    **dict.fromkeys(("model_table", "ANCHOR"), "models"),
+    **dict.fromkeys(("dataset_comparison", "shares", "users_by_country", "turn_distribution", "trimmed", "mean_by",
+                     "factual_vs_rest"), "descriptive"),
+    **dict.fromkeys(("n_languages", "multilingual_share", "detect_languages"), "languages"),
+    **dict.fromkeys(("daily_traffic", "traffic_summary", "model_configurations"), "platform"),
+    **dict.fromkeys(("annotate_sample", "sample_agreement"), "intents"),
+    **dict.fromkeys(("fit_topics", "topic_summary"), "topics"),
+    **dict.fromkeys(("describe_differences", "prompt_comparisons", "response_comparisons"), "describe"),
+    **dict.fromkeys(("prepare_battles", "leaderboard", "style_control"), "bt"),
+    **dict.fromkeys(("search_arena_cross_battles", "load_text_arena", "vote_table", "intent_tests",
+                     "compare_tie_shares"), "cross_arena"),
+    **dict.fromkeys(("simulate_release", "simulate_attribution", "simulate_text_arena"), "simulate"),
+    "simulate_battles": "validation_data",
+    **dict.fromkeys(("error_decomposition", "seed_study", "coverage_study"), "methods_validation"),
+}
+
+__all__ = [
+    "ANCHOR", "LoadReport", "annotate_sample", "compare_tie_shares", "coverage_study", "daily_traffic", "data_kind",
+    "dataset_comparison", "describe_differences", "detect_languages", "error_decomposition", "factual_vs_rest",
+    "fit_topics", "intent_tests", "leaderboard", "load_battles", "load_battles_report", "load_text_arena", "mean_by",
+    "model_configurations", "model_table", "multilingual_share", "n_languages", "prepare_battles",
+    "prompt_comparisons", "read_raw", "response_comparisons", "sample_agreement", "search_arena_cross_battles",
+    "seed_study", "shares", "simulate_attribution", "simulate_battles", "simulate_release", "simulate_text_arena",
+    "style_control", "topic_summary", "traffic_summary", "trimmed", "turn_distribution", "users_by_country",
+    "validate_release", "vote_table",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -27,19 +27,26 @@ paper. Choosing the side after seeing the data halves the two-sided p-value, and
 without a multiplicity correction: :func:`intent_tests` adds the two-sided p-values and their Holm adjustment
 over the Figure 8 intents beside the paper's values (our addition, not the paper's).
 
-Modules: :mod:`~analysis_lib.search_arena.cross_arena.votes` (coding, tables, tests),
+Modules: :mod:`~analysis_lib.search_arena.cross_arena.votes` (coding, tables, tests, the published vote totals),
 :mod:`~analysis_lib.search_arena.cross_arena.text_arena` (the Text Arena loader),
-:mod:`~analysis_lib.search_arena.cross_arena.appendix_f` (Appendix F: Fig F.2 gains, the Table F.1 transcription check).
+:mod:`~analysis_lib.search_arena.cross_arena.appendix_f` (Appendix F: the published Table F.1 and Fig F.2 scores,
+Fig F.2 gains, the Table F.1 transcription check), :mod:`~analysis_lib.search_arena.cross_arena.figures` (Fig 8,
+Fig F.1, Fig F.2).
 All ``share`` columns are fractions in [0, 1]; notebooks format them as percentages.
 """
 
 from __future__ import annotations
 
 from analysis_lib.search_arena.cross_arena.appendix_f import (
+    F1_COLUMNS,
     FactSynthTranscription,
+    authors_fact_synth_list,
     fact_synth_transcription,
+    figure_f2_scores,
     search_vs_nonsearch_gains,
+    table_f1,
 )
+from analysis_lib.search_arena.cross_arena.figures import f1_radar, f1_scatter, f2_scatter, figure8
 from analysis_lib.search_arena.cross_arena.text_arena import (
     TextArenaFormatError,
     load_text_arena,
@@ -55,15 +62,17 @@ from analysis_lib.search_arena.cross_arena.votes import (
     compare_tie_shares,
     intent_tests,
     orient_votes,
+    published_vote_totals,
     search_arena_cross_battles,
     vote_shares_long,
     vote_table,
 )
 
 __all__ = [
-    "EXCLUDED_OPPONENT_SUBSTRING", "INTENT_ORDER", "VOTES", "FactSynthTranscription",
-    "TextArenaFormatError",
-    "TieShareComparison", "compare_tie_shares", "fact_synth_transcription", "intent_tests", "load_text_arena",
-    "load_text_arena_report", "orient_votes", "search_arena_cross_battles", "search_vs_nonsearch_gains",
-    "text_arena_kind", "validate_text_arena", "vote_shares_long", "vote_table",
+    "EXCLUDED_OPPONENT_SUBSTRING", "F1_COLUMNS", "INTENT_ORDER", "VOTES", "FactSynthTranscription",
+    "TextArenaFormatError", "TieShareComparison", "authors_fact_synth_list", "compare_tie_shares", "f1_radar",
+    "f1_scatter", "f2_scatter", "fact_synth_transcription", "figure8", "figure_f2_scores", "intent_tests",
+    "load_text_arena", "load_text_arena_report", "orient_votes", "published_vote_totals",
+    "search_arena_cross_battles", "search_vs_nonsearch_gains", "table_f1", "text_arena_kind",
+    "validate_text_arena", "vote_shares_long", "vote_table",
 ]

@@ -1,5 +1,7 @@
-"""Appendix F of the Search Arena paper: the cross-benchmark scores (Fig F.2) and the check of the authors'
-hand-typed Fact+Synth list behind Table F.1's correlations.
+"""Appendix F of the Search Arena paper: the published cross-benchmark scores (Table F.1, Fig F.2;
+:func:`table_f1`, :func:`figure_f2_scores`), each Gemini model's change with search (:func:`search_vs_nonsearch_gains`)
+and the check of the authors' hand-typed Fact+Synth list behind Table F.1's correlations
+(:func:`fact_synth_transcription`). The correlations themselves are :func:`analysis_lib.stats.benchmark_correlations`.
 """
 
 from __future__ import annotations
@@ -9,7 +11,29 @@ from typing import Any
 
 import polars as pl
 
+from analysis_lib.fetch import published
 from analysis_lib.stats import benchmark_correlations
+
+#: Readable names of the Table F.1 score columns (win rates or accuracies, %).
+F1_COLUMNS = {"search_arena": "Search Arena", "fact_synth": "Search Arena (Fact+Synth)", "simpleqa": "SimpleQA",
+              "arenahard_v2": "ArenaHard-v2", "other": "Search Arena (Other)"}
+
+
+def table_f1() -> pl.DataFrame:
+    """Table F.1 as published: one row per model, the :data:`F1_COLUMNS` scores with their ``_lo`` (negative) and
+    ``_hi`` interval offsets."""
+    return pl.read_csv(published("search_arena_table_f1_cross_benchmark"))
+
+
+def authors_fact_synth_list() -> pl.DataFrame:
+    """The authors' hand-typed Fact+Synth list (``model``, ``fact_synth_authors``) from their analysis notebook."""
+    return pl.read_csv(published("search_arena_authors_fact_synth_list"))
+
+
+def figure_f2_scores() -> pl.DataFrame:
+    """Fig F.2 as published: ``model``, ``variant`` (search / non-search), ``simpleqa``, ``arenahard_v2`` with
+    their ``_lo`` / ``_hi`` offsets."""
+    return pl.read_csv(published("search_arena_figure_f2_search_vs_nonsearch"))
 
 
 def search_vs_nonsearch_gains(frame: pl.DataFrame) -> pl.DataFrame:

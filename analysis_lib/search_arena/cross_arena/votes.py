@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 from statsmodels.stats.multitest import multipletests
 
+from analysis_lib.fetch import published
 from analysis_lib.search_arena.models import NON_SEARCH_RAW
 from analysis_lib.stats import preference_binomial_test
 
@@ -37,6 +38,12 @@ INTENT_ORDER: tuple[str, ...] = (
 )
 """Order of the intent categories in Figure 8 (``Other`` is plotted by neither panel)."""
 VOTES: tuple[str, ...] = ("search", "non-search", "tie")
+
+
+def published_vote_totals() -> pl.DataFrame:
+    """The paper's vote totals of both deployments (SA §3.3): ``arena`` (``text_arena``, ``search_arena``),
+    ``search_preferred``, ``non_search_preferred``, ``ties``."""
+    return pl.read_csv(published("search_arena_cross_arena_votes"))
 
 
 # ---------------------------------------------------------------------------------------------- coding
