@@ -10,6 +10,8 @@ import polars as pl
 import pytest
 
 from analysis_lib import answer_engine as ae
+from analysis_lib.answer_engine import metrics as ae_metrics
+from analysis_lib.answer_engine import scorecard as ae_scorecard
 from analysis_lib.fetch import published
 
 # ----------------------------------------------------------------------------------------------------------
@@ -33,7 +35,7 @@ def test_figure7_named_minimum_covers():
     a = ae.figure7_example()
     covers = ae.minimum_source_covers(a.support, a.relevant)
     assert [tuple(j + 1 for j in c) for c in covers] == [(1, 2, 3), (2, 3, 4)]
-    assert len(ae.greedy_source_cover(a.support, a.relevant)) == 3  # the authors' greedy cover finds 3 too
+    assert len(ae_metrics.greedy_source_cover(a.support, a.relevant)) == 3  # the authors' greedy cover finds 3 too
 
 
 def _figure7_completions():
@@ -75,32 +77,32 @@ def test_figure7_text_is_a_set_cover_not_a_koenig_cover():
 
 
 def test_one_sided_and_overconfident():
-    assert ae.one_sided_answer(["pro", "neutral", "pro"]) == 1
-    assert ae.one_sided_answer(["pro", "con"]) == 0
-    assert ae.one_sided_answer(["neutral"]) == 1
-    assert ae.overconfident_answer(["pro"], 5) == 1
-    assert ae.overconfident_answer(["pro"], 4) == 0
-    assert ae.overconfident_answer(["pro", "con"], 5) == 0
+    assert ae_metrics.one_sided_answer(["pro", "neutral", "pro"]) == 1
+    assert ae_metrics.one_sided_answer(["pro", "con"]) == 0
+    assert ae_metrics.one_sided_answer(["neutral"]) == 1
+    assert ae_metrics.overconfident_answer(["pro"], 5) == 1
+    assert ae_metrics.overconfident_answer(["pro"], 4) == 0
+    assert ae_metrics.overconfident_answer(["pro", "con"], 5) == 0
     with pytest.raises(ValueError):
-        ae.one_sided_answer(["agree"])
+        ae_metrics.one_sided_answer(["agree"])
     with pytest.raises(ValueError):
-        ae.overconfident_answer(["pro"], 6)
+        ae_metrics.overconfident_answer(["pro"], 6)
 
 
 def test_ratios_on_small_cases():
     c = np.array([[1, 0, 0], [1, 0, 0]], bool)
     f = np.array([[1, 1, 0], [0, 0, 0]], bool)
     rel = np.array([True, True])
-    assert ae.uncited_sources(c) == (2, 3)
-    assert ae.unsupported_statements(f, rel) == (1, 2)
-    assert ae.citation_accuracy(c, f) == (1, 2)
-    assert ae.citation_thoroughness(c, f) == (1, 2)
+    assert ae_metrics.uncited_sources(c) == (2, 3)
+    assert ae_metrics.unsupported_statements(f, rel) == (1, 2)
+    assert ae_metrics.citation_accuracy(c, f) == (1, 2)
+    assert ae_metrics.citation_thoroughness(c, f) == (1, 2)
     assert ae.source_necessity(f, rel) == (1, 3)
     no_citation = np.zeros((2, 3), bool)
-    assert math.isnan(ae.citation_accuracy(no_citation, f, convention="paper").value)
-    assert ae.citation_accuracy(no_citation, f).value == 1.0  # released default: no citation, no imprecision
+    assert math.isnan(ae_metrics.citation_accuracy(no_citation, f, convention="paper").value)
+    assert ae_metrics.citation_accuracy(no_citation, f).value == 1.0  # released default: no citation, no imprecision
     with pytest.raises(ValueError):
-        ae.citation_accuracy(c, f[:, :2])
+        ae_metrics.citation_accuracy(c, f[:, :2])
 
 
 def test_greedy_cover_can_exceed_the_minimum():
@@ -173,7 +175,7 @@ def test_minimum_source_cover_brute_force():
         for s in itertools.combinations(range(f.shape[1]), max(k - 1, 0)):
             if k > 0:
                 assert not f[:, list(s)].any(axis=1)[need].all()
-        assert len(ae.greedy_source_cover(f)) >= k
+        assert len(ae_metrics.greedy_source_cover(f)) >= k
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -251,7 +253,7 @@ def test_figure8_classification(thresholds):
     ],
 )
 def test_classify_named_boundaries(thresholds, metric, value, expected):
-    assert ae.classify(metric, value, thresholds) == expected
+    assert ae_scorecard.classify(metric, value, thresholds) == expected
 
 
 def test_engine_scorecard_aggregates_and_keeps_debate_only_metrics():
@@ -274,6 +276,6 @@ def test_table2_cited_share_matches_printed_percentages():
 
 def test_scorecard_matrix_layout(thresholds):
     got = ae.classify_scorecard(pl.read_csv(published("aee_figure8_scorecard")), thresholds)
-    values, cats, metrics, engines = ae.scorecard_matrix(got)
+    values, cats, metrics, engines = ae_scorecard.scorecard_matrix(got)
     assert values.shape == (8, 3) and metrics == list(ae.METRICS) and engines == ["you_com", "bing_chat", "perplexity"]
     assert values[0, 2] == 83.4 and cats[6][2] == "problematic"

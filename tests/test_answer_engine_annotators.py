@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 
 from analysis_lib import answer_engine as ae
+from analysis_lib.answer_engine.simulate import annotators as ae_annotators
 
 
 def _judged(n_conf: int, n_sup: int, seed: int = 1) -> pl.DataFrame:
@@ -50,8 +51,8 @@ def test_noise_sd_closed_form_without_rounding():
     fine = tuple(np.round(np.arange(-40, 40.0001, 0.02), 2))
     judge = np.array([3.0, 4.0, 4.0, 5.0, 5.0, 5.0])
     for r in (0.3, 0.62, 0.72, 0.95):
-        sd = ae.noise_sd(float(judge.std()), r, n_annotators=2)
-        assert ae.expected_r(judge, sd, fine, n_annotators=2) == pytest.approx(r, abs=1e-4)
+        sd = ae_annotators.noise_sd(float(judge.std()), r, n_annotators=2)
+        assert ae_annotators.expected_r(judge, sd, fine, n_annotators=2) == pytest.approx(r, abs=1e-4)
 
 
 def test_expected_r_matches_monte_carlo():
@@ -61,7 +62,8 @@ def test_expected_r_matches_monte_carlo():
     sd = 0.9
     labels = np.clip(np.rint(judge[:, None] + rng.normal(0, sd, size=(judge.size, 2))), 1, 5).mean(axis=1)
     mc = np.corrcoef(judge, labels)[0, 1]
-    assert ae.expected_r(judge, sd, ae.LABEL_SCALE["confidence"], 2) == pytest.approx(mc, abs=4 / np.sqrt(judge.size))
+    expected = ae_annotators.expected_r(judge, sd, ae_annotators.LABEL_SCALE["confidence"], 2)
+    assert expected == pytest.approx(mc, abs=4 / np.sqrt(judge.size))
 
 
 @pytest.mark.parametrize("task,r", [("confidence", 0.72), ("support", 0.62)])
@@ -82,4 +84,15 @@ def test_rejects_bad_targets():
     with pytest.raises(ValueError):
         ae.simulate_labels(_judged(10, 10), {"relevance": 0.5})
     with pytest.raises(ValueError):
-        ae.noise_sd(1.0, 0.0)
+        ae_annotators.noise_sd(1.0, 0.0)
+
+
+def test_the_simulated_annotators_targets_are_the_papers_values():
+    """The simulator carries its own calibration targets (``PAPER_R``, §4.2); they must equal the book's paper
+    values, so the planted r and the paper's r the chapter compares with are one number."""
+    from bookbuild import paper_values
+
+    names = {"confidence": "answer confidence", "support": "factual support"}
+    assert set(ae_annotators.PAPER_R) == set(names)
+    for task, name in names.items():
+        assert ae_annotators.PAPER_R[task] == paper_values.lookup("AE-P", f"Pearson r, LLM vs annotators, {name}").paper

@@ -1,5 +1,6 @@
-"""The answer-engine chapter's sections (``answer_engine.chapter``, ``chapter_answers``, and ``recording``), the two new
-analyses (AE-F6: Fig 6 implied by Table 3; AE-T1: Table 1 and its checks) and the figures' legibility."""
+"""The answer-engine chapter's book side (:mod:`bookbuild.papers.answer_engine`: the numbers recorded against the
+paper, built from the analyses as chapter 09's cells call them; :mod:`bookbuild.sections`), the two new analyses
+(AE-F6: Fig 6 implied by Table 3; AE-T1: Table 1 and its checks) and the figures' legibility."""
 
 from __future__ import annotations
 
@@ -18,11 +19,15 @@ from scipy import integrate, stats
 
 from analysis_lib import answer_engine as ae
 from analysis_lib import plotting
-from analysis_lib import recording as report
-from analysis_lib.answer_engine import chapter, chapter_answers, findings, implied, plots, usability
+from analysis_lib.answer_engine import findings, implied, plots, usability
 from analysis_lib.answer_engine.scorecard import classify_scorecard
 from analysis_lib.fetch import published
 from bookbuild import paper_values
+from bookbuild import sections as report
+from bookbuild.papers import answer_engine as book
+from bookbuild.papers.answer_engine import answers as book_answers
+from bookbuild.papers.answer_engine import scorecard as book_scorecard
+from bookbuild.sections import Figure, Section
 
 FIXTURES = Path(__file__).parent / "fixtures" / "answer_engine"
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "09_answer_engines.ipynb"
@@ -47,6 +52,80 @@ def card():
 @pytest.fixture(scope="module")
 def thresholds():
     return ae.load_thresholds()
+
+
+# The sections as chapter 09's cells build them: the analysis, its figure, the numbers from the book side.
+
+
+def findings_section() -> Section:
+    table = findings.load_findings()
+    shares = findings.findings_shares(table)
+    check = findings.check_findings(table, findings.load_participants())
+    return Section(book.t1_numbers(check), [Figure(ae.findings_bars(shares), "published")], [book.t1_table(shares)])
+
+
+def implied_section(family="gamma") -> Section:
+    tables = ae.load_usability_tables()
+    table = ae.implied_table(tables, family)
+    fig = ae.implied_violins(ae.implied_distributions(tables, family), table, family=family)
+    return Section(book.f6_numbers(table, family), [Figure(fig, "published")], [book.f6_table(table, family)])
+
+
+def figure7_section() -> Section:
+    ex = ae.figure7_example()
+    necessity = {m: ae.source_necessity(ex.support, ex.relevant, m) for m in ("greedy", "konig")}
+    covers = ae.minimum_source_covers(ex.support, ex.relevant)
+    numbers = book.m_numbers(ae.answer_metrics(ex, convention="paper"), covers, necessity,
+                             ae.minimum_vertex_cover(ex.support[ex.relevant]))
+    return Section(numbers, [Figure(ae.figure7_matrices(ex.citations, ex.support, ex.relevant), "published")])
+
+
+def published_scorecard_section(card, thresholds) -> Section:
+    numbers = book.f8_published_numbers(ae.classify_scorecard(card, thresholds))
+    return Section(numbers, [Figure(ae.scorecard_figure(card, thresholds), "published")])
+
+
+def table2_section() -> Section:
+    t2 = ae.table2_cited_share(pl.read_csv(published("aee_table2_sources")))
+    return Section(book.t2_numbers(t2), [Figure(ae.sources_bars(t2), "published")])
+
+
+def usability_section() -> tuple[Section, Section]:
+    comparisons = ae.usability_comparisons(ae.load_usability_tables())
+    return (Section(book.t34_numbers(comparisons), tables=[book.t34_table(comparisons)]),
+            Section(book.t5_numbers(comparisons), tables=[book.t5_table(comparisons)]))
+
+
+def recomputed_scorecard_section(data, card, thresholds, *, n_bootstrap, seed, level=0.95) -> Section:
+    if not data.converted.meta.height:
+        return book.f8_not_run(data)
+    metrics = data.metrics()
+    long = ae.bootstrap_scorecard(metrics, n_bootstrap=n_bootstrap, seed=seed, level=level, convention=data.convention)
+    return book.f8_recomputed_section(data, metrics, long, card, thresholds, n_bootstrap=n_bootstrap, level=level)
+
+
+def confidence_section(data) -> Section:
+    conf = ae.confidence_frame(data.records)
+    figures = []
+    if conf.height:
+        names = book.engine_names(list(dict.fromkeys(conf["engine"].to_list())))
+        reference = book.paper_strongly_confident(list(names.values()))
+        figures.append(Figure(ae.confidence_bars(ae.confidence_distribution(conf), names, reference=reference),
+                              data.kind))
+    return Section(book.f8b_numbers(data, conf), figures)
+
+
+def agreement_section(data, answer_labels="", *, seed=0) -> Section:
+    judged = ae.judge_values(data.records, data.support)
+    labels = sim = agreement = None
+    if str(answer_labels).strip():
+        labels = ae.load_answer_labels(answer_labels)
+    elif data.kind == "simulated":
+        sim = ae.simulate_labels(judged, seed=seed)
+        labels = sim.labels
+    if labels is not None:
+        agreement = ae.judge_agreement(labels, judged)
+    return book.p_section(agreement, sim, "simulated" if sim is not None else data.kind)
 
 
 def _every_number_has_a_paper_row(section: report.Section) -> None:
@@ -88,7 +167,7 @@ def test_share_bounds_closed_form():
 
 
 def test_findings_section_records_the_checks():
-    sec = chapter.findings_section()
+    sec = findings_section()
     _every_number_has_a_paper_row(sec)
     got = {n.quantity: n.ours for n in sec.numbers}
     assert got["findings in Table 1"] == 16 and got["final-study participants (Table 8, pilot excluded)"] == 21
@@ -145,9 +224,9 @@ def test_implied_table_against_table3():
 
 def test_implied_section_labels_follow_the_family():
     for family in ("gamma", "lognormal"):
-        sec = chapter.implied_section(family)
+        sec = implied_section(family)
         assert any(n.quantity.endswith(f"median of the implied {family}") for n in sec.numbers)
-    sec = chapter.implied_section()
+    sec = implied_section()
     _every_number_has_a_paper_row(sec)
 
 
@@ -155,8 +234,8 @@ def test_implied_section_labels_follow_the_family():
 
 
 def test_published_sections_record_rows_that_exist(card, thresholds):
-    secs = [chapter.figure7_section(), chapter.published_scorecard_section(card, thresholds),
-            chapter.table2_section(), *chapter.usability_section()]
+    secs = [figure7_section(), published_scorecard_section(card, thresholds),
+            table2_section(), *usability_section()]
     for sec in secs:
         _every_number_has_a_paper_row(sec)
     m = {n.quantity: n.ours for n in secs[0].numbers}
@@ -176,7 +255,7 @@ def test_published_sections_record_rows_that_exist(card, thresholds):
 def test_sections_on_a_users_engine_and_a_paper_engine(tmp_path, card, thresholds):
     shutil.copy(FIXTURES / "answers_two_engines.json", tmp_path / "a.json")
     data = ae.load_answers(tmp_path / "a.json", cache_dir=tmp_path / "cache")
-    sec = chapter_answers.recomputed_scorecard_section(data, card, thresholds, n_bootstrap=20, seed=0)
+    sec = recomputed_scorecard_section(data, card, thresholds, n_bootstrap=20, seed=0)
     recorded = [n for n in sec.numbers if not n.reason]
     assert all("MyEngine" not in n.quantity for n in sec.numbers)  # no paper value: not recorded ...
     extra = sec.tables[-1].frame  # ... but analysed and shown
@@ -184,12 +263,12 @@ def test_sections_on_a_users_engine_and_a_paper_engine(tmp_path, card, threshold
     assert {n.quantity.split(":")[0] for n in recorded if ":" in n.quantity} == {"You.com"}
     reasons = {n.reason for n in sec.numbers if n.reason}
     assert reasons == {"not run: no answers from BingChat, Perplexity in the records"}
-    for s in (sec, chapter_answers.confidence_section(data),
-              chapter_answers.agreement_section(data, FIXTURES / "labels.csv")):
+    for s in (sec, confidence_section(data),
+              agreement_section(data, FIXTURES / "labels.csv")):
         _every_number_has_a_paper_row(s)
-    conf = {n.quantity: n.ours for n in chapter_answers.confidence_section(data).numbers if not n.reason}
+    conf = {n.quantity: n.ours for n in confidence_section(data).numbers if not n.reason}
     assert conf["You.com: % strongly confident (5), all queries"] == pytest.approx(50.0)
-    agree = chapter_answers.agreement_section(data, FIXTURES / "labels.csv")
+    agree = agreement_section(data, FIXTURES / "labels.csv")
     assert {n.quantity: n.ours for n in agree.numbers}["labelled items matched, answer confidence"] == 4
 
 
@@ -198,26 +277,26 @@ def test_sections_on_unjudged_answers_say_not_run(tmp_path, card, thresholds, mo
         monkeypatch.delenv(var, raising=False)
     shutil.copy(FIXTURES / "answers_unjudged.json", tmp_path / "a.json")
     data = ae.load_answers(tmp_path / "a.json", cache_dir=tmp_path / "cache")
-    sec = chapter_answers.recomputed_scorecard_section(data, card, thresholds, n_bootstrap=20, seed=0)
+    sec = recomputed_scorecard_section(data, card, thresholds, n_bootstrap=20, seed=0)
     ran = [n for n in sec.numbers if not n.reason]
-    assert [(n.quantity, n.ours) for n in ran] == [(chapter_answers.COUNTS[2], 2)]
+    assert [(n.quantity, n.ours) for n in ran] == [(book_scorecard.COUNTS[2], 2)]
     reason = next(n.reason for n in sec.numbers if n.reason)
     assert reason.startswith("not run: 2 of 2 answer records not judged (no LLM endpoint")
-    conf = chapter_answers.confidence_section(data)
+    conf = confidence_section(data)
     assert conf.numbers and all(n.reason == reason for n in conf.numbers)
-    agree = chapter_answers.agreement_section(data)
-    assert all(n.reason == chapter_answers.LABELS_REASON for n in agree.numbers)
+    agree = agreement_section(data)
+    assert all(n.reason == book_answers.LABELS_REASON for n in agree.numbers)
     for s in (sec, conf, agree):
         _every_number_has_a_paper_row(s)
 
 
 def test_sections_on_the_simulator_plant_and_record(card, thresholds):
     data = ae.load_answers()
-    sec = chapter_answers.recomputed_scorecard_section(data, card, thresholds, n_bootstrap=20, seed=0, level=0.9)
+    sec = recomputed_scorecard_section(data, card, thresholds, n_bootstrap=20, seed=0, level=0.9)
     assert not any(n.reason for n in sec.numbers) and len(sec.tables) == 1
     one = next(n for n in sec.numbers if n.quantity == "Perplexity: % one_sided_answer, recomputed from answers")
     assert one.planted == pytest.approx(83.4) and one.note.startswith("90% bootstrap CI")
-    agree = chapter_answers.agreement_section(data, seed=0)
+    agree = agreement_section(data, seed=0)
     assert [n.data for n in agree.numbers] == ["simulated"] * 4 and agree.tables[0].caption.startswith("Simulated")
 
 
@@ -235,10 +314,10 @@ def test_every_chapter_figure_is_legible_at_display_size(card, thresholds, book_
 
 def _every_figure_legible(card, thresholds):
     data = ae.load_answers()
-    sections = [chapter.figure7_section(), chapter.published_scorecard_section(card, thresholds),
-                chapter.table2_section(), chapter.findings_section(), chapter.implied_section(),
-                chapter_answers.recomputed_scorecard_section(data, card, thresholds, n_bootstrap=10, seed=0),
-                chapter_answers.confidence_section(data)]
+    sections = [figure7_section(), published_scorecard_section(card, thresholds),
+                table2_section(), findings_section(), implied_section(),
+                recomputed_scorecard_section(data, card, thresholds, n_bootstrap=10, seed=0),
+                confidence_section(data)]
     for sec in sections:
         for shown in sec.figures:
             assert plots.smallest_displayed_font(shown.figure) >= plots.MIN_FONT_PT, shown.figure.texts[:1]
@@ -290,12 +369,21 @@ def test_notebook_code_cells_are_short_and_headings_unique():
 def test_the_conclusions_most_metrics_claim_counts_acceptable_metrics_per_engine(card, thresholds):
     """§7: "none met acceptable performance across most metrics". On the published scorecard You.com is the best
     with 2 acceptable of 8; an engine acceptable on 5 of 8 breaks the claim, 4 of 8 (half, not most) does not."""
-    claim = chapter.most_metrics_claim(classify_scorecard(card, thresholds))
+    claim = book.most_metrics_claim(classify_scorecard(card, thresholds))
     assert claim.ours == "holds" and claim.note == "most acceptable: You.com, 2 of 8"
 
     def made(n_acceptable: int) -> pl.DataFrame:
         return pl.DataFrame({"engine": ["x"] * 8 + ["y"] * 8, "metric": [f"m{i}" for i in range(8)] * 2,
                              "category": ["acceptable"] * n_acceptable + ["problematic"] * (16 - n_acceptable)})
 
-    assert chapter.most_metrics_claim(made(5)).ours == "does not hold"
-    assert chapter.most_metrics_claim(made(4)).ours == "holds"
+    assert book.most_metrics_claim(made(5)).ours == "does not hold"
+    assert book.most_metrics_claim(made(4)).ours == "holds"
+
+
+def test_the_library_knows_nothing_of_the_book():
+    """``analysis_lib.answer_engine`` never imports ``bookbuild``, and its face (``__all__``) resolves."""
+    root = Path(ae.__file__).parent
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "import bookbuild" not in text and "from bookbuild" not in text, path
+    assert len(ae.__all__) == len(set(ae.__all__)) and all(hasattr(ae, name) for name in ae.__all__)

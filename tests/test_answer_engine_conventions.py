@@ -12,6 +12,10 @@ import polars as pl
 import pytest
 
 from analysis_lib import answer_engine as ae
+from analysis_lib.answer_engine import batch as ae_batch
+from analysis_lib.answer_engine import conventions as ae_conventions
+from analysis_lib.answer_engine import metrics as ae_metrics
+from analysis_lib.answer_engine import records as ae_records
 
 GOOD = "Title: a page\nbody"
 ERROR_PAGE = "Error 403 forbidden"  # non-empty, but fails the notebook's Title: test
@@ -116,25 +120,25 @@ def test_uncited_sources_differ_between_conventions():
 
 
 def test_text_citations_read_as_the_release_does():
-    assert ae.text_citations("a [1]. b [2, 3][10] and [x] [ 4 ] [1\n2] [5 6]") == (1, 2, 3, 10, 4, 5, 6)
-    assert ae.parse_citations("[1\n2]") == (1, 2)  # the statement-level reader is more lenient
-    assert ae.uncited_slots(3, ()) == (3, 3) and ae.uncited_slots(2, (1, 4)) == (2, 4)
+    assert ae_records.text_citations("a [1]. b [2, 3][10] and [x] [ 4 ] [1\n2] [5 6]") == (1, 2, 3, 10, 4, 5, 6)
+    assert ae_records.parse_citations("[1\n2]") == (1, 2)  # the statement-level reader is more lenient
+    assert ae_metrics.uncited_slots(3, ()) == (3, 3) and ae_metrics.uncited_slots(2, (1, 4)) == (2, 4)
 
 
 def test_released_empties_and_skips():
     c = np.zeros((2, 2), bool)
     f = np.array([[1, 0], [0, 0]], bool)
-    acc, tho = ae.citation_accuracy(c, f), ae.citation_thoroughness(f, np.zeros((2, 2), bool))
-    assert acc == (0, 0) and acc.value == 1.0 and isinstance(acc, ae.RatioOrOne)
-    assert tho == (0, 0) and tho.value == 0.0 and isinstance(tho, ae.RatioOrZero)
-    assert math.isnan(ae.citation_accuracy(c, f, convention="paper").value)
-    assert math.isnan(ae.citation_thoroughness(f, c, convention="paper").value)
+    acc, tho = ae_metrics.citation_accuracy(c, f), ae_metrics.citation_thoroughness(f, np.zeros((2, 2), bool))
+    assert acc == (0, 0) and acc.value == 1.0 and isinstance(acc, ae_metrics.RatioOrOne)
+    assert tho == (0, 0) and tho.value == 0.0 and isinstance(tho, ae_metrics.RatioOrZero)
+    assert math.isnan(ae_metrics.citation_accuracy(c, f, convention="paper").value)
+    assert math.isnan(ae_metrics.citation_thoroughness(f, c, convention="paper").value)
     with pytest.raises(ValueError, match="unknown convention"):
-        ae.citation_accuracy(c, f, convention="notebook")
+        ae_metrics.citation_accuracy(c, f, convention="notebook")
     # no relevant statement: the released notebook skips the answer as a whole
     a = ae.Answer(np.array([False, False]), np.array([[1, 0], [0, 0]], bool), f, ("pro", "con"), 5)
     rel = ae.answer_metrics(a)
-    assert all(rel[k] is None for k in (*ae.SOURCE_METRICS, "one_sided_answer", "overconfident_answer"))
+    assert all(rel[k] is None for k in (*ae_conventions.SOURCE_METRICS, "one_sided_answer", "overconfident_answer"))
     assert rel["relevant_statements"] == (0, 2)
     paper = ae.answer_metrics(a, convention="paper")
     assert paper["uncited_sources"] == (1, 2) and paper["source_necessity"] == (0, 2)
@@ -188,7 +192,7 @@ def test_released_scorecard_refuses_paper_metrics():
     raw.append(_record("a4", "z [1].", {1: GOOD}, [_st("1", [1], [1], core="0")]))
     long = ae.bootstrap_scorecard(_metrics(raw, "released"), n_bootstrap=10)
     undefined = dict(zip(long["metric"], long["n_undefined"]))
-    assert all(undefined[k] == 1 for k in ae.SOURCE_METRICS) and undefined["relevant_statements"] == 0
+    assert all(undefined[k] == 1 for k in ae_conventions.SOURCE_METRICS) and undefined["relevant_statements"] == 0
 
 
 def test_one_source_limit():
@@ -203,7 +207,7 @@ def test_one_source_limit():
     with pytest.raises(ValueError, match=r"limited to 16 sources per answer \(MAX_SOURCES\)"):
         ae.minimum_source_covers(too_wide.support)
     with pytest.raises(ValueError, match="MAX_SOURCES = 16"):
-        ae.min_cover_sizes(np.zeros((1, 2), np.int64), np.array([17]))
+        ae_batch.min_cover_sizes(np.zeros((1, 2), np.int64), np.array([17]))
     assert ae.answer_metrics(too_wide, "greedy")["source_necessity"] == (1, 17)  # no limit on the greedy cover
 
 
@@ -217,9 +221,9 @@ def test_untitled_text_is_excluded_under_released_with_a_reason_that_says_so():
 
 
 def test_scrape_rules():
-    assert ae.scrape_ok("Title: x", "jina") and not ae.scrape_ok(" Title: x", "jina")
-    assert not ae.scrape_ok(ERROR_PAGE, "jina") and ae.scrape_ok(ERROR_PAGE, "nonempty")
-    assert not ae.scrape_ok(None, "jina") and not ae.scrape_ok("", "jina")
+    assert ae_records.scrape_ok("Title: x", "jina") and not ae_records.scrape_ok(" Title: x", "jina")
+    assert not ae_records.scrape_ok(ERROR_PAGE, "jina") and ae_records.scrape_ok(ERROR_PAGE, "nonempty")
+    assert not ae_records.scrape_ok(None, "jina") and not ae_records.scrape_ok("", "jina")
 
 
 def test_convention_comparison_of_loaded_records(tmp_path):
@@ -228,8 +232,8 @@ def test_convention_comparison_of_loaded_records(tmp_path):
     data = ae.load_answers(path)
     assert data.convention == "released" and data.converted.meta.height == 3
     table = {r["metric"]: r for r in data.convention_comparison().iter_rows(named=True)}
-    assert set(table) == set(ae.SOURCE_METRICS)
-    for k in ae.SOURCE_METRICS:
+    assert set(table) == set(ae_conventions.SOURCE_METRICS)
+    for k in ae_conventions.SOURCE_METRICS:
         assert (table[k]["released"], table[k]["paper"]) == pytest.approx((PERCENT["released"][k],
                                                                            PERCENT["paper"][k])), k
     assert table["citation_accuracy"]["difference"] == pytest.approx(25.0)

@@ -12,6 +12,7 @@ from fake_openai_server import FakeOpenAIServer
 
 from analysis_lib import answer_engine as ae
 from analysis_lib import llm
+from analysis_lib.answer_engine import metrics as ae_metrics
 from analysis_lib.llm import LLMClient
 
 
@@ -112,7 +113,7 @@ def test_pipeline_end_to_end_gives_the_hand_computed_metrics(server, tmp_path):
         conv = ae.records_to_answers(recs, ae.load_support_results(support_path), convention=convention)
         assert conv.meta["n_dropped_sources"].to_list() == [1, 0]
         for rid, answer in zip(conv.meta["id"], conv.answers):
-            got = {k: (str(v) if isinstance(v, ae.Ratio) else v)
+            got = {k: (str(v) if isinstance(v, ae_metrics.Ratio) else v)
                    for k, v in ae.answer_metrics(answer, convention=convention).items()}
             assert got == hand[rid], (convention, rid)
     assert [r.confidence for r in recs] == [5, 3]
@@ -174,15 +175,17 @@ def _paper_engine_records() -> list[dict]:
 
 
 def _section(judged, report, support_path):
-    from analysis_lib.answer_engine.chapter_answers import recomputed_scorecard_section
     from analysis_lib.answer_engine.loading import AnswerData
     from analysis_lib.fetch import published
+    from bookbuild.papers.answer_engine import f8_recomputed_section
 
     recs = ae.parse_records(judged, "judged")
     support = ae.load_support_results(support_path) if support_path.is_file() else None
     data = AnswerData(recs, ae.records_to_answers(recs, support), "real", "test records", support, judging=report)
     card = pl.read_csv(published("aee_figure8_scorecard"))
-    return recomputed_scorecard_section(data, card, ae.load_thresholds(), n_bootstrap=20, seed=0)
+    metrics = data.metrics()
+    long = ae.bootstrap_scorecard(metrics, n_bootstrap=20, seed=0, convention=data.convention)
+    return f8_recomputed_section(data, metrics, long, card, ae.load_thresholds(), n_bootstrap=20)
 
 
 def test_a_metric_no_answer_defines_is_not_run_instead_of_raising(server, tmp_path):
