@@ -1,4 +1,5 @@
-"""The chapter's one loader: user-supplied answer records when a path is given, the answer simulator otherwise."""
+"""The one loader of answer data (:func:`load_answers`): user-supplied answer records when a path is given,
+the answer simulator otherwise."""
 
 from __future__ import annotations
 

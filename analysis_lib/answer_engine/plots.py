@@ -1,4 +1,5 @@
-"""Figures of the answer-engine chapter, in the project's plotting style (``analysis_lib.plotting``).
+"""Figures of the Answer Engine Evaluation (Fig 7, Fig 8a and 8b, Table 2), in the project's plotting
+style (``analysis_lib.plotting``).
 
 Legibility: every figure here is at most :data:`DISPLAY_WIDTH_PX` pixels wide at its own dpi, the width of the
 book's text column, so the page shows it unscaled, and no text in it is smaller than :data:`MIN_FONT_PT`;

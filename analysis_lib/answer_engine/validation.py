@@ -1,5 +1,5 @@
-"""Checks of the chapter's user inputs that a build can run before any notebook: each reads and validates one
-file completely (the same readers the chapter uses) and returns a one-line summary, or raises
+"""Checks of a user's answer-engine inputs that a build can run before any notebook: each reads and validates one
+file completely (the same readers :func:`.loading.load_answers` uses) and returns a one-line summary, or raises
 :class:`.inputs.AnswerRecordError` naming the file, the record or line, the field and what was expected.
 
 - :func:`validate_answers`: answer records (``make book ANSWERS=…``, the ``answer_records`` parameter), and the

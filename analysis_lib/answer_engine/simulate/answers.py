@@ -6,7 +6,8 @@ read off the published Fig 8 column (``published/aee_figure8_scorecard.csv``) as
 recomputed under the released convention (:mod:`analysis_lib.answer_engine.conventions`, the definitions that printed
 Fig 8) should land
 near the published one; where it does not, the gap is the distance between a per-pair probability and the macro
-average of per-answer ratios (small answers, coupled metrics), and the chapter shows it as planted vs recovered.
+average of per-answer ratios (small answers, coupled metrics), and a scorecard recomputed from
+them is read as planted vs recovered.
 
 Per answer of engine *e* (percentages of the Fig 8 column written as fractions):
 
