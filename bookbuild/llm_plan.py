@@ -35,10 +35,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from analysis_lib import llm, paths
-from analysis_lib.dr_arena import chapter_examiner, examiner, framework_prompts
+from analysis_lib.dr_arena import examiner, framework_prompts
 from analysis_lib.nuggets import llm_analyses, loading, model_steps
 from analysis_lib.search_arena import describe, intents, loader, prompt_sets, topics
 from analysis_lib.search_arena.embedding_cache import open_cache, text_hash
+from bookbuild.papers import dr_arena as dr_arena_book
 
 #: the chapters' defaults (their ``parameters`` cells), used when a chapter's parameters are not given
 INTENT_SAMPLE = 150
@@ -150,7 +151,7 @@ def _nuggets(client: llm.LLMClient, inp: Inputs) -> Built:
 
 def _dr_x(client: llm.LLMClient, inp: Inputs) -> Built | None:
     """DR-X when ``dr_agents`` names two or more agents: the tournament's bound with this build's rounds."""
-    agents = chapter_examiner.agent_names(str(inp.param("08_dr_arena", "dr_agents", "")))
+    agents = dr_arena_book.agent_names(str(inp.param("08_dr_arena", "dr_agents", "")))
     if len(agents) < 2:
         return None
     prompts, why = framework_prompts.try_load(cache_dir=inp.cache_dir)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from analysis_lib.dr_arena import chapter_published
 from analysis_lib.dr_arena import human_studies as hs
 from analysis_lib.fetch import published
+from analysis_lib.stats import leaderboard_correlations
+from bookbuild.papers import dr_arena as paper
 
 
 @pytest.mark.parametrize(("percent", "n", "k"), [(90.6, 64, 58), (89.1, 64, 57), (96.9, 64, 62), (92.2, 64, 59),
@@ -36,22 +37,30 @@ def test_table5_checks() -> None:
     long = hs.table5_long(t5)
     assert sum(hs.reachable(v, 50) for v in long["value"]) == 4  # 89% and 9% of 50 are 44.5 and 4.5
     assert hs.smallest_denominator(long["value"].to_list()) == 100
+    check = hs.table5_check(t5)
+    assert (check.of_cases, check.of_votes, check.votes, check.smallest) == (4, 6, 100, 100)
+    assert check.full_tree_best  # Full Tree has the largest share in both columns of the published table
+    shuffled = t5.with_columns(pl.col("question_quality").reverse())
+    assert not hs.table5_check(shuffled).full_tree_best
 
 
 def test_table7_checks() -> None:
-    sec = chapter_published.table7_section()
-    got = {n.quantity: n.ours for n in sec.numbers}
+    check = hs.table7_check(hs.table7())
+    assert (check.of_turns, check.of_matches, check.smallest, check.stop) == (4, 0, 64, 92.2)
+    numbers = paper.t7_numbers(check)
+    got = {n.quantity: n.ours for n in numbers}
     assert got["percentages that are a whole count of the 64 turns"] == 4
     assert got["percentages that are a whole count of the 30 matches"] == 0
     assert got["smallest number of judgements giving every percentage"] == 64
     assert got["stop efficiency as a count of the matches"] == "none of k/30"
-    assert [n.reason for n in sec.numbers if n.reason] != []
+    assert [n.reason for n in numbers if n.reason] != []
 
 
-def test_table4_section_recomputes_dr_arena_row() -> None:
-    sec = chapter_published.table4_section(pl.read_csv(published("dr_arena_table3_leaderboards")))
-    got = {n.quantity: n for n in sec.numbers}
+def test_table4_numbers_recompute_dr_arena_row() -> None:
+    t3, t4 = pl.read_csv(published("dr_arena_table3_leaderboards")), hs.table4()
+    numbers = paper.t4_numbers(leaderboard_correlations(t3), t3.height, t4)
+    got = {n.quantity: n for n in numbers}
     assert got["DR-Arena: Spearman rho with Search Arena (from Table 3)"].ours == pytest.approx(1 - 6 * 2 / (6 * 35))
     assert got["benchmarks stated to correlate negatively with Search Arena"].ours == 2
-    assert all(n.reason for n in sec.numbers if n.ours is None)
-    assert sec.tables[0].frame.height == 7
+    assert all(n.reason for n in numbers if n.ours is None)
+    assert paper.t4_tables(t4)[0].frame.height == 7

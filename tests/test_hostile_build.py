@@ -182,14 +182,13 @@ def test_banner_text_keeps_dollars_as_text():
 def test_fig7_marks_only_the_tiers_the_logs_have(tmp_path):
     """Logs without a Much Better verdict (or without a Wide failure): Fig 7 has no such bar, so the paper's mark for
     it is left out instead of stopping the chapter (``Reference.at_marks: no tick labelled``)."""
-    from analysis_lib.dr_arena import chapter_logs, match_log
-    from analysis_lib.dr_arena.source import MatchSource
+    from analysis_lib.dr_arena import match_log, verdict_share_plot, verdict_shares
     from analysis_lib.plotting.display import prepare
+    from bookbuild.papers import dr_arena as paper
 
     rounds = match_log.load_match_logs(_match_log(tmp_path / "m.jsonl", list(HOSTILE)))
-    logs = MatchSource(rounds, None, {}, "Search Arena Elo (Table 3)", "user", "test logs")
-    section = chapter_logs.verdict_section(logs)
-    figure = section.figures[0]
-    verdicts, failures = figure.reference  # type: ignore[misc]
+    shares = verdict_shares(rounds)
+    reference = paper.fig7_reference(shares)
+    verdicts, failures = reference
     assert set(verdicts.values) == {"Better"} and set(failures.values) == {"DEEP"}  # no Much Better, no Wide
-    prepare(figure.figure, figure.kind, reference=figure.reference)  # raised before
+    prepare(verdict_share_plot(shares, "Fig 7"), "user", reference=reference)  # raised before

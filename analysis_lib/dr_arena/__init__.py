@@ -1,23 +1,45 @@
-"""DR-Arena: information trees, the evolvement loop, match logs, the Swiss tournament, match-level
-diagnostics, a latent-skill simulation study and the LLM examiner.
+"""DR-Arena: information trees, the evolvement loop, match logs, the Swiss tournament, match-level diagnostics,
+a latent-skill simulation study and the LLM examiner.
 
-Submodules: :mod:`.trees` (trees, the paper's Tables 8/9 as published data, Fig 8), :mod:`.loop` (Tables 1/2, Appendix C
-state machine), :mod:`.match_log` (the JSONL match-log format), :mod:`.tournament` (Swiss pairing, BT ratings),
-:mod:`.diagnostics` (Table 6 / Fig 4, Figs 5-7), :mod:`.simulate` (latent-skill simulation study), :mod:`.examiner`
-(task generation and judging through the LLM layer), :mod:`.framework_prompts` (the framework's prompts, read
-from its source files), :mod:`.plots`. The names used by the chapter and the tests
-are re-exported here.
+- Loaders: the information trees and their ``summary.json`` (:mod:`.trees`), match logs (:mod:`.match_log`), a
+  folder of logs or the simulation study as one :class:`MatchSource` (:mod:`.source`), the framework's released
+  traces, and the paper's published tables (Tables 3-5, 7-9) as data (:mod:`.human_studies`, :mod:`.trees`).
+- Analyses: tree shapes and topology (:mod:`.trees`); the loop of Tables 1/2 and Appendix C and the replay of a
+  logged match (:mod:`.loop`); Swiss pairing and Bradley–Terry ratings (:mod:`.tournament`); correlation by
+  rounds used, rounds against the Elo gap, failure profiles, verdict shares (:mod:`.diagnostics`); the arithmetic
+  checks of the published human-study tables (:mod:`.human_studies`).
+- Plots (:mod:`.plots`), the simulation study (:mod:`.simulate`), and the method through the LLM layer
+  (:mod:`.examiner`, with the framework's own prompts read by :mod:`.framework_prompts`).
 """
 
+from analysis_lib.dr_arena.diagnostics import (
+    GapCorrelation,
+    correlation_by_rounds,
+    failure_profile,
+    match_ends,
+    mean_rounds,
+    pairs_met_twice,
+    reference_agreement,
+    reference_models,
+    rounds_vs_gap,
+    separated_models,
+    verdict_shares,
+)
+from analysis_lib.dr_arena.examiner import llm_tournament
+from analysis_lib.dr_arena.human_studies import (
+    Table5Check,
+    Table7Check,
+    table4,
+    table5,
+    table5_check,
+    table7,
+    table7_check,
+)
 from analysis_lib.dr_arena.loop import (
-    FAILURE_CRITERIA,
     FRAMEWORK,
-    VERDICT_CODES,
-    Action,
     FailureType,
     LoopConfig,
     LoopState,
-    RoundRecord,
     StopReason,
     Verdict,
     config_table,
@@ -26,23 +48,43 @@ from analysis_lib.dr_arena.loop import (
     start_on_tree,
     start_state,
     step,
-    trace_table,
     transition,
     transition_table,
 )
+from analysis_lib.dr_arena.match_log import (
+    TraceReplay,
+    load_match_logs,
+    matches,
+    replay_cases_trace,
+    replay_published_traces,
+)
+from analysis_lib.dr_arena.plots import (
+    correlation_by_rounds_plot,
+    domain_plot,
+    failure_profile_plot,
+    leaderboard_plot,
+    leaderboards_scatter,
+    match_end_plot,
+    rounds_vs_gap_plot,
+    state_diagram,
+    trace_plot,
+    tree_shape_plots,
+    verdict_share_plot,
+)
+from analysis_lib.dr_arena.source import MatchSource, load_match_source
+from analysis_lib.dr_arena.tournament import leaderboard_table, ratings
 from analysis_lib.dr_arena.trees import (
-    COMPARISON_COLUMNS,
     REQUIRED_FIELDS,
     TopologySummary,
     TreeShape,
     TreeValidationError,
     all_nodes,
     compare_counts,
-    counts_table,
     domain_table,
     load_summary,
     load_tree,
     load_trees,
+    missing_trees,
     paper_table8,
     paper_table9,
     root_domains,
@@ -50,7 +92,6 @@ from analysis_lib.dr_arena.trees import (
     summary_check,
     topic_table,
     topology_summary,
-    tree_ids,
     tree_nodes,
     tree_shape,
     tree_table,
@@ -58,46 +99,28 @@ from analysis_lib.dr_arena.trees import (
 )
 
 __all__ = [
-    "COMPARISON_COLUMNS",
-    "FAILURE_CRITERIA",
-    "FRAMEWORK",
-    "REQUIRED_FIELDS",
-    "VERDICT_CODES",
-    "Action",
-    "FailureType",
-    "LoopConfig",
-    "LoopState",
-    "RoundRecord",
-    "StopReason",
-    "TopologySummary",
-    "TreeShape",
-    "TreeValidationError",
-    "Verdict",
-    "all_nodes",
-    "compare_counts",
-    "config_table",
-    "counts_table",
-    "domain_table",
-    "load_summary",
-    "load_tree",
-    "load_trees",
-    "paper_table8",
-    "paper_table9",
-    "replay_trace",
-    "root_domains",
-    "run_match",
-    "sibling_group_sizes",
-    "start_on_tree", "start_state",
-    "step",
-    "summary_check",
-    "topic_table",
-    "topology_summary",
-    "trace_table",
-    "transition",
-    "transition_table",
-    "tree_ids",
-    "tree_nodes",
-    "tree_shape",
-    "tree_table",
+    # loaders and published data
+    "REQUIRED_FIELDS", "MatchSource", "TreeValidationError", "load_match_logs", "load_match_source",
+    "load_summary", "load_tree", "load_trees", "paper_table8", "paper_table9", "table4", "table5", "table7",
     "validate_tree",
+    # trees
+    "TopologySummary", "TreeShape", "all_nodes", "compare_counts", "domain_table", "missing_trees",
+    "root_domains", "sibling_group_sizes", "summary_check", "topic_table", "topology_summary", "tree_nodes",
+    "tree_shape", "tree_table",
+    # the evolvement loop
+    "FRAMEWORK", "FailureType", "LoopConfig", "LoopState", "StopReason", "TraceReplay", "Verdict",
+    "config_table", "replay_cases_trace", "replay_published_traces", "replay_trace", "run_match",
+    "start_on_tree", "start_state", "step", "transition", "transition_table",
+    # tournament and match-level diagnostics
+    "GapCorrelation", "correlation_by_rounds", "failure_profile", "leaderboard_table", "match_ends", "matches",
+    "mean_rounds", "pairs_met_twice", "ratings", "reference_agreement", "reference_models", "rounds_vs_gap",
+    "separated_models", "verdict_shares",
+    # published human studies
+    "Table5Check", "Table7Check", "table5_check", "table7_check",
+    # plots
+    "correlation_by_rounds_plot", "domain_plot", "failure_profile_plot", "leaderboard_plot",
+    "leaderboards_scatter", "match_end_plot", "rounds_vs_gap_plot", "state_diagram", "trace_plot",
+    "tree_shape_plots", "verdict_share_plot",
+    # the method through the LLM layer
+    "llm_tournament",
 ]

@@ -148,3 +148,18 @@ def match_ends(rounds: pl.DataFrame) -> pl.DataFrame:
 def mode(values: pl.Series | np.ndarray) -> int:
     """The smallest most frequent value of non-negative integers."""
     return int(np.bincount(np.asarray(values, dtype=np.int64)).argmax())
+
+
+def reference_models(board: pl.DataFrame, reference: Mapping[str, float]) -> dict[str, float]:
+    """The reference ratings of the models on ``board``, in the board's order."""
+    return {m: reference[m] for m in board["model"] if m in reference}
+
+
+def reference_agreement(board: pl.DataFrame, reference: Mapping[str, float]) -> stats.LeaderboardAgreement | None:
+    """Spearman and Pearson between the board's ratings and ``reference`` over the models both have (None for
+    fewer than 3 such models)."""
+    ref = reference_models(board, reference)
+    if len(ref) < 3:
+        return None
+    sub = board.filter(pl.col("model").is_in(list(ref)))
+    return stats.leaderboard_agreement(sub["rating"].to_numpy(), [ref[m] for m in sub["model"]])

@@ -14,6 +14,7 @@ body is missing from the paper's text. What can be checked is arithmetic the tab
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -100,3 +101,48 @@ def table5_long(t5: pl.DataFrame) -> pl.DataFrame:
 def table7_percentages(t7: pl.DataFrame) -> pl.DataFrame:
     """Table 7's percentages as ``criterion, value`` rows (the κ row left out)."""
     return t7.filter(pl.col("unit") == "percent").select("criterion", value=pl.col("result").cast(pl.Float64))
+
+
+class Table5Check(NamedTuple):
+    """Table 5's arithmetic: each column's sum (100 % for a three-way choice), its shares as ``cell, value`` rows
+    (:func:`table5_long`), how many are ``k/cases`` and ``k/votes`` (``votes = cases × annotators``), the smallest
+    number of selections giving all of them, and whether the full tree has the largest share in every column."""
+
+    sums: dict[str, float]
+    long: pl.DataFrame
+    of_cases: int
+    of_votes: int
+    votes: int
+    smallest: int | None
+    full_tree_best: bool
+
+
+def table5_check(t5: pl.DataFrame, cases: int = T5_CASES, annotators: int = T5_ANNOTATORS) -> Table5Check:
+    """:class:`Table5Check` of Table 5 (``t5``: ``configuration`` and one share column per question)."""
+    sums, long = column_sums(t5), table5_long(t5)
+    votes = cases * annotators
+    values = long["value"].to_list()
+    best = all(t5.sort(c, descending=True)["configuration"][0] == "Full Tree" for c in sums)
+    return Table5Check(sums, long, sum(reachable(v, cases) for v in values), sum(reachable(v, votes) for v in values),
+                       votes, smallest_denominator(values), best)
+
+
+class Table7Check(NamedTuple):
+    """Table 7's percentages (:func:`table7_percentages`), how many are ``k/turns`` and ``k/matches``, the
+    smallest number of judgements giving all of them, and the stop-efficiency percentage."""
+
+    percentages: pl.DataFrame
+    of_turns: int
+    of_matches: int
+    smallest: int | None
+    stop: float
+
+
+def table7_check(t7: pl.DataFrame, turns: int = T7_TURNS, matches: int = T7_MATCHES) -> Table7Check:
+    """:class:`Table7Check` of Table 7 (``t7`` as :func:`table7`); the stop criterion is the row whose criterion
+    starts with ``Stop``."""
+    pct = table7_percentages(t7)
+    values = pct["value"].to_list()
+    stop = float(pct.filter(pl.col("criterion").str.starts_with("Stop"))["value"][0])
+    return Table7Check(pct, sum(reachable(v, turns) for v in values), sum(reachable(v, matches) for v in values),
+                       smallest_denominator(values), stop)

@@ -345,7 +345,7 @@ def transition_table(config: LoopConfig = FRAMEWORK) -> pl.DataFrame:
 
 
 def config_table(config: LoopConfig = FRAMEWORK) -> pl.DataFrame:
-    """The rules of one config as ``rule, value`` rows (for the chapter's Table 2 notes)."""
+    """The rules of one config as ``rule, value`` rows (the loop's rules beside Table 2)."""
     return pl.DataFrame({"rule": list(config.__dataclass_fields__),
                          "value": [str(getattr(config, k)) for k in config.__dataclass_fields__]})
 

@@ -1,6 +1,6 @@
 """DR-Arena match logs: one JSON object per round, one JSONL file per match (or many matches per file).
 
-Format (every analysis of the chapter reads it; the simulation and the LLM examiner write it):
+Format (every match-level analysis reads it; the simulation and the LLM examiner write it):
 
 ==================  ============  ==========================================================================
 field               type          meaning
@@ -41,7 +41,7 @@ import math
 import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -335,3 +335,27 @@ def replay_cases_trace(config: LoopConfig = FRAMEWORK) -> pl.DataFrame:
     """:func:`cases_trace` replayed with ``config`` from the start of :data:`CASES_TREE` (see
     :func:`analysis_lib.dr_arena.loop.replay_trace`; the logged columns are the page's depth and width)."""
     return replay_trace(cases_trace(), config, tree=CASES_TREE, start=start_on_tree(CASES_TREE, config))
+
+
+def reproduces(replay: pl.DataFrame, n_logged: int) -> bool:
+    """Whether a replay (:func:`~analysis_lib.dr_arena.loop.replay_trace`) lands on every logged depth, width and
+    score and stops at the logged round (``n_logged`` rounds were logged)."""
+    same = all(replay[c].to_list() == replay[f"logged_{c}"].to_list() for c in ("depth", "width", "score_a", "score_b"))
+    return same and replay.height == n_logged
+
+
+class TraceReplay(NamedTuple):
+    """One released trace replayed through the loop, and whether the replay reproduces it (:func:`reproduces`)."""
+
+    replay: pl.DataFrame
+    reproduced: bool
+
+
+def replay_published_traces(config: LoopConfig = FRAMEWORK) -> dict[str, TraceReplay]:
+    """Each of :func:`published_traces` replayed with ``config`` from its verdicts and failure types alone, by
+    ``match_id`` in the file's order."""
+    out = {}
+    for (match_id,), logged in published_traces().group_by("match_id", maintain_order=True):
+        replay = replay_trace(logged, config)
+        out[str(match_id)] = TraceReplay(replay, reproduces(replay, logged.height))
+    return out

@@ -1,4 +1,4 @@
-"""Figures of the DR-Arena chapter, in the compendium's style (:mod:`analysis_lib.plotting`): the evolvement
+"""Figures of the DR-Arena analyses, in the compendium's style (:mod:`analysis_lib.plotting`): the evolvement
 loop's state diagram (Table 2), a match trace, Fig 4 (correlation by rounds), Fig 5 (rounds vs Elo gap), Fig 6
 (failure profiles) and Fig 7 (verdict and failure-type shares). Every function returns the ``Figure``."""
 
@@ -18,6 +18,7 @@ from analysis_lib.dr_arena.loop import (
     transition,
 )
 from analysis_lib.dr_arena.match_log import FAILURE_CODES
+from analysis_lib.plotting import barh, count_histograms, forest, scatter_fit
 from analysis_lib.plotting.style import ACCENT, OUTCOME_COLORS
 
 FAILURE_COLORS = {"DEEP": "#4c72b0", "WIDE": "#dd8452", "BOTH": "#c44e52", "NONE": "#8c8c8c"}
@@ -166,3 +167,46 @@ def verdict_share_plot(shares: pl.DataFrame, title: str) -> Figure:
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def leaderboard_plot(board: pl.DataFrame, title: str) -> Figure:
+    """The tournament's Bradley–Terry leaderboard (:func:`~analysis_lib.dr_arena.tournament.ratings`) as a forest
+    plot: each model's Elo with its 95% bootstrap interval, 1000 (the mean) marked."""
+    return forest(board["model"].to_list(), board["rating"].to_numpy(), board["ci_lower"].to_numpy(),
+                  board["ci_upper"].to_numpy(), xlabel="Elo (Bradley-Terry, 95% bootstrap interval)", title=title,
+                  reference=1000.0)
+
+
+def leaderboards_scatter(boards: pl.DataFrame, title: str) -> Figure:
+    """Two leaderboards of the same models (``model``, ``search_arena_elo``, ``dr_arena_elo``) against each other,
+    labelled, with the least-squares line."""
+    return scatter_fit(boards["search_arena_elo"].to_numpy(), boards["dr_arena_elo"].to_numpy(),
+                       labels=boards["model"].to_list(), xlabel="Search Arena Elo", ylabel="DR-Arena Elo", title=title)
+
+
+def domain_plot(domains: pl.DataFrame, title: str) -> Figure:
+    """Trees per source domain (``domain``, ``count``; :func:`~analysis_lib.dr_arena.trees.domain_table`)."""
+    return barh(domains["domain"].to_list(), domains["count"].to_numpy(), xlabel="trees", title=title,
+                annotate="{:.0f}")
+
+
+def tree_shape_plots(shapes: pl.DataFrame, nodes: pl.DataFrame, groups: np.ndarray,
+                     titles: tuple[str, str]) -> tuple[Figure, Figure]:
+    """Depth and width of information trees, log count axes: per tree (``shapes``:
+    :func:`~analysis_lib.dr_arena.trees.tree_table`; depth and largest sibling group) and over all nodes
+    (``nodes``: node depth; ``groups``: sibling group sizes)."""
+    per_tree = count_histograms([(shapes["depth"].to_numpy(), "tree depth (root = 0)"),
+                                 (shapes["max_branching"].to_numpy(), "largest sibling group")],
+                                ylabel="trees", log_y=True, title=titles[0])
+    per_node = count_histograms([(nodes["depth"].to_numpy(), "node depth (root = 0)"),
+                                 (groups, "sibling group size (children per internal node)")],
+                                ylabel="nodes / sibling groups", log_y=True, title=titles[1])
+    return per_tree, per_node
+
+
+def match_end_plot(ends: pl.DataFrame, title: str) -> Figure:
+    """Depth and width constraint of each match's last round (:func:`~analysis_lib.dr_arena.diagnostics.
+    match_ends`), log count axes."""
+    return count_histograms([(ends["depth"].to_numpy(), "depth of the last round (root = 1)"),
+                             (ends["width"].to_numpy(), "width constraint of the last round")],
+                            ylabel="matches", log_y=True, title=title)

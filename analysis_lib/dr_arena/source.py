@@ -1,4 +1,4 @@
-"""Where the chapter's match-level analyses get their match logs: a user folder (``make book MATCH_LOGS=dir``) or,
+"""Where the match-level analyses get their match logs: a folder or file of logs (the book: ``MATCH_LOGS=dir``) or,
 by default, the simulation study over the mirrored trees. One loader, one returned record."""
 
 from __future__ import annotations

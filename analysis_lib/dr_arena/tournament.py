@@ -175,7 +175,7 @@ def ratings(matches: pl.DataFrame, n_bootstrap: int = 100, seed: int = 0) -> pl.
 
 
 def leaderboard_table(board: pl.DataFrame, reference: Mapping[str, float], reference_name: str) -> pl.DataFrame:
-    """:func:`ratings` as the chapter shows it: ``model``, ``rating (Elo)`` and its ``95% interval`` in whole Elo,
+    """:func:`ratings` as a page shows it: ``model``, ``rating (Elo)`` and its ``95% interval`` in whole Elo,
     ``rank`` (1 + the models whose interval lies wholly above this one's), ``matches`` played and each model's
     reference rating in a column named ``reference_name`` (2 decimals; null for a model without one)."""
 

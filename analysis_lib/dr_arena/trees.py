@@ -29,6 +29,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
@@ -318,3 +319,8 @@ def compare_counts(ours: Mapping[str, int], paper: Mapping[str, int | None], key
         },
         schema={key: pl.String, "ours": pl.Int64, "paper": pl.Int64, "in_paper": pl.Boolean},
     ).with_columns(agree=(pl.col("ours") == pl.col("paper")).fill_null(False))
+
+
+def missing_trees(summary: Mapping[str, Any], trees: Mapping[str, Any]) -> list[str]:
+    """Trees listed in ``summary.json`` without a tree file, sorted."""
+    return sorted({t["tree_id"] for t in summary["trees"]} - set(trees))

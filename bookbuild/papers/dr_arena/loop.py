@@ -1,18 +1,16 @@
-"""The DR-Arena chapter's DR-L sections: Table 2 and the loop's rules, the framework's released match traces
-replayed through the loop, and the project page's 5-round walkthrough replayed.
-
-Each function returns a :class:`~bookbuild.sections.Section`; tables carry readable column names.
+"""The book's side of the DR-Arena chapter's DR-L sections: Table 2 and the loop's rules as the page shows them,
+the numbers recorded for the framework's released match traces replayed through the loop
+(:func:`analysis_lib.dr_arena.replay_published_traces`) and for the project page's 5-round walkthrough replayed
+(:func:`analysis_lib.dr_arena.replay_cases_trace`); tables carry readable column names.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from bookbuild.sections import Figure, Number, Section, Table
-
-from . import match_log
-from .loop import LoopConfig, config_table, replay_trace, transition_table
-from .plots import state_diagram, trace_plot
+from analysis_lib.dr_arena import TraceReplay
+from analysis_lib.dr_arena.match_log import cases_trace
+from bookbuild.sections import Number, Table
 
 #: ``LoopConfig`` fields in words (the config table's first column).
 RULE_LABELS = {
@@ -32,34 +30,27 @@ EXAMPLE_ID = "tree_0022_glm47_vs_pplsonar_1300"
 PAGE = "project-page trace (Handheld Game Consoles)"
 
 
-def rules_section(cfg: LoopConfig) -> Section:
-    """Table 2 over the six tiered verdicts and four failure types, drawn from ``cfg``, and ``cfg``'s rules."""
-    table2 = transition_table(cfg)
-    rules = config_table(cfg).with_columns(pl.col("rule").replace_strict(RULE_LABELS, default=pl.col("rule")))
-    numbers = [Number("DR-L", "(verdict, failure type) combinations mapped by Table 2", table2.height, data="none")]
-    return Section(numbers, [Figure(state_diagram(cfg), "none")],
-                   [Table(table2.drop("kind").rename(TRANSITION_COLUMNS),
-                          "Table 2 with the points and stop rule of the rules below.", 0),
-                    Table(rules, f"The loop's rules ({cfg.name}).", 0)])
+def rules_numbers(table2: pl.DataFrame) -> list[Number]:
+    """DR-L: the (verdict, failure type) combinations Table 2 maps (``table2``:
+    :func:`analysis_lib.dr_arena.transition_table`)."""
+    return [Number("DR-L", "(verdict, failure type) combinations mapped by Table 2", table2.height, data="none")]
 
 
-def _reproduced(replay: pl.DataFrame, logged: pl.DataFrame) -> bool:
-    same = all(replay[c].to_list() == replay[f"logged_{c}"].to_list() for c in ("depth", "width", "score_a", "score_b"))
-    return same and replay.height == logged.height
+def rules_tables(table2: pl.DataFrame, rules: pl.DataFrame, name: str) -> list[Table]:
+    """Table 2 and the rules of the config ``name`` (``rules``: :func:`analysis_lib.dr_arena.config_table`) in
+    words."""
+    rules = rules.with_columns(pl.col("rule").replace_strict(RULE_LABELS, default=pl.col("rule")))
+    return [Table(table2.drop("kind").rename(TRANSITION_COLUMNS),
+                  "Table 2 with the points and stop rule of the rules below.", 0),
+            Table(rules, f"The loop's rules ({name}).", 0)]
 
 
-def traces_section(cfg: LoopConfig) -> Section:
-    """The framework's released traces, each replayed from its verdicts and failure types alone; a replay must
-    land on every logged depth, width and score and stop at the logged round. One is shown as the worked
-    example."""
-    traces = match_log.published_traces()
-    groups = {mid: g for (mid,), g in traces.group_by("match_id", maintain_order=True)}
-    replays = {mid: replay_trace(g, cfg) for mid, g in groups.items()}
-    ok = sum(_reproduced(r, groups[mid]) for mid, r in replays.items())
-    example = replays[EXAMPLE_ID]
-    fig = trace_plot(example, "Worked example (as App. D): released trace tree_0022 (glm-4.7 vs "
-                              "ppl-sonar-reasoning-pro-high), replayed")
-    numbers = [
+def traces_numbers(replays: dict[str, TraceReplay]) -> list[Number]:
+    """DR-L: how many of the released traces the loop reproduces, and the worked example's (:data:`EXAMPLE_ID`)
+    rounds and final score gap."""
+    ok = sum(r.reproduced for r in replays.values())
+    example = replays[EXAMPLE_ID].replay
+    return [
         Number("DR-L", "released match traces replayed", len(replays), data="published"),
         Number("DR-L", "released traces whose replay reproduces every logged depth, width and score and the stopping "
                        "round", ok, data="published", note=f"of {len(replays)}"),
@@ -68,26 +59,31 @@ def traces_section(cfg: LoopConfig) -> Section:
         Number("DR-L", "worked example (tree_0022): final score gap",
                abs(example["score_a"][-1] - example["score_b"][-1]), data="published"),
     ]
-    return Section(numbers, [Figure(fig, "published")],
-                   [Table(trace_table(example), "Released trace tree_0022 replayed: the loop's task and scores beside "
-                                                "the logged ones.", 0)])
 
 
-def page_section(cfg: LoopConfig) -> Section:
-    """The project page's 5-round walkthrough replayed from a depth-2 node without children."""
-    page = match_log.cases_trace()
-    replay = match_log.replay_cases_trace(cfg)
+def traces_tables(example: pl.DataFrame) -> list[Table]:
+    """The worked example's replay beside its logged task and scores."""
+    return [Table(trace_table(example), "Released trace tree_0022 replayed: the loop's task and scores beside "
+                                        "the logged ones.", 0)]
+
+
+def page_numbers(replay: pl.DataFrame) -> list[Number]:
+    """DR-L: the project page's walkthrough replayed (``replay``: :func:`analysis_lib.dr_arena.replay_cases_trace`):
+    rounds, rounds whose depth and width the replay reproduces, and the stop rule."""
     same = replay.filter((pl.col("depth") == pl.col("logged_depth")) & (pl.col("width") == pl.col("logged_width")))
-    fig = trace_plot(replay, "App. D worked example from the project page (Sonar-Pro vs Claude-Opus-4.1), replayed")
-    numbers = [
+    return [
         Number("DR-L", f"{PAGE}: rounds played", replay.height, data="published"),
         Number("DR-L", f"{PAGE}: rounds whose depth and width the replay reproduces", same.height, data="published"),
         Number("DR-L", f"{PAGE}: stop rule after the last round", replay["stop"][-1], data="published"),
     ]
-    shown = trace_table(replay.with_columns(page["action_on_page"]), "page")
-    return Section(numbers, [Figure(fig, "published")],
-                   [Table(shown, "The project page's match replayed: the loop's depth, width, action and scores; "
-                                 "the page's depth, width and action.", 0)])
+
+
+def page_tables(replay: pl.DataFrame) -> list[Table]:
+    """The page's match replayed beside the page's own depth, width and action
+    (:func:`analysis_lib.dr_arena.match_log.cases_trace`)."""
+    shown = trace_table(replay.with_columns(cases_trace()["action_on_page"]), "page")
+    return [Table(shown, "The project page's match replayed: the loop's depth, width, action and scores; "
+                         "the page's depth, width and action.", 0)]
 
 
 def _task(depth: str, width: str) -> pl.Expr:

@@ -1,32 +1,27 @@
-"""The DR-Arena chapter's sections computed from match logs (the simulation study by default, a user's logs with
-``MATCH_LOGS``): DR-S (Swiss tournament and ratings), DR-T6 / Fig 4 (correlation by rounds used), DR-F5 (rounds
-against the Elo gap), DR-F6 (failure profiles), DR-F7 (verdict shares) and the summary of the paper's claims.
+"""The book's side of the DR-Arena chapter's match-log sections (the simulation study by default, a user's logs
+with ``MATCH_LOGS``): the numbers recorded for DR-S (Swiss tournament and ratings), DR-T6 / Fig 4 (correlation by
+rounds used), DR-F5 (rounds against the Elo gap), DR-F6 (failure profiles), DR-F7 (verdict shares), their claims
+and notes, the paper's values drawn on the figures, and the summary of the claims.
 
-Each function returns a :class:`~bookbuild.sections.Section`. The claims' thresholds are here
-(:data:`ROUND2_MARGIN`, :data:`BALANCE_POINTS`, :data:`ALPHA`) and the labels are built from them; the paper's
-values drawn on the figures come from ``resources/paper_values/dr.csv`` and ``published/``.
+The analyses are :mod:`analysis_lib.dr_arena`'s; each ``*_numbers`` function here takes their result. The claims'
+thresholds are here (:data:`ROUND2_MARGIN`, :data:`BALANCE_POINTS`, :data:`ALPHA`) and the labels are built from
+them; the paper's values drawn on the figures come from ``bookbuild/resources/paper_values/dr.csv`` and
+``published/``.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from analysis_lib.dr_arena import GapCorrelation, MatchSource, leaderboard_table, pairs_met_twice, separated_models
+from analysis_lib.dr_arena.diagnostics import share
+from analysis_lib.dr_arena.match_log import FAILURE_CODES
+from analysis_lib.dr_arena.plots import tick_label
 from analysis_lib.fetch import published
-from analysis_lib.plotting import Reference, forest
-from analysis_lib.stats import leaderboard_agreement
+from analysis_lib.plotting import Reference
+from analysis_lib.stats import LeaderboardAgreement
 from bookbuild import paper_values
-from bookbuild.sections import Figure, Number, Section, Table, not_run
-
-from . import diagnostics, match_log
-from .plots import (
-    correlation_by_rounds_plot,
-    failure_profile_plot,
-    rounds_vs_gap_plot,
-    tick_label,
-    verdict_share_plot,
-)
-from .source import MatchSource
-from .tournament import leaderboard_table, ratings
+from bookbuild.sections import Number, Table, not_run
 
 #: DR-T6: "by round 2 Spearman reaches the all-rounds value" within this margin.
 ROUND2_MARGIN = 0.02
@@ -49,22 +44,24 @@ def _holds(ok: bool) -> str:
     return "holds" if ok else "does not hold"
 
 
-def _too_few(logs: MatchSource) -> str:
+def too_few(logs: MatchSource) -> str:
+    """Why the correlations with the reference leaderboard are not run."""
     return f"fewer than 3 logged models have a reference rating ({logs.reference_name})"
 
 
-def swiss_section(logs: MatchSource, n_bootstrap: int, seed: int) -> tuple[Section, pl.DataFrame]:
-    """DR-S: the Bradley–Terry leaderboard of the matches (with bootstrap intervals), the pairing checks and the
-    agreement with the reference leaderboard; returns the section and the leaderboard (``board``)."""
-    all_matches = match_log.matches(logs.rounds)
-    board = ratings(all_matches, n_bootstrap=n_bootstrap, seed=seed)
+def s_numbers(logs: MatchSource, matches: pl.DataFrame, board: pl.DataFrame, agree: LeaderboardAgreement | None,
+              n_bootstrap: int) -> list[Number]:
+    """DR-S: the tournament's size (``matches``: :func:`analysis_lib.dr_arena.matches`), the pairing checks, whether
+    the ratings (``board``: :func:`analysis_lib.dr_arena.ratings`) needed the ridge, the agreement with the
+    reference leaderboard (``agree``, None when fewer than 3 models have a reference rating), the top model and
+    the models separated from every other."""
     kind = logs.kind
     has_mle, n_ridge = bool(board["mle"][0]), int(board["ridge_resamples"][0])
     numbers = [
-        Number("DR-S", "Swiss rounds", all_matches["tournament_round"].n_unique(), data=kind),
+        Number("DR-S", "Swiss rounds", matches["tournament_round"].n_unique(), data=kind),
         Number("DR-S", "models in the tournament", board.height, data=kind),
-        Number("DR-S", "matches played", all_matches.height, data=kind),
-        Number("DR-S", "model pairs that met twice", diagnostics.pairs_met_twice(all_matches), data=kind),
+        Number("DR-S", "matches played", matches.height, data=kind),
+        Number("DR-S", "model pairs that met twice", pairs_met_twice(matches), data=kind),
     ]
     if logs.pairings is not None:
         numbers.append(Number("DR-S", "byes", logs.pairings["model_b"].null_count(), data=kind))
@@ -73,28 +70,28 @@ def swiss_section(logs: MatchSource, n_bootstrap: int, seed: int) -> tuple[Secti
         Number("DR-S", "bootstrap resamples fitted with the ridge (no MLE)", n_ridge, data=kind,
                note=f"of {n_bootstrap}"),
     ]
-    sub = board.filter(pl.col("model").is_in(list(logs.reference)))
-    if sub.height >= 3:
-        agree = leaderboard_agreement(sub["rating"].to_numpy(), [logs.reference[m] for m in sub["model"]])
+    if agree is not None:
+        n_ref = board.filter(pl.col("model").is_in(list(logs.reference))).height
         numbers.append(Number("DR-S", "Spearman rho, Elo vs reference leaderboard", agree.spearman, data=kind,
-                              note=f"reference: {logs.reference_name}, {sub.height} models"))
+                              note=f"reference: {logs.reference_name}, {n_ref} models"))
     else:
-        numbers += not_run("DR-S", ["Spearman rho, Elo vs reference leaderboard"], _too_few(logs))
+        numbers += not_run("DR-S", ["Spearman rho, Elo vs reference leaderboard"], too_few(logs))
     planted = max(logs.reference, key=lambda m: logs.reference[m]) if kind == "simulated" else None
-    numbers += [
-        Number("DR-S", "top model by Elo", board["model"][0], data=kind, planted=planted),
-        Number("DR-S", "models whose 95% interval excludes every other model", diagnostics.separated_models(board),
-               data=kind),
-    ]
-    fig = forest(board["model"].to_list(), board["rating"].to_numpy(), board["ci_lower"].to_numpy(),
-                 board["ci_upper"].to_numpy(), xlabel="Elo (Bradley-Terry, 95% bootstrap interval)",
-                 title="§4.1: Swiss tournament leaderboard", reference=1000.0)
-    table = Table(leaderboard_table(board, logs.reference, logs.reference_name), "Leaderboard of the tournament.", 2)
-    return Section(numbers, [Figure(fig, kind)], [table], [mle_note(has_mle, n_ridge, n_bootstrap, board)]), board
+    return [*numbers,
+            Number("DR-S", "top model by Elo", board["model"][0], data=kind, planted=planted),
+            Number("DR-S", "models whose 95% interval excludes every other model", separated_models(board),
+                   data=kind)]
 
 
-def mle_note(has_mle: bool, n_ridge: int, n_bootstrap: int, board: pl.DataFrame) -> str:
-    """The text under the leaderboard: whether the MLE exists and how many resamples needed the ridge."""
+def s_tables(board: pl.DataFrame, logs: MatchSource) -> list[Table]:
+    """The tournament's leaderboard beside the reference ratings."""
+    return [Table(leaderboard_table(board, logs.reference, logs.reference_name), "Leaderboard of the tournament.", 2)]
+
+
+def mle_note(board: pl.DataFrame, n_bootstrap: int) -> str:
+    """The text under the leaderboard (:func:`analysis_lib.dr_arena.ratings`): whether the MLE exists and how many
+    of the ``n_bootstrap`` resamples needed the ridge."""
+    has_mle, n_ridge = bool(board["mle"][0]), int(board["ridge_resamples"][0])
     if n_bootstrap > 0:
         warn = (": more than 2.5% of them, so an interval end can be a ridge value (read it as unbounded)."
                 if n_ridge > RIDGE_SHARE_WARN * n_bootstrap else ".")
@@ -121,34 +118,46 @@ def fig4_reference(last_k: int) -> list[Reference]:
             for m, name in (("Spearman rho", "Spearman ρ"), ("Pearson r", "Pearson r"))]
 
 
-def correlation_section(logs: MatchSource, board: pl.DataFrame) -> Section:
-    """DR-T6 and Fig 4: Spearman and Pearson with the reference leaderboard when every match is cut after k
-    rounds, the paper's Table 6 points on the figure; the rubric ablation is not run (needs the LLM examiner)."""
-    kind = logs.kind
-    ref_models = [m for m in board["model"] if m in logs.reference]
-    rubric = not_run("DR-T6", RUBRIC_QUANTITIES, RUBRIC_REASON)
-    if len(ref_models) < 3:
-        return Section([*not_run("DR-T6", T6_QUANTITIES, _too_few(logs)), *rubric])
-    by_k = diagnostics.correlation_by_rounds(logs.rounds, {m: logs.reference[m] for m in ref_models})
+def _t6_claims(by_k: pl.DataFrame) -> tuple[dict, dict, dict, bool, bool]:
     last, r1 = by_k.row(-1, named=True), by_k.row(0, named=True)
     r2 = by_k.filter(pl.col("k") == 2).row(0, named=True) if by_k.height >= 2 else last
-    round2 = r2["spearman"] >= last["spearman"] - ROUND2_MARGIN
-    round1 = r1["spearman"] < last["spearman"]
+    return last, r1, r2, r1["spearman"] < last["spearman"], r2["spearman"] >= last["spearman"] - ROUND2_MARGIN
+
+
+def t6_numbers(by_k: pl.DataFrame | None, logs: MatchSource) -> list[Number]:
+    """DR-T6: Spearman and Pearson with the reference leaderboard at round 1, rounds 1–2 and all rounds
+    (``by_k``: :func:`analysis_lib.dr_arena.correlation_by_rounds`; None when fewer than 3 models have a
+    reference rating: not run), the two claims on them; the rubric ablation is not run (needs the LLM examiner)."""
+    kind = logs.kind
+    rubric = not_run("DR-T6", RUBRIC_QUANTITIES, RUBRIC_REASON)
+    if by_k is None:
+        return [*not_run("DR-T6", T6_QUANTITIES, too_few(logs)), *rubric]
+    last, r1, r2, round1, round2 = _t6_claims(by_k)
     numbers = [Number("DR-T6", q, v, data=kind) for q, v in zip(T6_QUANTITIES, (
         last["spearman"], last["pearson"], r1["spearman"], r1["pearson"], r2["spearman"], r2["pearson"]), strict=True)]
-    numbers += [
+    return [
+        *numbers,
         Number("DR-T6", f"claim: by round 2 Spearman reaches the all-rounds value (at most {ROUND2_MARGIN:g} below it)",
                _holds(round2), data=kind),
         Number("DR-T6", "claim: round 1 alone gives a lower Spearman than all rounds", _holds(round1), data=kind),
         *rubric,
     ]
-    fig = correlation_by_rounds_plot(by_k, "Fig 4: correlation with the reference leaderboard by rounds used",
-                                     logs.reference_name)
-    notes = [] if round1 and round2 else [fig4_contradiction(round1, round2, kind)]
-    return Section(numbers, [Figure(fig, kind, fig4_reference(int(by_k["k"].max())))],  # type: ignore[arg-type]
-                   [Table(by_k.rename({"n_models": "models", "spearman": "Spearman ρ", "pearson": "Pearson r"}),
-                          "Correlation with the reference leaderboard when matches are cut after k rounds.")],
-                   notes)
+
+
+def t6_tables(by_k: pl.DataFrame | None) -> list[Table]:
+    """The correlations by rounds used, with readable columns (none when not run)."""
+    if by_k is None:
+        return []
+    return [Table(by_k.rename({"n_models": "models", "spearman": "Spearman ρ", "pearson": "Pearson r"}),
+                  "Correlation with the reference leaderboard when matches are cut after k rounds.")]
+
+
+def fig4_notes(by_k: pl.DataFrame | None, kind: str) -> list[str]:
+    """The sentence under Fig 4 when the logs contradict the paper's reading of it (none when they agree)."""
+    if by_k is None:
+        return []
+    *_, round1, round2 = _t6_claims(by_k)
+    return [] if round1 and round2 else [fig4_contradiction(round1, round2, kind)]
 
 
 def fig4_contradiction(round1: bool, round2: bool, kind: str) -> str:
@@ -175,38 +184,35 @@ def fig5_reference() -> Reference:
     return Reference.at_points(gaps, pairs["mean_rounds"].to_list(), label="paper (named pairs)")
 
 
-def gap_section(logs: MatchSource, board: pl.DataFrame) -> Section:
-    """DR-F5: mean rounds per model pair against the pair's |Elo gap|, Pearson's r and p (scipy), and the claim
-    that rounds fall as the gap grows (r < 0 at p < :data:`ALPHA`)."""
-    kind = logs.kind
-    gap = diagnostics.rounds_vs_gap(logs.rounds, board)
-    fig = rounds_vs_gap_plot(gap.pairs, gap.pearson, gap.p_value, "Fig 5: rounds per match vs Elo gap of the pair")
-    numbers = [
+def f5_numbers(gap: GapCorrelation, mean_rounds: float, kind: str) -> list[Number]:
+    """DR-F5: Pearson's r and p of mean rounds per pair against the pair's |Elo gap| (``gap``:
+    :func:`analysis_lib.dr_arena.rounds_vs_gap`), the mean rounds per match, and the claim that rounds fall as the
+    gap grows (r < 0 at p < :data:`ALPHA`)."""
+    return [
         Number("DR-F5", "Pearson r, mean rounds vs |Elo gap|", gap.pearson, data=kind),
         Number("DR-F5", "p-value of that r", gap.p_value, data=kind),
         Number("DR-F5", "model pairs", gap.pairs.height, data=kind),
-        Number("DR-F5", "mean rounds per match", diagnostics.mean_rounds(logs.rounds), data=kind),
+        Number("DR-F5", "mean rounds per match", mean_rounds, data=kind),
         Number("DR-F5", f"claim: rounds fall as the Elo gap grows (r < 0, p < {ALPHA:g})",
                _holds(gap.pearson < 0 and gap.p_value < ALPHA), data=kind),
     ]
-    return Section(numbers, [Figure(fig, kind, fig5_reference())], notes=[FIG5_NOTE])
 
 
 def profile_table(profile: pl.DataFrame) -> pl.DataFrame:
     """Fig 6's table with readable columns: rounds, wins, losses, ties, failure rate and the failure types as %
     of the model's lost rounds."""
-    shares = {f"share_{f}": f"{f.title()} %" for f in match_log.FAILURE_CODES}
+    shares = {f"share_{f}": f"{f.title()} %" for f in FAILURE_CODES}
     return profile.select("model", "rounds", "wins", "losses", "ties", (100 * pl.col("failure_rate")).alias("fails %"),
                           *[(100 * pl.col(c)).alias(name) for c, name in shares.items()])
 
 
-def profile_section(logs: MatchSource) -> Section:
-    """DR-F6: failure rate (non-winning rounds / rounds) per model and the failure types of its lost rounds."""
-    kind = logs.kind
-    profile = diagnostics.failure_profile(logs.rounds)
+def f6_numbers(profile: pl.DataFrame, kind: str) -> list[Number]:
+    """DR-F6: the lowest and highest failure rate (``profile``: :func:`analysis_lib.dr_arena.failure_profile`,
+    ordered by failure rate), the Deep and Wide shares of the lowest-failure model's losses and the claim that
+    they are balanced (within :data:`BALANCE_POINTS` points)."""
     best = profile.row(0, named=True)
     deep, wide = best["share_DEEP"] or 0, best["share_WIDE"] or 0
-    numbers = [
+    return [
         Number("DR-F6", "lowest failure rate (%)", 100 * best["failure_rate"], data=kind,
                note=f"model: {best['model']}"),
         Number("DR-F6", "Deep share of the lowest-failure model's losses (%)", 100 * deep, data=kind),
@@ -216,23 +222,27 @@ def profile_section(logs: MatchSource) -> Section:
         Number("DR-F6", f"claim: the lowest-failure model's Deep and Wide shares are within {BALANCE_POINTS} points "
                         "(balanced)", _holds(abs(deep - wide) <= BALANCE_POINTS / 100), data=kind),
     ]
-    fig = failure_profile_plot(profile, "Fig 6: failure profile per model (ordered by failure rate)")
-    caption = ("Failure profile per model: fails % = non-winning rounds over rounds; Deep, Wide, Both, None % = "
-               "the loser's failure type as a share of the model's lost rounds.")
-    return Section(numbers, [Figure(fig, kind)], [Table(profile_table(profile), caption, 1)])
 
 
-def verdict_section(logs: MatchSource) -> Section:
-    """DR-F7: shares of the verdict tiers over all rounds and of the loser's failure types over decided rounds."""
-    kind = logs.kind
-    shares = diagnostics.verdict_shares(logs.rounds)
+PROFILE_CAPTION = ("Failure profile per model: fails % = non-winning rounds over rounds; Deep, Wide, Both, None % = "
+                   "the loser's failure type as a share of the model's lost rounds.")
 
+
+def f6_tables(profile: pl.DataFrame) -> list[Table]:
+    """Fig 6's table (:func:`profile_table`) under its caption."""
+    return [Table(profile_table(profile), PROFILE_CAPTION, 1)]
+
+
+def f7_numbers(shares: pl.DataFrame, n_rounds: int, kind: str) -> list[Number]:
+    """DR-F7: the shares of the verdict tiers and failure types (``shares``:
+    :func:`analysis_lib.dr_arena.verdict_shares`) over ``n_rounds`` rounds, and the claim that Better is the most
+    frequent tier."""
     def pct(k: str, *cats: str) -> float:
-        return 100 * sum(diagnostics.share(shares, k, c) for c in cats)
+        return 100 * sum(share(shares, k, c) for c in cats)
 
     top = shares.filter(pl.col("kind") == "verdict").sort("share", descending=True)["category"][0]
-    numbers = [
-        Number("DR-F7", "rounds", logs.rounds.height, data=kind),
+    return [
+        Number("DR-F7", "rounds", n_rounds, data=kind),
         Number("DR-F7", "share of Better verdicts (%)", pct("verdict", "Better"), data=kind),
         Number("DR-F7", "share of Much Better verdicts (%)", pct("verdict", "Much Better"), data=kind),
         Number("DR-F7", "share of tie verdicts (%)", pct("verdict", "Tie (high)", "Tie (low)"), data=kind),
@@ -240,14 +250,12 @@ def verdict_section(logs: MatchSource) -> Section:
         Number("DR-F7", "share of Wide failures (%)", pct("failure type", "WIDE"), data=kind),
         Number("DR-F7", "claim: Better is the most frequent verdict tier", _holds(top == "Better"), data=kind),
     ]
-    fig = verdict_share_plot(shares, "Fig 7: verdict tiers and failure types")
-    return Section(numbers, [Figure(fig, kind, fig7_reference(shares))])
 
 
 def fig7_reference(shares: pl.DataFrame | None = None) -> list[Reference]:
     """Fig 7's printed shares (Better, Much Better; Deep, Wide failures) as marks on the two panels; with
-    ``shares`` (:func:`diagnostics.verdict_shares`), only those of the tiers and failure types the logs have (a
-    mark stands on its bar: logs without a Much Better verdict have no such bar)."""
+    ``shares`` (:func:`analysis_lib.dr_arena.verdict_shares`), only those of the tiers and failure types the logs
+    have (a mark stands on its bar: logs without a Much Better verdict have no such bar)."""
     def paper(q: str) -> float:
         return float(paper_values.lookup("DR-F7", q).paper)  # type: ignore[arg-type]
 
