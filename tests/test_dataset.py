@@ -112,16 +112,6 @@ def test_factual_vs_rest_by_hand(battles):
     assert (row["other intents, Other excluded"]["n"], row["other intents, Other excluded"]["mean"]) == (1, 3.0)
     samples = descriptive.factual_vs_rest_samples(battles)
     assert samples["Factual Lookup"].tolist() == [1, 2] and sorted(samples["other intents"].tolist()) == [3, 4]
-    assert set(descriptive.FACTUAL_QUANTITIES) == set(lengths["group"])
-
-
-def test_paper_marks_read_the_paper_values():
-    marks = descriptive.paper_marks("SA-22L", {"F": "Factual Lookup mean prompt words",
-                                               "O": "other intents, Other excluded: mean prompt words"})
-    assert marks == {"F": 17.2, "O": None}  # the second has no paper number
-    shares = descriptive.paper_turn_shares()
-    assert shares["1"] == pytest.approx(100 - 22.4)
-    assert shares["2"] == pytest.approx(100 * 3288 / 24069) and shares["4"] == pytest.approx(100 * 460 / 24069)
 
 
 def test_paper_marks_are_drawn_where_the_labels_are():

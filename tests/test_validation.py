@@ -10,10 +10,10 @@ import pytest
 from analysis_lib import ranking
 from analysis_lib.fetch import published
 from analysis_lib.search_arena import bt, loader, methods_validation
-from analysis_lib.search_arena import validation_report as report
 from analysis_lib.search_arena.models import ANCHOR, non_leaderboard_models
 from analysis_lib.search_arena.simulate import simulate_release
 from analysis_lib.search_arena.validation_data import simulate_battles
+from bookbuild.papers import search_arena_validation as report
 
 
 def test_error_decomposition_recovers_a_planted_shared_offset():

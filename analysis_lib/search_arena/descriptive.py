@@ -17,7 +17,6 @@ import polars as pl
 from analysis_lib import paths
 from analysis_lib.search_arena import languages, loader
 from analysis_lib.search_arena.prompt_sets import benchmark_prompts, search_arena_prompts
-from bookbuild import paper_values
 
 #: Quantile interpolations of :func:`trimmed` (polars' names; ``"linear"`` is pandas' and numpy's default).
 Interpolation = Literal["nearest", "higher", "lower", "midpoint", "linear"]
@@ -171,12 +170,6 @@ def mean_by(frame: pl.DataFrame, value: str, by: str) -> pl.DataFrame:
 
 
 FACTUAL = "Factual Lookup"
-#: Group of :func:`factual_vs_rest` -> the chapter's recorded quantity (SA-22L).
-FACTUAL_QUANTITIES = {
-    FACTUAL: "Factual Lookup mean prompt words",
-    "other intents": "other intents mean prompt words",
-    "other intents, Other excluded": "other intents, Other excluded: mean prompt words",
-}
 
 
 def factual_vs_rest(battles: pl.DataFrame) -> tuple[pl.DataFrame, int]:
@@ -202,28 +195,6 @@ def factual_vs_rest(battles: pl.DataFrame) -> tuple[pl.DataFrame, int]:
         for name, mask in groups.items()
     ]
     return pl.concat(rows), battles.height - known.height
-
-
-def paper_marks(analysis_id: str, quantities: dict[str, str], scale: float = 1.0) -> dict[str, float | None]:
-    """``label -> the paper's value`` of each recorded ``quantity`` of ``analysis_id``
-    (``resources/paper_values``), times ``scale``; None where the paper gives no number. For drawing the
-    paper's numbers on a figure from the same rows the chapter's tables compare with."""
-    table = paper_values.table()
-    out: dict[str, float | None] = {}
-    for label, quantity in quantities.items():
-        value = table[(analysis_id, quantity)].paper
-        out[label] = float(value) * scale if isinstance(value, (int, float)) else None
-    return out
-
-
-def paper_turn_shares() -> dict[str, float | None]:
-    """The paper's conversations per number of turns as % of its 24,069 conversations (Fig B.3 labels ``1`` to
-    ``4``): one turn is 100 − the multi-turn share (§2.1), two to four turns the counts of App. B.1."""
-    total = paper_marks("SA-T1", {"n": "Search Arena conversations"})["n"]
-    multi = paper_marks("SA-B3", {"multi": "multi-turn conversations (%)"})["multi"]
-    shares = paper_marks("SA-B3", {str(t): f"{t}-turn conversations" for t in (2, 3, 4)},
-                         scale=100 / total if total else float("nan"))
-    return {"1": None if multi is None else 100 - multi, **shares}
 
 
 def factual_vs_rest_samples(battles: pl.DataFrame) -> dict[str, np.ndarray]:

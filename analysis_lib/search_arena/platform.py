@@ -29,9 +29,7 @@ import polars as pl
 
 from analysis_lib import fetch
 from analysis_lib.search_arena import models
-from analysis_lib.search_arena.recorded import Row
 from analysis_lib.search_arena.schema import SIDES
-from bookbuild import paper_values
 
 #: Table A.1's prefixes and suffix that the rest of the paper drops from its model names (an observation on the
 #: paper's two spellings, e.g. ``api-gpt-4o-search-preview`` in Table A.1 and ``gpt-4o-search`` in Table D.1).
@@ -75,8 +73,7 @@ def daily_traffic(battles: pl.DataFrame, *, time_zone: str = TIME_ZONE) -> tuple
 
 def traffic_summary(days: pl.DataFrame) -> dict[str, float]:
     """Mean, peak and minimum conversations per day, the days counted, and the weekend dip: mean conversations
-    per weekend day over mean per weekday (below 1 when weekends dip, as Fig A.2 shows). Keys are the chapter's
-    recorded quantities except the mean (:func:`traffic_rows` compares it with both ends of the paper's range)."""
+    per weekend day over mean per weekday (below 1 when weekends dip, as Fig A.2 shows), keyed by what each is."""
     per = days["conversations"].cast(pl.Float64)
     weekend = days.filter(pl.col("weekend"))["conversations"].cast(pl.Float64)
     weekday = days.filter(~pl.col("weekend"))["conversations"].cast(pl.Float64)
@@ -88,27 +85,6 @@ def traffic_summary(days: pl.DataFrame) -> dict[str, float]:
         "days in the collection window": float(days.height),
         "weekend / weekday conversations per day": ratio,
     }
-
-
-#: The two rows that compare the mean per day with the two ends of the paper's range (SA App. A.1).
-MEAN_AGAINST_RANGE = ("mean conversations per day, against the low end of the paper's range",
-                      "mean conversations per day, against the high end of the paper's range")
-
-
-def traffic_rows(summary: dict[str, float]) -> list[Row]:
-    """The recorded rows of SA-A2: the mean per day twice (against each end of the paper's range), then the
-    other statistics of :func:`traffic_summary`."""
-    mean = summary["mean conversations per day"]
-    rest = [Row(q, v) for q, v in summary.items() if q != "mean conversations per day"]
-    return [Row(MEAN_AGAINST_RANGE[0], mean), Row(MEAN_AGAINST_RANGE[1], mean), *rest]
-
-
-def paper_range() -> tuple[float, float]:
-    """The paper's range of conversations recorded per day (800, 1,500; SA App. A.1), from the two rows of
-    :data:`MEAN_AGAINST_RANGE` in ``resources/paper_values/sa.csv``."""
-    table = paper_values.table()
-    low, high = (table[("SA-A2", q)].paper for q in MEAN_AGAINST_RANGE)
-    return float(low), float(high)  # type: ignore[arg-type]
 
 
 def retained_share(mean_per_day: float, recorded_per_day: tuple[float, float]) -> tuple[float, float]:

@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from analysis_lib.search_arena import describe, intents, prompt_sets
+from analysis_lib.search_arena.citation_style import StyleCoefficient, StyleRatings
 from analysis_lib.search_arena.cross_arena import F1_COLUMNS, FactSynthTranscription, TieShareComparison
 from bookbuild import paper_values
 from bookbuild.sections import Number, Table, not_run
@@ -99,6 +100,38 @@ def paper_range() -> tuple[float, float]:
     table = paper_values.table()
     low, high = (table[("SA-A2", q)].paper for q in MEAN_AGAINST_RANGE)
     return float(low), float(high)  # type: ignore[arg-type]
+
+
+#: The SA-A2C quantities (App. A.2: the citation style and the votes), by the part of the analysis they record.
+A2C_QUANTITIES = {
+    "battles": "battles with a vote and both citation styles known",
+    "beta": "style coefficient (standardised vs original; contextual BT)",
+    "beta_p": "style coefficient: Wald p-value",
+    "joint_p": "model × style ratings: joint Wald p-value",
+    "tau": "Kendall τ between the model orders in the two styles",
+    "significant": "models whose rating differs between the styles (95% interval excludes 0)",
+}
+
+
+def a2c_numbers(coefficient: StyleCoefficient, ratings: StyleRatings, left_out: Mapping[str, int]) -> list[Number]:
+    """SA-A2C from :mod:`analysis_lib.search_arena.citation_style`: the style coefficient (not run, with the
+    reason, when the release cannot identify it) and the model × style ratings; the battles number names the
+    battles left out (``left_out``: :func:`~analysis_lib.search_arena.citation_style.style_battles`)."""
+    q, aid = A2C_QUANTITIES, "SA-A2C"
+    out = "; ".join(f"{v:,} {k}" for k, v in left_out.items() if v)
+    numbers = [Number(aid, q["battles"], coefficient.n_battles,
+                      note=f"{coefficient.n_mixed:,} with the two styles on the two sides; left out: {out or 'none'}")]
+    if coefficient.reason:
+        numbers += not_run(aid, (q["beta"], q["beta_p"]), coefficient.reason)
+    else:
+        numbers += [Number(aid, q["beta"], coefficient.beta, note=f"sandwich standard error {coefficient.se:.3f}"),
+                    Number(aid, q["beta_p"], coefficient.p_value)]
+    return numbers + [
+        Number(aid, q["joint_p"], ratings.p_value,
+               note=f"W = {ratings.wald:.2f}, χ² with {ratings.df} degrees of freedom"),
+        Number(aid, q["tau"], ratings.kendall_tau, note=f"{ratings.df} models"),
+        Number(aid, q["significant"], ratings.n_significant, note=f"of {ratings.df} models"),
+    ]
 
 
 # ----------------------------------------------------------------------------------------------- chapter 02

@@ -1,10 +1,10 @@
-"""What the methods-validation chapter says about its numbers: the quantities it records, the claims it makes with
-the thresholds that decide them, and its readings as Markdown, all built from the numbers and the parameters that
+"""The book side of the methods-validation chapter (06): the quantities it records, the claims it makes with the
+thresholds that decide them, and its readings as Markdown, all built from the numbers and the parameters that
 produced them (:mod:`analysis_lib.search_arena.methods_validation` computes the numbers).
 
-Each ``*_rows`` function returns the chapter's recorded quantities as ``{"quantity", "ours", "planted", "note"}``
-dicts (the arguments of the book's ``Recorder.number``); each ``*_reading`` function returns a paragraph whose
-claims are checked here, against the thresholds below, with the reason in the text.
+Each ``*_rows`` function returns the chapter's recorded quantities (analysis ID ``VAL``) as
+:class:`~bookbuild.sections.Number` with the simulator's planted value beside ours; each ``*_reading`` function
+returns a paragraph whose claims are checked here, against the thresholds below, with the reason in the text.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from analysis_lib.search_arena import bt
 from analysis_lib.search_arena.models import ANCHOR
 from analysis_lib.search_arena.simulate.calibration import P_BOTHBAD, P_TIE
 from analysis_lib.search_arena.simulate.voting import TIE_MODELS
+from bookbuild.sections import Number
 
 #: The intervals' nominal coverage.
 NOMINAL = 0.95
@@ -42,12 +43,13 @@ FEW_POINTS = 0.03
 #: How the chapter names the two tie models of :mod:`analysis_lib.search_arena.simulate.voting`.
 TIE_LABELS: dict[str, str] = {"closeness": "ties among close battles", "independent": "ties independent of strength"}
 
-Row = dict[str, Any]
+#: The chapter's one analysis ID.
+VAL = "VAL"
 
 
-def row(quantity: str, ours: Any, *, planted: Any = None, note: str = "") -> Row:
-    """One recorded quantity."""
-    return {"quantity": quantity, "ours": ours, "planted": planted, "note": note}
+def row(quantity: str, ours: Any, *, planted: Any = None, note: str = "") -> Number:
+    """One recorded quantity of the chapter, with the simulator's ``planted`` value (None: nothing planted)."""
+    return Number(VAL, quantity, ours, note=note, planted=planted)
 
 
 def banner(n_conversations: int, n_seeds: int, n_replicates: int, replicate_size: int) -> str:
@@ -65,7 +67,7 @@ def banner(n_conversations: int, n_seeds: int, n_replicates: int, replicate_size
 # ------------------------------------------------------------------------------------------- one release
 
 
-def controlled_rows(ratings: pl.DataFrame, decomposition: pl.DataFrame) -> list[Row]:
+def controlled_rows(ratings: pl.DataFrame, decomposition: pl.DataFrame) -> list[Number]:
     """The controlled fit of one release against the planted ratings: ``ratings`` has ``model, rating_ml,
     planted``; ``decomposition`` is its :func:`~analysis_lib.search_arena.methods_validation.error_decomposition`."""
     rows = [row(f"{r['model']}: controlled rating (Elo)", r["rating_ml"], planted=r["planted"])
@@ -77,7 +79,7 @@ def controlled_rows(ratings: pl.DataFrame, decomposition: pl.DataFrame) -> list[
     ]
 
 
-def plain_rows(decomposition: pl.DataFrame, plain_minus_planted: float) -> list[Row]:
+def plain_rows(decomposition: pl.DataFrame, plain_minus_planted: float) -> list[Number]:
     """The plain fit of one release against Table D.1 (its calibration target)."""
     return [
         row("max |plain BT rating − Table D.1| (Elo)", decomposition["error"].abs().max(),
@@ -88,7 +90,7 @@ def plain_rows(decomposition: pl.DataFrame, plain_minus_planted: float) -> list[
     ]
 
 
-def coefficient_rows(coefficients: pl.DataFrame) -> list[Row]:
+def coefficient_rows(coefficients: pl.DataFrame) -> list[Number]:
     """The style coefficients (``feature, estimate, ci_lower, ci_upper, planted``) against the planted ones."""
     rows = [row(f"beta {r['feature']}", r["estimate"], planted=r["planted"],
                 note=f"{NOMINAL:.0%} interval {r['ci_lower']:.3f} to {r['ci_upper']:.3f}")
@@ -96,7 +98,8 @@ def coefficient_rows(coefficients: pl.DataFrame) -> list[Row]:
     return rows + [row("max |coefficient − planted|", (coefficients["estimate"] - coefficients["planted"]).abs().max())]
 
 
-def control_rows(effect: bt.ControlEffect, d1_target: Mapping[str, float], planted: Mapping[str, float]) -> list[Row]:
+def control_rows(effect: bt.ControlEffect, d1_target: Mapping[str, float],
+                 planted: Mapping[str, float]) -> list[Number]:
     """Ratings before and after control (Fig E.4's claim): the spreads beside their targets, and whether they
     converge."""
     models = effect.ratings["model"].to_list()
@@ -115,9 +118,9 @@ def control_rows(effect: bt.ControlEffect, d1_target: Mapping[str, float], plant
 # ------------------------------------------------------------------------------------------- over releases
 
 
-def offset_rows(summary: pl.DataFrame) -> list[Row]:
+def offset_rows(summary: pl.DataFrame) -> list[Number]:
     """:func:`~analysis_lib.search_arena.methods_validation.offset_summary`, per fit."""
-    rows = []
+    rows: list[Number] = []
     for r in summary.iter_rows(named=True):
         f = r["fit"]
         rows += [
@@ -189,7 +192,7 @@ def coverage_label(fit: str, method: str, kind: str) -> str:
     return f"coverage of {NOMINAL:.0%} intervals, {fit} BT, {method}: {kind}"
 
 
-def coverage_rows(summary: pl.DataFrame) -> list[Row]:
+def coverage_rows(summary: pl.DataFrame) -> list[Number]:
     """:func:`analysis_lib.ranking.coverage_summary` of a coverage study (``fit, method, kind, …``)."""
     return [row(coverage_label(r["fit"], r["method"], r["kind"]), r["coverage"],
                 note=f"{r['intervals']} intervals, Wilson 95% CI {r['ci_lower']:.3f} to {r['ci_upper']:.3f}; "
@@ -257,9 +260,9 @@ fit, so they are somewhat too narrow for the ratings ({n_replicates} replicates)
 # ------------------------------------------------------------------------------------------- tie model
 
 
-def tie_rows(summary: pl.DataFrame) -> list[Row]:
+def tie_rows(summary: pl.DataFrame) -> list[Number]:
     """:func:`~analysis_lib.search_arena.methods_validation.tie_summary`, per tie model."""
-    rows = []
+    rows: list[Number] = []
     for r in summary.iter_rows(named=True):
         t, n = TIE_LABELS[r["tie_model"]], r["seeds"]
         rows += [
