@@ -5,6 +5,8 @@ trimmed; and the library analyses it records (replays, reference agreement) agai
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 
 import numpy as np
 import polars as pl
@@ -194,3 +196,10 @@ def test_fig7_reference_marks_the_printed_shares(small_logs: dr_arena.MatchSourc
     fig = dr_arena.verdict_share_plot(dr_arena.verdict_shares(small_logs.rounds), "Fig 7")
     ticks = {t.get_text() for t in fig.axes[0].get_xticklabels()}
     assert set(verdicts.values) <= ticks  # every mark has its bar (else draw_reference raises)
+
+
+def test_library_never_imports_the_book_side() -> None:
+    code = ("import sys, analysis_lib.dr_arena as d; [getattr(d, n) for n in d.__all__]; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'bookbuild'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
