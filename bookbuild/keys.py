@@ -24,17 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from analysis_lib import paths, sources
+from analysis_lib.cache_keys import digest, file_digest
 
 #: The book package, whose modules the chapters import (part of the code a rebuild key covers).
 BOOK_DIR = Path(__file__).resolve().parent
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+#: sha256 hex of a file's bytes (the library's :func:`analysis_lib.cache_keys.file_digest`).
+sha256_file = file_digest
 
 
 def write_json(path: Path, payload: Any) -> None:
@@ -103,17 +100,18 @@ def uses_llm(notebook: Path) -> bool:
 
 def notebook_key(notebook: Path, parameters: dict, inputs: dict[str, str], lib_hash: str, kernel: str,
                  llm_identity: dict | None = None, environment: object = "") -> str:
-    """The hash of everything a notebook's executed copy depends on (see the module docstring)."""
+    """The hash of everything a notebook's executed copy depends on (see the module docstring): the library's
+    cache key, :func:`analysis_lib.cache_keys.digest` (sha256 of the canonical JSON) of those parts by name."""
     payload = {
         "environment": environment,
-        "notebook": hashlib.sha256(notebook.read_bytes()).hexdigest(),
+        "notebook": file_digest(notebook),
         "parameters": parameters,
         "inputs": inputs,
         "library": lib_hash,
         "kernel": kernel,
         "llm": llm_identity,
     }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    return digest(payload)
 
 
 #: Files of the state folder that are the runner's own caches, not what the status page reads.

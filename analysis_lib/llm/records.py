@@ -1,15 +1,14 @@
 """What an LLM run keeps: the on-disk result cache, the run statistics and the result frame.
 
 Part of the LLM layer (:mod:`analysis_lib.llm` re-exports the public names): :func:`request_key` names a cached
-request by the sha256 of the canonical JSON of ``{model, messages, params, endpoint}``; :class:`ResultCache`
-stores one JSON file per key, written atomically; :class:`RunStats` counts one run (items, cache hits,
-requests, retries, time-outs, tokens, cost); :func:`result_frame` turns per-item outcomes into the polars frame
-:meth:`analysis_lib.llm.LLMClient.run` returns.
+request by :func:`analysis_lib.cache_keys.digest` (sha256 of the canonical JSON) of ``{model, messages, params,
+endpoint}``; :class:`ResultCache` stores one JSON file per key, written atomically; :class:`RunStats` counts one
+run (items, cache hits, requests, retries, time-outs, tokens, cost); :func:`result_frame` turns per-item outcomes
+into the polars frame :meth:`analysis_lib.llm.LLMClient.run` returns.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -22,6 +21,8 @@ from typing import Any
 import polars as pl
 
 from analysis_lib import paths
+from analysis_lib.cache_keys import canonical_json as canonical_json  # analysis_lib.llm exports it
+from analysis_lib.cache_keys import digest
 from analysis_lib.llm.settings import MAX_REQUESTS_ENV
 
 log = logging.getLogger(__name__)
@@ -125,18 +126,15 @@ _COUNTS = ("items", "ok", "failed", "not_run", "cache_hits", "timed_out", "reque
 # ----------------------------------------------------------------------------------------------- cache
 
 
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
 def request_key(model: str, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
                 endpoint: str = "") -> str:
-    """sha256 of the canonical JSON of model, messages, request parameters and the endpoint's identity
-    (:func:`safe_url`: no credentials), so one endpoint's answers are never served as another's."""
+    """:func:`analysis_lib.cache_keys.digest` (sha256 of the canonical JSON) of model, messages, request
+    parameters and the endpoint's identity (:func:`safe_url`: no credentials), so one endpoint's answers are never
+    served as another's."""
     record: dict[str, Any] = {"model": model, "messages": list(messages), "params": dict(params)}
     if endpoint:
         record["endpoint"] = endpoint
-    return hashlib.sha256(canonical_json(record).encode("utf-8")).hexdigest()
+    return digest(record)
 
 
 def default_cache_dir() -> Path:

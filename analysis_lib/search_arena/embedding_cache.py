@@ -9,7 +9,6 @@ reader pairs one writer's vectors with another's index.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import re
@@ -20,13 +19,15 @@ from pathlib import Path
 import numpy as np
 from filelock import FileLock
 
+from analysis_lib.cache_keys import digest
 from analysis_lib.paths import atomic_write
 
 log = logging.getLogger(__name__)
 
 
 def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """A text's key: :func:`analysis_lib.cache_keys.digest`, the sha256 of its UTF-8 bytes."""
+    return digest(text)
 
 
 class EmbeddingCache:

@@ -29,7 +29,6 @@ Nothing is dropped silently: the :class:`LoadReport` counts every exclusion and 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Collection
@@ -39,7 +38,7 @@ from pathlib import Path
 import polars as pl
 from filelock import FileLock
 
-from analysis_lib import fetch, sources
+from analysis_lib import cache_keys, fetch, sources
 from analysis_lib.memory import release_freed_memory
 from analysis_lib.paths import atomic_write
 from analysis_lib.search_arena import domains, duplicates, hub, languages, system_config
@@ -407,25 +406,28 @@ def data_kind(source: str | Path | pl.DataFrame) -> str:
 
 
 def _cache_key(source: str | Path | pl.DataFrame, seed: int, match: str) -> str | None:
+    """:func:`analysis_lib.cache_keys.digest` of the source's identity (``sample:N`` and seed, ``hf`` and the pinned
+    revision, or a file's resolved path, size and mtime), ``match`` and the code that derives the frame (each file
+    of the reader and the simulator and each resource CSV, by name), cut to 24 hex digits; None for a frame or a
+    missing file (nothing cached)."""
     if isinstance(source, pl.DataFrame):
         return None
     text = str(source)
-    lib = hashlib.sha256()
     here = Path(__file__).resolve().parent  # this package: the loader, the release reader, the simulator
     code = [here / name for name in ("loader.py", "release.py", "release_io.py", "system_config.py", "domains.py",
                                      "models.py", "languages.py", "duplicates.py")]
     code += list(here.glob("simulate/*.py"))
-    for path in sorted([*code, *(here.parent / "resources").glob("*.csv")]):
-        if path.exists():
-            lib.update(path.read_bytes())
+    files = {path.relative_to(here.parent).as_posix(): cache_keys.file_digest(path)
+             for path in sorted([*code, *(here.parent / "resources").glob("*.csv")]) if path.exists()}
+    ident: list[str | int]
     if sample_size(text) is not None:
-        ident = f"{text}|seed={seed}"
+        ident = [text, seed]
     elif sources.is_named(text):  # hf or hf:REF
-        ident = f"{text}|{HF_REVISION}"
+        ident = [text, HF_REVISION]
     else:
         p = Path(text).expanduser()
         if not p.exists():
             return None
         st = p.stat()
-        ident = f"{p.resolve()}|{st.st_size}|{st.st_mtime_ns}"
-    return hashlib.sha256(f"{ident}|{match}|{lib.hexdigest()}".encode()).hexdigest()[:24]
+        ident = [str(p.resolve()), st.st_size, st.st_mtime_ns]
+    return cache_keys.digest({"source": ident, "match": match, "code": files})[:24]
