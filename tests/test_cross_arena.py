@@ -429,3 +429,18 @@ def test_vote_bars_draw_each_count_and_share_at_10_pt():
     prepare(fig, "simulated")
     assert smallest_font_pt(fig) >= 10 - 0.05 and fig.get_size_inches()[0] == pytest.approx(7.0)
     plt.close(fig)
+
+
+def test_appendix_f_figures_draw_every_published_model():
+    from analysis_lib.search_arena.cross_arena import f1_radar, f1_scatter, f2_scatter, figure_f2_scores, table_f1
+
+    f1, f2 = table_f1(), figure_f2_scores()
+    radar = f1_radar(f1)
+    assert len(radar.axes[0].get_lines()) >= f1.height  # one closed polygon per model
+    scatter = f1_scatter(f1, "simpleqa", "SimpleQA accuracy (%)", 0.5, 0.25)
+    points = [c for c in scatter.axes[0].containers if hasattr(c, "lines")]
+    xs = sorted(float(x) for c in points for x in c.lines[0].get_xdata())
+    assert xs == sorted(f1["simpleqa"].to_list()) and "τ = 0.500, r = 0.250" in scatter.axes[0].get_title()
+    f2_points = [c for c in f2_scatter(f2).axes[0].containers if hasattr(c, "lines")]
+    assert sum(len(c.lines[0].get_xdata()) for c in f2_points) == f2.height
+    plt.close("all")
