@@ -14,8 +14,10 @@ are sorted by pair and oriented once (:class:`~analysis_lib.ranking.sorted_battl
 ``rng.multinomial`` over ``N`` equally likely battles costs one binomial draw per battle (0.2 s a round at 1.6M
 battles); there each round is drawn as the counts of ``N`` indices drawn uniformly with replacement
 (``bincount(rng.integers(0, N, N))``) over the *sorted* battles, the same multinomial distribution at a tenth of
-the cost, from the same generator (so reproducible by seed, but not the same draws as below that size: the book's
-fits are smaller and keep theirs). Each round is then fitted on the battles it drew only
+the cost. Each round has its own generator, seeded by ``SeedSequence(seed).spawn(rounds)`` (:func:`round_draws`),
+and is drawn by the thread that fits it: the draws run in parallel, and the rounds are reproducible by seed
+whatever the number of threads (not the same draws as below that size: the book's fits are smaller and keep
+theirs). Each round is then fitted on the battles it drew only
 (:func:`~analysis_lib.ranking.sorted_battles.fit_round`: about 63% of them, gathered once), one round per task.
 
 A round without an MLE (an unpenalised fit whose resampled beat graph is not strongly connected:
@@ -31,17 +33,16 @@ passes silently.
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
-from scipy.special import expit
 from tqdm import tqdm
 
 from analysis_lib.ranking import sorted_battles as sb
-from analysis_lib.ranking.blas import one_blas_thread
+from analysis_lib.ranking.blas import THREADS, one_blas_thread
 from analysis_lib.ranking.contextual_solver import ContextualDesign, chord_rounds, newton
 from analysis_lib.ranking.graph import NotIdentifiableError, diagnose, mle_exists
 from analysis_lib.ranking.newton import NewtonReport, PairStats, fit_pairs
@@ -51,34 +52,25 @@ CHUNK_CELLS = 250_000
 CONTEXTUAL_CHUNK_CELLS = 500_000
 #: Contextual fits with at least this many battles take the arena-scale path (docstring, :func:`bootstrap_sorted`).
 LARGE_BATTLES = 200_000
-#: Threads fitting chunks of rounds at once (numpy's element-wise work releases the GIL), for bootstraps of at
-#: least :data:`MIN_THREADED_CELLS` ``rounds × rows``; smaller ones run on one thread, where starting and feeding
-#: the threads costs more than they save (1,500 battles × 100 rounds: 0.06 s on one thread, 0.11 s on two).
-THREADS = min(2, os.cpu_count() or 1)
+#: Threads fitting chunks of rounds at once (:data:`~analysis_lib.ranking.blas.THREADS`; numpy's element-wise work
+#: releases the GIL), for bootstraps of at least :data:`MIN_THREADED_CELLS` ``rounds × rows``; smaller ones run on
+#: one thread, where starting and feeding the threads costs more than they save (1,500 battles × 100 rounds:
+#: 0.06 s on one thread, 0.11 s on two).
 MIN_THREADED_CELLS = 1_000_000
 
 ChunkResult = tuple[np.ndarray, np.ndarray, NewtonReport]
+W = TypeVar("W")  # what a chunk is fitted from: its resample counts, or the seed its round draws them from
 
 
 class ConvergenceError(RuntimeError):
     """A fit did not converge (gradient and step tolerances not met, or non-finite values)."""
 
 
-def count_chunks(n: int, rounds: int, seed: int, p: np.ndarray | None, chunk: int, *,
-                 uniform_indices: bool = False) -> Iterator[tuple[int, np.ndarray]]:
+def count_chunks(n: int, rounds: int, seed: int, p: np.ndarray | None,
+                 chunk: int) -> Iterator[tuple[int, np.ndarray]]:
     """``(first round, counts)``: multinomial resample counts, ``chunk`` rounds at a time, from one generator
-    (module docstring). ``uniform_indices`` (``p`` None only): each round the counts of ``n`` uniform indices."""
+    (module docstring)."""
     rng = np.random.default_rng(seed)
-    if uniform_indices:
-        if p is not None:
-            raise ValueError("uniform_indices draws equally likely rows only (p=None)")
-        for start in range(0, rounds, chunk):
-            size = min(chunk, rounds - start)
-            out = np.empty((size, n))
-            for j in range(size):
-                out[j] = np.bincount(rng.integers(0, n, size=n, dtype=np.int64), minlength=n)
-            yield start, out
-        return
     probs = np.full(n, 1.0 / n) if p is None else p
     for start in range(0, rounds, chunk):
         yield start, rng.multinomial(n, probs, size=min(chunk, rounds - start)).astype(float)
@@ -124,7 +116,7 @@ def check_converged(report: NewtonReport, what: str) -> None:
 
 
 def _run(
-    weights: Iterator[tuple[int, np.ndarray]], fit_chunk: Callable[[int, np.ndarray], ChunkResult], rounds: int,
+    weights: Iterator[tuple[int, W]], fit_chunk: Callable[[int, W], ChunkResult], rounds: int,
     width: int, n_models: int,
     progress: bool | None, threads: int,
 ) -> tuple[np.ndarray, np.ndarray, NewtonReport]:
@@ -245,6 +237,20 @@ def bootstrap_battles(
     return _run(weights, fit_chunk, rounds, design.n_params, len(models), progress, threads)
 
 
+def round_draws(rounds: int, seed: int) -> list[np.random.SeedSequence]:
+    """The seeds of ``rounds`` arena-scale rounds: round ``j`` draws its counts from its own
+    generator, ``numpy.random.default_rng(SeedSequence(seed).spawn(rounds)[j])`` (:func:`draw_round`), so a
+    round's draw does not depend on which thread draws it or in what order."""
+    return np.random.SeedSequence(seed).spawn(rounds)
+
+
+def draw_round(n: int, seq: np.random.SeedSequence) -> np.ndarray:
+    """``(n,)`` int64 counts: how often each of ``n`` equally likely battles is drawn in ``n`` uniform draws with
+    replacement (one multinomial resample)."""
+    rng = np.random.default_rng(seq)
+    return np.bincount(rng.integers(0, n, size=n, dtype=np.int64), minlength=n)
+
+
 def bootstrap_sorted(
     battles: sb.SortedBattles,
     models: tuple[str, ...],
@@ -257,34 +263,31 @@ def bootstrap_sorted(
     progress: bool | None = None,
     threads: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, NewtonReport]:
-    """As :func:`bootstrap_battles`, at arena scale (module docstring): rounds drawn as uniform indices over the
-    sorted battles, each fitted on the battles it drew (:func:`~analysis_lib.ranking.sorted_battles.fit_round`)
-    from ``theta_hat``; one round per task, ``threads`` rounds at once."""
+    """As :func:`bootstrap_battles`, at arena scale (module docstring): each round drawn, by the thread that fits
+    it, as uniform indices over the sorted battles from its own generator (:func:`round_draws`: the rounds do not
+    depend on ``threads``), and fitted on the battles it drew
+    (:func:`~analysis_lib.ranking.sorted_battles.fit_round`) from ``theta_hat``; one round per task, ``threads``
+    rounds at once."""
     n = len(battles.y)
     threads = THREADS if threads is None else threads
     full = battles.full()
-    p_hat = expit(full.eta(theta_hat))
-    v_hat = p_hat * (1.0 - p_hat)
-    h0 = full.outer_sum(v_hat)
+    with one_blas_thread():
+        p_hat, h0 = sb.hessian_at(full, theta_hat, threads)
     h0[np.diag_indices_from(h0)] += reg
-    del v_hat
     sides = battles.sides() if not reg else np.zeros((0, 2), dtype=np.int64)  # for the MLE checks only
 
-    def fit_chunk(start: int, w: np.ndarray) -> ChunkResult:
-        theta = np.empty((w.shape[0], battles.n_params))
-        exists = np.ones(w.shape[0], dtype=bool) if reg else mle_exists(sides, battles.y, len(models), w)
-        if not exists.all() and ridge is None:
+    def fit_one(start: int, seq: np.random.SeedSequence) -> ChunkResult:
+        w = draw_round(n, seq)[None, :]
+        exists = np.ones(1, dtype=bool) if reg else mle_exists(sides, battles.y, len(models), w)
+        if not exists[0] and ridge is None:
             raise _no_mle_error(models, sides, battles.y, w, exists, start, rounds)
-        reports = []
-        for j in range(w.shape[0]):
-            if exists[j]:
-                theta[j], rep_j = sb.fit_round(battles, w[j], theta_hat, h0, p_hat, reg)
-            else:
-                assert ridge is not None
-                theta[j], rep_j = sb.fit(battles.block(w[j]), ridge, theta_hat)
-            check_converged(rep_j, "bootstrap (ridge)" if not exists[j] else "bootstrap")
-            reports.append(rep_j)
-        return theta, ridge_outside(models, sides, battles.y, w, exists), NewtonReport.concat(reports)
+        if exists[0]:
+            theta, rep = sb.fit_round(battles, w[0], theta_hat, h0, p_hat, reg)
+        else:
+            assert ridge is not None
+            theta, rep = sb.fit(battles.block(w[0]), ridge, theta_hat)
+        check_converged(rep, "bootstrap (ridge)" if not exists[0] else "bootstrap")
+        return theta[None, :], ridge_outside(models, sides, battles.y, w, exists), rep
 
-    weights = count_chunks(n, rounds, seed, None, 1, uniform_indices=True)
-    return _run(weights, fit_chunk, rounds, battles.n_params, len(models), progress, threads)
+    seeds = iter(enumerate(round_draws(rounds, seed)))
+    return _run(seeds, fit_one, rounds, battles.n_params, len(models), progress, threads)

@@ -37,11 +37,11 @@ import numpy as np
 from scipy.special import expit
 from scipy.stats import norm
 
-from analysis_lib.ranking.blas import one_blas_thread
+from analysis_lib.ranking.blas import THREADS, one_blas_thread
 from analysis_lib.ranking.contextual_solver import ContextualDesign
 from analysis_lib.ranking.newton import PairStats
 from analysis_lib.ranking.pairs import ALPHA
-from analysis_lib.ranking.sorted_battles import Block
+from analysis_lib.ranking.sorted_battles import Block, sandwich_sums
 
 LEVEL = 0.95
 
@@ -104,12 +104,15 @@ def sandwich_contextual(
 
 def _sandwich_contextual(design: ContextualDesign | Block, theta: np.ndarray, reg: float,
                          hessian_reg: float) -> np.ndarray:
-    p = expit(design.eta(theta[None, :])[:, 0] if isinstance(design, ContextualDesign) else design.eta(theta))
     m, total = design.n_models, float(len(design.y))
     scale = np.concatenate([np.full(m, ALPHA**2), np.ones(design.n_params - m)])
-    h = design.outer_sum(p * (1.0 - p))
+    if isinstance(design, ContextualDesign):
+        p = expit(design.eta(theta[None, :])[:, 0])
+        h = design.outer_sum(p * (1.0 - p))
+        g = design.outer_sum((design.y - p) ** 2)
+    else:  # arena scale: both sums in one pass over the battles, split over the threads
+        h, g = sandwich_sums(design, theta, THREADS)
     h[np.diag_indices_from(h)] += reg + hessian_reg * total * scale
-    g = design.outer_sum((design.y - p) ** 2)
     if reg:
         g -= np.outer(reg * theta, reg * theta) / total
     h_inv = _invert(h, m, ridge_free=not (reg or hessian_reg))

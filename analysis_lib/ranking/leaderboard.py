@@ -41,6 +41,7 @@ import numpy as np
 import polars as pl
 
 from analysis_lib.ranking import sorted_battles as sb
+from analysis_lib.ranking.blas import THREADS, one_blas_thread
 from analysis_lib.ranking.bootstrap import (
     LARGE_BATTLES,
     bootstrap_battles,
@@ -232,18 +233,23 @@ def rank_contextual(
     models = competitors(frame)
     pairs = pair_indices(frame, models)
     y = frame["y"].to_numpy().astype(float)
-    z, _ = style_features(frame, features, convention)
-    constant = ~(z != 0).any(axis=0)  # zero spread: style_features sets z = 0 (any other feature has some z != 0)
+    large = frame.height >= LARGE_BATTLES
+    if large:  # arena scale: the features built sorted by pair and oriented, one per task (sorted_battles)
+        battles, sd = sb.SortedBattles.from_frame(frame, pairs, y, features, convention, len(models), THREADS)
+        constant = ~(sd > 0)
+    else:
+        z, _ = style_features(frame, features, convention)
+        constant = ~(z != 0).any(axis=0)  # zero spread: style_features sets z = 0 (any other feature has some z != 0)
     if constant.any():
         log.info("features with zero spread (coefficient NaN): %s", [f for f, c in zip(features, constant) if c])
     keep = ~constant if not reg else np.ones(len(features), dtype=bool)
     ones = np.ones(len(y))
     penalty, used_ridge, ridge_models = _penalty(models, pairs, y, ones, reg, on_separation, ridge)
-    large = frame.height >= LARGE_BATTLES
-    if large:  # arena scale: the battles sorted by pair and oriented once (sorted_battles)
-        battles = sb.SortedBattles.build(pairs, z[:, keep], y, len(models))
+    if large:
+        battles = battles.keep_features(keep)
         full = battles.full()
-        theta, rep = sb.fit(full, penalty)
+        with one_blas_thread():  # the passes run on THREADS threads, each with one BLAS thread
+            theta, rep = sb.fit(full, penalty, threads=THREADS)
     else:
         design = ContextualDesign.build(pairs, z[:, keep], y, len(models))
         theta, rep = newton(design, ones, penalty)

@@ -41,11 +41,16 @@ finished by :func:`fit` from its last finite iterate. NaN never counts as conver
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import numpy as np
+import polars as pl
 from scipy.special import expit
 
+from analysis_lib.ranking.features import Convention, sorted_style_features
 from analysis_lib.ranking.newton import GTOL, MAX_ITER, XTOL, NewtonReport
 from analysis_lib.ranking.pairs import ALPHA
 
@@ -68,6 +73,45 @@ def scratch(name: str, shape: tuple[int, ...]) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class Layout:
+    """The orientation and order of the battles (module docstring), computed once from their sides: ``order``
+    (input row at each sorted position), ``sign`` (−1 where the battle was flipped, per sorted position), the
+    sorted pair keys ``lo · m + hi`` and each battle's pair."""
+
+    n_models: int
+    order: np.ndarray
+    sign: np.ndarray
+    key: np.ndarray
+    pair: np.ndarray
+
+    @classmethod
+    def of(cls, pairs: np.ndarray, n_models: int) -> Layout:
+        """From input sides ``pairs`` (``(n, 2)``); self-battles are refused (no information on the ratings)."""
+        a, b = pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+        if (a == b).any():
+            raise ValueError(f"{int((a == b).sum())} self-battles (a = b) in a contextual design")
+        flip = a > b
+        key = np.where(flip, b, a) * n_models + np.where(flip, a, b)
+        # a stable sort of 16-bit keys is a radix sort in numpy (130 models: 16,900 keys)
+        order = np.argsort(key.astype(np.uint16) if n_models**2 <= 65536 else key, kind="stable")
+        key_s = key[order]
+        new = key_s[1:] != key_s[:-1]
+        pair = np.zeros(key_s.size, dtype=np.int64)
+        np.cumsum(new, out=pair[1:])
+        return cls(n_models, order, np.where(flip[order], -1.0, 1.0), key_s, pair)
+
+    def battles(self, zt: np.ndarray, y: np.ndarray) -> SortedBattles:
+        """:class:`SortedBattles` from features already in this layout (``(k, n)``, sorted and oriented) and the
+        input outcomes ``y``."""
+        m, key = self.n_models, self.key
+        first = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]])) if key.size else np.zeros(0, int)
+        ys = np.asarray(y, dtype=float)[self.order]
+        yo = np.where(self.sign > 0, ys, 1.0 - ys)
+        return SortedBattles(m, self.order, key[first] // m, key[first] % m, self.pair,
+                             np.concatenate([first, [key.size]]).astype(np.int64), zt, yo)
+
+
+@dataclass(frozen=True)
 class SortedBattles:
     """All battles of a contextual fit, oriented ``lo → hi`` and sorted by pair (module docstring).
 
@@ -87,29 +131,27 @@ class SortedBattles:
     def build(cls, pairs: np.ndarray, z: np.ndarray, y: np.ndarray, n_models: int) -> SortedBattles:
         """From input sides ``pairs`` (``(n, 2)``), features ``z`` (``(n, k)``) and outcomes ``y`` for ``a``.
         Self-battles are refused (they carry no information on the ratings)."""
-        a, b = pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
-        if (a == b).any():
-            raise ValueError(f"{int((a == b).sum())} self-battles (a = b) in a contextual design")
-        flip = a > b
-        lo, hi = np.where(flip, b, a), np.where(flip, a, b)
-        key = lo * n_models + hi
-        # a stable sort of 16-bit keys is a radix sort in numpy (130 models: 16,900 keys)
-        order = np.argsort(key.astype(np.uint16) if n_models**2 <= 65536 else key, kind="stable")
-        key_s = key[order]
-        first = np.flatnonzero(np.concatenate([[True], key_s[1:] != key_s[:-1]])) if key_s.size else np.zeros(0, int)
-        pair = np.cumsum(np.concatenate([[False], key_s[1:] != key_s[:-1]])) if key_s.size else np.zeros(0, int)
-        sign = np.where(flip, -1.0, 1.0)[order]
-        z = np.asarray(z, dtype=float).reshape(len(a), -1)
-        zt = np.empty((z.shape[1], len(a)))  # (k, n), C-contiguous
+        lay = Layout.of(pairs, n_models)
+        z = np.asarray(z, dtype=float).reshape(len(lay.order), -1)
+        zt = np.empty((z.shape[1], len(lay.order)))  # (k, n), C-contiguous
         for j in range(z.shape[1]):
-            np.take(z[:, j], order, out=zt[j])
-            zt[j] *= sign
-        y = np.asarray(y, dtype=float)
-        ys = y[order]
-        yo = np.where(sign > 0, ys, 1.0 - ys)
-        del ys
-        return cls(n_models, order, key_s[first] // n_models, key_s[first] % n_models, pair.astype(np.int64),
-                   np.concatenate([first, [key_s.size]]).astype(np.int64), zt, yo)
+            np.take(z[:, j], lay.order, out=zt[j], mode="clip")
+            zt[j] *= lay.sign
+        return lay.battles(zt, y)
+
+    @classmethod
+    def from_frame(cls, frame: pl.DataFrame, pairs: np.ndarray, y: np.ndarray, features: Sequence[str],
+                   convention: Convention, n_models: int, threads: int = 1) -> tuple[SortedBattles, np.ndarray]:
+        """``(battles, SD of each feature's d)`` from checked battles with the columns ``<f>_a``, ``<f>_b``: the
+        style features of :func:`~analysis_lib.ranking.features.style_features` built directly in this layout
+        (:func:`~analysis_lib.ranking.features.sorted_style_features`, one feature per task on ``threads``)."""
+        lay = Layout.of(pairs, n_models)
+        zt, sd = sorted_style_features(frame, features, convention, lay.order, lay.sign, threads)
+        return lay.battles(zt, y), sd
+
+    def keep_features(self, keep: np.ndarray) -> SortedBattles:
+        """The same battles with the features where ``keep`` is true (a copy of those rows when one is dropped)."""
+        return self if keep.all() else replace(self, zt=np.ascontiguousarray(self.zt[keep]))
 
     @property
     def n_params(self) -> int:
@@ -133,9 +175,10 @@ class SortedBattles:
         cut = np.searchsorted(idx, self.starts)  # segment of pair k in the block: cut[k]:cut[k + 1]
         lens = np.diff(cut)
         keep = np.flatnonzero(lens)
-        return Block(self.n_models, self.lo[keep], self.hi[keep], cut[:-1][keep], lens[keep], w[idx], self.y[idx],
-                     np.take(self.zt, idx, axis=1, out=scratch("block", (self.zt.shape[0], idx.size))), keep,
-                     idx)
+        # mode="clip" (idx is in range): with out= and numpy's default mode="raise", take buffers its output
+        zt = np.take(self.zt, idx, axis=1, out=scratch("block", (self.zt.shape[0], idx.size)), mode="clip")
+        return Block(self.n_models, self.lo[keep], self.hi[keep], cut[:-1][keep], lens[keep],
+                     w[idx].astype(float, copy=False), self.y[idx], zt, keep, idx)
 
 
 @dataclass(frozen=True)
@@ -158,6 +201,20 @@ class Block:
     @property
     def n_params(self) -> int:
         return self.n_models + self.zt.shape[0]
+
+    def split(self, parts: int) -> list[Block]:
+        """The block cut at pair boundaries into at most ``parts`` consecutive blocks of about equal battles
+        (views, no copies): every sum over battles is the sum of the parts' sums."""
+        q, n = self.lo.size, self.w.size
+        if parts <= 1 or q < 2:
+            return [self]
+        cuts = np.unique(np.searchsorted(self.starts, np.arange(1, parts) * (n / parts)).clip(1, q - 1))
+        out = []
+        for s, e in zip([0, *cuts], [*cuts, q], strict=True):
+            b0, b1 = int(self.starts[s]), int(self.starts[e]) if e < q else n
+            out.append(Block(self.n_models, self.lo[s:e], self.hi[s:e], self.starts[s:e] - b0, self.lens[s:e],
+                             self.w[b0:b1], self.y[b0:b1], self.zt[:, b0:b1], self.pairs[s:e], self.idx[b0:b1]))
+        return out
 
     def eta(self, theta: np.ndarray) -> np.ndarray:
         """``α (r_lo − r_hi) + zᵀβ`` per battle."""
@@ -233,10 +290,112 @@ def _solve(h: np.ndarray, g: np.ndarray) -> np.ndarray:
         return np.full_like(g, np.nan)
 
 
+class Passes:
+    """The passes of a fit over ``block`` split into ``threads`` parts (:meth:`Block.split`), one thread per part:
+    per-battle arrays (``η``, ``p``) are kept per part, sums over battles (gradient, Hessian, loss) are added over
+    the parts (one part: the block's own sums, bit for bit). A context manager (it owns the thread pool)."""
+
+    def __init__(self, block: Block, threads: int = 1):
+        self.parts = block.split(threads)
+        self.n_models = block.n_models
+        self._pool = ThreadPoolExecutor(len(self.parts)) if len(self.parts) > 1 else None
+
+    def __enter__(self) -> Passes:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+
+    def map(self, fn: Callable[..., T], *per_part: Sequence[object]) -> list[T]:
+        """``fn(part, *args of that part)`` for every part, on the pool's threads."""
+        if self._pool is None:
+            return [fn(b, *args) for b, *args in zip(self.parts, *per_part, strict=True)]
+        return list(self._pool.map(fn, self.parts, *per_part))
+
+    def _reg(self, reg: float) -> float:
+        return reg if len(self.parts) == 1 else 0.0  # several parts: the penalty is added once, to the sum
+
+    def state(self, theta: np.ndarray, reg: float) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+        """``(η, p = σ(η))`` per part and ``∇L`` at ``theta``."""
+        out = self.map(_state, [theta] * len(self.parts), [self._reg(reg)] * len(self.parts))
+        g = _total([o[2] for o in out], reg * theta if reg and len(out) > 1 else None)
+        return [o[0] for o in out], [o[1] for o in out], g
+
+    def probabilities(self, theta: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """``(η, p)`` per part at ``theta``."""
+        out = self.map(_eta_prob, [theta] * len(self.parts))
+        return [o[0] for o in out], [o[1] for o in out]
+
+    def gradient(self, prob: list[np.ndarray], theta: np.ndarray, reg: float) -> np.ndarray:
+        out = self.map(lambda b, p: b.gradient(p, theta, self._reg(reg)), prob)
+        return _total(out, reg * theta if reg and len(out) > 1 else None)
+
+    def hessian(self, prob: list[np.ndarray]) -> np.ndarray:
+        """``Σ_i w_i p_i (1 − p_i) x_i x_iᵀ`` (no penalty)."""
+        return _total(self.map(_hessian, prob))
+
+    def loss(self, eta: list[np.ndarray], prob: list[np.ndarray], theta: np.ndarray, reg: float) -> float:
+        out = self.map(lambda b, e, p: b.loss(e, p, theta, self._reg(reg)), eta, prob)
+        return out[0] if len(out) == 1 else float(sum(out) + 0.5 * reg * (theta @ theta))
+
+
+T = TypeVar("T")
+
+
+def _total(parts: list[np.ndarray], extra: np.ndarray | None = None) -> np.ndarray:
+    out = parts[0] if len(parts) == 1 else np.sum(parts, axis=0)
+    if extra is not None:
+        out += extra
+    return out
+
+
+def _eta_prob(b: Block, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    with np.errstate(over="ignore", invalid="ignore"):  # numpy's error state is per thread
+        eta = b.eta(theta)
+        return eta, expit(eta)
+
+
+def _state(b: Block, theta: np.ndarray, reg: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    eta, prob = _eta_prob(b, theta)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return eta, prob, b.gradient(prob, theta, reg)
+
+
+def _hessian(b: Block, prob: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = prob * (1.0 - prob)
+        v *= b.w
+        return b.outer_sum(v)
+
+
+def _sandwich(b: Block, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    p = expit(b.eta(theta))
+    return b.outer_sum(p * (1.0 - p)), b.outer_sum((b.y - p) ** 2)
+
+
+def sandwich_sums(block: Block, theta: np.ndarray, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``(Σ_i p_i (1 − p_i) x_i x_iᵀ, Σ_i (y_i − p_i)² x_i x_iᵀ)`` at ``theta`` over the battles of ``block``
+    (each weight 1; no penalty), on ``threads`` parts: the bread and meat of the sandwich."""
+    with Passes(block, threads) as ps:
+        out = ps.map(_sandwich, [theta] * len(ps.parts))
+    return _total([o[0] for o in out]), _total([o[1] for o in out])
+
+
+def hessian_at(block: Block, theta: np.ndarray, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``(p = σ(η) per battle of block, Σ_i w_i p_i (1 − p_i) x_i x_iᵀ)`` at ``theta`` (no penalty), on
+    ``threads`` parts."""
+    with Passes(block, threads) as ps:
+        _, prob = ps.probabilities(theta)
+        h = ps.hessian(prob)
+    return (prob[0] if len(prob) == 1 else np.concatenate(prob)), h
+
+
 def fit(block: Block, reg: float, theta0: np.ndarray | None = None, *, xtol: float = XTOL, gtol: float = GTOL,
-        max_iter: int = MAX_ITER) -> tuple[np.ndarray, NewtonReport]:
+        max_iter: int = MAX_ITER, threads: int = 1) -> tuple[np.ndarray, NewtonReport]:
     """Exact Newton with step halving on ``block`` (module docstring): ``(θ, report of one fit)``. A full step is
-    taken without evaluating the loss when the gradient at its end still points along it (the loss is convex)."""
+    taken without evaluating the loss when the gradient at its end still points along it (the loss is convex).
+    ``threads``: the passes over the battles split into that many parts, one thread each (:class:`Passes`)."""
     m = block.n_models
     theta = np.zeros(block.n_params) if theta0 is None else np.array(theta0, dtype=float)
     gscale = gtol * max(1.0, float(block.w.sum()))
@@ -244,15 +403,11 @@ def fit(block: Block, reg: float, theta0: np.ndarray | None = None, *, xtol: flo
     converged = False
     it = 0
     h: np.ndarray | None = None
-    eta = block.eta(theta)
-    prob = expit(eta)
-    with np.errstate(over="ignore", invalid="ignore"):
-        g = block.gradient(prob, theta, reg)
+    with Passes(block, threads) as ps, np.errstate(over="ignore", invalid="ignore"):
+        eta, prob, g = ps.state(theta, reg)
         for it in range(1, max_iter + 1):
             if h is None or dn > KEEP_HESSIAN:
-                v = prob * (1.0 - prob)
-                v *= block.w
-                h = block.outer_sum(v)
+                h = ps.hessian(prob)
                 h[np.diag_indices_from(h)] += reg
                 h = solvable(h, m, reg)
             delta = _solve(h, g)
@@ -266,20 +421,17 @@ def fit(block: Block, reg: float, theta0: np.ndarray | None = None, *, xtol: flo
             # the full step, accepted without a loss when the loss still falls at its end: L is convex, so
             # φ(t) = L(θ − tΔ) with φ'(1) = −∇L(θ − Δ)ᵀΔ ≤ 0 has φ(1) ≤ φ(0); else step halving on the loss
             new = theta - delta
-            eta_new = block.eta(new)
-            prob_new = expit(eta_new)
-            g_new = block.gradient(prob_new, new, reg)
+            eta_new, prob_new, g_new = ps.state(new, reg)
             if not (np.isfinite(g_new).all() and g_new @ delta >= 0.0):
-                loss0 = block.loss(eta, prob, theta, reg)
+                loss0 = ps.loss(eta, prob, theta, reg)
                 t = 0.5
                 for _ in range(40):
                     new = theta - t * delta
-                    eta_new = block.eta(new)
-                    prob_new = expit(eta_new)
-                    if block.loss(eta_new, prob_new, new, reg) <= loss0 + 1e-12 * abs(loss0):
+                    eta_new, prob_new = ps.probabilities(new)
+                    if ps.loss(eta_new, prob_new, new, reg) <= loss0 + 1e-12 * abs(loss0):
                         break
                     t *= 0.5
-                g_new = block.gradient(prob_new, new, reg)
+                g_new = ps.gradient(prob_new, new, reg)
             theta, eta, prob, g = new, eta_new, prob_new, g_new
     return theta, NewtonReport(np.array([it]), np.array([gn]), np.array([dn]), np.array([converged]))
 
