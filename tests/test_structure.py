@@ -51,18 +51,6 @@ def test_import_analysis_lib_loads_nothing_and_submodules_load_on_use():
     assert _imported_after("import bookbuild") == set()  # the book package imports none of its modules either
 
 
-def test_the_library_never_imports_the_book():
-    """Book plumbing imports the library, never the other way round."""
-    found = {}
-    for path in sorted((ROOT / "analysis_lib").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            if any(n == "bookbuild" or n.startswith("bookbuild.") for n in names):
-                found.setdefault(str(path.relative_to(ROOT)), []).append(node.lineno)
-    assert found == {}
-
-
 LIBRARY_DIRS = ("analysis_lib", "bookbuild")
 MAX_MODULE_LINES = 500
 
