@@ -16,6 +16,8 @@ from analysis_lib.nuggets import (
     Nugget,
     NuggetConfusion,
 )
+from analysis_lib.nuggets.diversity import mean_pairwise_cosine, mean_pairwise_jaccard, unigram_jaccard
+from analysis_lib.nuggets.scores import PREFERENCES, SWEEP_THRESHOLDS, score_frame
 from analysis_lib.search_arena.schema import VOTES_BY_SIDE
 
 V, OK = Importance.VITAL, Importance.OKAY
@@ -63,14 +65,14 @@ def test_score_frame_matches_nugget_scores():
     for b, pairs in battles.items():
         for imp, a in pairs:
             rows.append({"battle_id": b, "side": "a", "importance": imp.value, "assignment": a.value})
-    frame = ng.score_frame(pl.DataFrame(rows)).sort("battle_id")
+    frame = score_frame(pl.DataFrame(rows)).sort("battle_id")
     for r in frame.iter_rows(named=True):
         expected = ng.nugget_scores(_assigned(battles[r["battle_id"]]))
         for key, v in expected.items():
             assert (math.isnan(v) and math.isnan(r[key])) or r[key] == pytest.approx(v)
     assert frame["n_nuggets"].to_list() == [5, 2, 1] and frame["n_vital"].to_list() == [3, 0, 1]
     with pytest.raises(ValueError):
-        ng.score_frame(pl.DataFrame([{"battle_id": 1, "side": "a", "importance": "vital", "assignment": "yes"}]))
+        score_frame(pl.DataFrame([{"battle_id": 1, "side": "a", "importance": "vital", "assignment": "yes"}]))
 
 
 # ---------------------------------------------------------------- cap
@@ -140,10 +142,10 @@ def test_confusion_kappa_inversions_against_independent_computation():
     m = ng.confusion(human, pref)
     # independent counts
     for i, hv in enumerate(VOTES_BY_SIDE):
-        for j, pv in enumerate(ng.PREFERENCES):
+        for j, pv in enumerate(PREFERENCES):
             assert m.counts[i, j] == int(np.sum((human == hv) & (pref == pv)))
     keep = human != "tie (bothbad)"
-    expected = cohen_kappa_score(human[keep], pref[keep], labels=list(ng.PREFERENCES), weights="quadratic")
+    expected = cohen_kappa_score(human[keep], pref[keep], labels=list(PREFERENCES), weights="quadratic")
     assert m.kappa() == pytest.approx(expected)
     opposite = ((human == "model_a") & (pref == "model_b")) | ((human == "model_b") & (pref == "model_a"))
     assert m.inversions == opposite.sum()
@@ -151,7 +153,7 @@ def test_confusion_kappa_inversions_against_independent_computation():
     assert m.agreements_a == np.sum((human == "model_a") & (pref == "model_a"))
     merged = np.where(human == "tie (bothbad)", "tie", human)
     assert m.kappa(both_bad="tie") == pytest.approx(
-        cohen_kappa_score(merged, pref, labels=list(ng.PREFERENCES), weights="quadratic"))
+        cohen_kappa_score(merged, pref, labels=list(PREFERENCES), weights="quadratic"))
     with pytest.raises(ValueError):
         ng.confusion(["model_a", "draw"], ["tie", "tie"])
 
@@ -160,7 +162,7 @@ def test_threshold_sweep_matches_per_threshold_confusions():
     rng = np.random.default_rng(7)
     a, b, human = _random_battles(rng, 300)
     sweep = ng.threshold_sweep(a, b, human)
-    assert sweep["threshold"].to_list() == list(ng.SWEEP_THRESHOLDS)
+    assert sweep["threshold"].to_list() == list(SWEEP_THRESHOLDS)
     for r in sweep.iter_rows(named=True):
         m = ng.confusion(human, ng.nugget_preference(a, b, r["threshold"]))
         assert r["kappa"] == pytest.approx(m.kappa())
@@ -202,7 +204,7 @@ def test_published_overall(published):
     assert m.kappa() == pytest.approx(0.298, abs=5e-4)
     assert round(m.kappa(), 2) == 0.30
     h, p = _expand(m.ordered)
-    assert m.kappa() == pytest.approx(cohen_kappa_score(h, p, labels=list(ng.PREFERENCES), weights="quadratic"))
+    assert m.kappa() == pytest.approx(cohen_kappa_score(h, p, labels=list(PREFERENCES), weights="quadratic"))
     assert m.n == 5097  # 5,103 single-turn battles minus failures (paper: five excluded)
     assert m.inversions == 838
 
@@ -246,12 +248,12 @@ def test_ks_by_vote_matches_scipy():
 
 
 def test_jaccard_and_cosine():
-    assert ng.unigram_jaccard("The cat sat", "the dog sat") == pytest.approx(2 / 4)
-    assert ng.unigram_jaccard("", "") == 0.0
-    assert ng.mean_pairwise_jaccard(["a b", "b c", "c d"]) == pytest.approx((1 / 3 + 0 + 1 / 3) / 3)
-    assert math.isnan(ng.mean_pairwise_jaccard(["only one"]))
+    assert unigram_jaccard("The cat sat", "the dog sat") == pytest.approx(2 / 4)
+    assert unigram_jaccard("", "") == 0.0
+    assert mean_pairwise_jaccard(["a b", "b c", "c d"]) == pytest.approx((1 / 3 + 0 + 1 / 3) / 3)
+    assert math.isnan(mean_pairwise_jaccard(["only one"]))
     e = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
-    assert ng.mean_pairwise_cosine(e) == pytest.approx((0 + 2 ** -0.5 + 2 ** -0.5) / 3)
+    assert mean_pairwise_cosine(e) == pytest.approx((0 + 2 ** -0.5 + 2 ** -0.5) / 3)
 
 
 def test_tables_without_subsets_keep_their_columns():

@@ -1,6 +1,6 @@
-"""The nugget chapter's library (issue #20 item 3, #22, #23): samples, recorded rows, claim checks, tables,
-LLM/NLI step logic, the loader, figures (legibility and the paper's values), the notebook's shape, and the fast
-paths that must give the old results."""
+"""The nugget chapter's library (issue #20 item 3, #22, #23): samples, the loader, figures (legibility and the
+paper's values), the notebook's shape, and the fast paths that must give the old results. The book's side of the
+chapter (recorded numbers, claims, tables, the rules of the model steps) is tested in test_nuggets_book.py."""
 
 import json
 import re
@@ -12,20 +12,17 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats as sps
-from sklearn.metrics import cohen_kappa_score
 
 from analysis_lib import nuggets as ng
 from analysis_lib import plotting
-from analysis_lib.llm import LLMClient
-from analysis_lib.nuggets import claims, display, diversity, loading, model_steps, numbers, plots, rouge, sampling
-from analysis_lib.nuggets.battles import single_turn, single_turn_urls
+from analysis_lib.nuggets import diversity, embedding, loading, plots, rouge, sampling
+from analysis_lib.nuggets.battles import single_turn, single_turn_urls, vote_and_language_shares
 from analysis_lib.nuggets.sentences import regex_cache, split_sentences
 from analysis_lib.nuggets.simulate import simulate_nuggets
 from analysis_lib.nuggets.simulate.quality import zipf_cdf
 from analysis_lib.search_arena import loader
 from analysis_lib.search_arena.release import read_raw
-from bookbuild import paper_values
+from bookbuild.papers import nuggets as book
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "07_nuggets.ipynb"
@@ -62,150 +59,6 @@ def test_sample_records_and_notes(inputs):
     assert sampling.sample_note(25, 400) == "a random 25 of 400 battles"
     assert sampling.sample_note(9, 9) == "all 9 battles"
     assert sampling.record_order_ids(recs).to_list() == diversity.battle_diversity(recs.nuggets)["qid"].to_list()
-
-
-# ------------------------------------------------------------------------------------------- recorded rows
-
-def _quantities(rows):
-    return [r.quantity for r in rows]
-
-
-def test_every_recorded_quantity_has_a_paper_values_row(inputs):
-    """Whatever the parameters, the chapter records only keys of ng.csv (so the recorder never fails on a label)."""
-    recs, scores = inputs.records, ng.battle_scores(inputs.records)
-    conf = ng.published_confusions()
-    overall = conf[("overall", "all")]
-    rows = [*numbers.worked_example_numbers(0.1), *numbers.n_numbers(ng.score_summary(scores), recs, 400, {}),
-            *numbers.f3_numbers(ng.diffs_by_vote(scores)),
-            *numbers.f2_numbers(ng.ks_by_vote(scores["diff"].to_numpy(), scores["winner"].to_numpy())),
-            *numbers.ks_check_numbers(ng.ks_consistency()), *numbers.f4_published_numbers(overall),
-            *numbers.f5_numbers(ng.responses_only_confusion()),
-            *numbers.t1_published_numbers(ng.agreement.table1(conf, "language")),
-            *numbers.b_numbers(conf, ng.kappa_table(conf), claims.top_kappa_classes(ng.kappa_table(conf))),
-            numbers.f6_published_number(overall),
-            *numbers.c_numbers(["u"], {"single-turn battles": 3, "battles with a URL": 2}, "simulated"),
-            *numbers.f8_numbers({"agreement_pct": 50.0, "battles": 4, "kappa": 0.0}, 4, 4, 9, "simulated")]
-    for t in (0.07, 0.1):
-        mine = ng.subset_confusions(scores, t)
-        rows += [*numbers.f4_record_numbers(scores, t, None), *numbers.b_record_numbers(mine, t),
-                 *numbers.t1_overall_numbers(overall, mine[("overall", "all")], t)]
-    keys = {k[1] for k in paper_values.table() if k[0].startswith("NG-")}
-    assert set(_quantities(rows)) <= keys, set(_quantities(rows)) - keys
-
-
-def test_threshold_labels_follow_the_parameter(inputs):
-    """The numbers NG-F4 compares with the paper are at the paper's threshold whatever the parameter, and say so;
-    numbers at the chapter's threshold name it when it is not the paper's."""
-    scores = ng.battle_scores(inputs.records)
-    at_paper = numbers.f4_record_numbers(scores, 0.07, 0.3)
-    other = numbers.f4_record_numbers(scores, 0.12, None)
-    assert at_paper[0].quantity == other[0].quantity == "per-battle: weighted kappa at threshold 0.07"
-    assert [r.value for r in at_paper] == [r.value for r in other] and at_paper[0].planted == 0.3
-    assert at_paper[0].value == ng.subset_confusions(scores, 0.07)[("overall", "all")].kappa()
-    assert all("this page's figures and tables use 0.12" in r.note for r in other)
-    assert at_paper[1].note == "" and "planted" in at_paper[0].note
-    mine = ng.subset_confusions(scores, 0.12)
-    t1 = numbers.t1_overall_numbers(ng.published_confusions()[("overall", "all")], mine[("overall", "all")], 0.12)
-    assert t1[1].note.endswith("at tie threshold 0.12 (the paper's values are at 0.07)")
-    assert "threshold 0.1;" in numbers.worked_example_numbers(0.1)[8].note
-    sweep = pl.DataFrame({"threshold": [0.02, 0.04], "kappa": [0.2, 0.3]})
-    assert _quantities(numbers.sweep_numbers(sweep))[0] == "per-battle: lowest kappa across thresholds 0.02-0.04"
-
-
-def test_worked_example_by_hand():
-    """A: 1, .5, 1, 0, .5, 0 -> All 3/6; vital 1, .5, 0 -> 1/2; B: 1, 1, 0, .5, 0, 1 -> All 3.5/6; vital 2.5/3."""
-    rows = {r.quantity: r.value for r in numbers.worked_example_numbers(0.07)}
-    assert rows["worked example, response A: all"] == pytest.approx(0.5)
-    assert rows["worked example, response A: vital"] == pytest.approx(0.5)
-    assert rows["worked example, response B: all"] == pytest.approx(3.5 / 6)
-    assert rows["worked example, response B: vital"] == pytest.approx(2.5 / 3)
-    assert rows["worked example, response B: strict_all"] == pytest.approx(3 / 6)
-    assert rows["worked example: nugget preference"] == "model_b"  # 0.083 > 0.07
-    assert {r.quantity: r.value for r in numbers.worked_example_numbers(0.1)}[
-        "worked example: nugget preference"] == "tie"
-    assert rows["cap: 12 vital + 25 okay nuggets kept as"] == "12 vital + 18 okay"
-
-
-def test_number_rows_map_onto_the_recorder():
-    row = numbers.Number("q", 1.5, note="n", data="published", planted=2)
-    assert row.kwargs() == {"quantity": "q", "ours": 1.5, "note": "n", "data": "published", "planted": 2}
-    assert numbers.not_run("q", "why").kwargs()["data"] == "none"
-
-
-# ------------------------------------------------------------------------------------------- claims
-
-def test_rouge_check_against_scipy_and_sklearn():
-    human = ["model_a"] * 40 + ["model_b"] * 40
-    aligned = ng.confusion(human, ["model_a"] * 32 + ["model_b"] * 8 + ["model_a"] * 9 + ["model_b"] * 31)
-    check = claims.rouge_alignment_check(aligned)
-    assert check.p_value == pytest.approx(sps.fisher_exact([[32, 8], [9, 31]]).pvalue)
-    assert check.kappa == pytest.approx(cohen_kappa_score(
-        ["A"] * 40 + ["B"] * 40, ["A"] * 32 + ["B"] * 8 + ["A"] * 9 + ["B"] * 31))
-    assert check.contradicts and "contradicts the paper" in check.sentence("simulated")
-    assert "describes the generator" in check.sentence("simulated")
-    assert "describes the generator" not in check.sentence("real")
-    flat = claims.rouge_alignment_check(ng.confusion(human, ["model_a", "model_b"] * 40))
-    assert not flat.contradicts and flat.sentence("real").startswith("As in the paper")
-
-
-def test_the_papers_top_classes_and_reference_values():
-    kappas = ng.kappa_table(ng.published_confusions())
-    assert claims.top_kappa_classes(kappas) == ["knowledge-intensive", "subjective", "reasoning-intensive"]
-    assert claims.ks_reference() == {("model_a", "model_b"): 0.313, ("model_a", "tie"): 0.209,
-                                     ("model_b", "tie"): 0.205}
-    sweep = pl.DataFrame({"threshold": ng.SWEEP_THRESHOLDS, "kappa": [0.3] * len(ng.SWEEP_THRESHOLDS)})
-    assert claims.sweep_reference(sweep) == ((0.29, 0.31), (0.07, 0.3))
-    assert claims.sweep_reference(sweep.head(3))[0] is None  # another range: the paper's 0.29-0.31 does not apply
-    assert claims.paper_value("NG-T2", "within-battle nugget cosine, mean") == 0.39
-
-
-def test_tables_have_readable_short_columns():
-    for frame in (display.ks_check_table(ng.ks_consistency()),
-                  display.sweep_table(ng.threshold_sweep([0.1, 0.5, 0.2], [0.3, 0.2, 0.2], ["model_b", "tie", "tie"])),
-                  display.inversion_display(ng.inversion_table(ng.published_confusions(), "language"))):
-        assert frame.width <= 8 and not any("_" in c for c in frame.columns)
-        assert max(len(str(v)) for row in frame.iter_rows() for v in row) <= 28
-    ks = display.ks_check_table(ng.ks_consistency())
-    assert ks["nuggets from"][0] == "URLs + responses" and ks["p follows"].to_list() == ["yes"] * 6
-
-
-# ------------------------------------------------------------------------------------------- LLM and NLI steps
-
-def test_not_run_reasons_are_the_clients_own(tmp_path):
-    client = LLMClient(offline=True, cache_dir=tmp_path)
-    task = ng.llm_analyses.judge_task()
-    out = client.run(task, [("q", "a", "b")] * 3)
-    assert model_steps.step_reason(out) == client.not_run_reason().removeprefix("not run: ")
-    client.pending = 7
-    pending = pl.DataFrame({"status": ["not run"] * 7, "error": [client.not_run_reason()] * 7})
-    assert model_steps.step_reason(pending).startswith("7 items pending in a Batch API batch")
-    failed = pl.DataFrame({"status": ["failed", "failed", "ok"], "error": ["HTTP 500: boom", "HTTP 500: x", None]})
-    assert model_steps.step_reason(failed) == "no usable LLM reply: 2 of 3 items failed (HTTP 500 ×2)"
-
-
-def test_llm_steps_on_simulated_records_say_why(inputs, tmp_path):
-    client = LLMClient(offline=True, cache_dir=tmp_path)
-    pairs, why = model_steps.response_pairs(inputs.records, "simulated")
-    assert pairs is None and why == model_steps.SIMULATED_TEXTS
-    rows, conf = model_steps.judge(pairs, why, client, 0)
-    assert conf is None and [r.note for r in rows] == [why] * 4 and all(r.value is None for r in rows)
-    classes = model_steps.query_classes(inputs.records, client, limit=None, seed=0, kind="simulated")
-    assert classes.histogram is None and len(classes.numbers) == 8
-    assert {r.note for r in classes.numbers} == {client.not_run_reason().removeprefix("not run: ")}
-    nli = model_steps.nli_factuality(inputs.records, "simulated", 10, 0)
-    assert nli.value is None and "pseudo-words" in nli.note
-
-
-def test_real_records_with_texts_become_pairs():
-    recs = ng.load_nugget_records(FIXTURES / "lmsys_assignments")
-    pairs, why = model_steps.response_pairs(recs, "real")
-    assert why == "" and pairs.height == 2 and set(pairs.columns) >= {"qid", "query", "winner", "answer_a", "answer_b"}
-    assert model_steps.response_pairs(ng.load_nugget_records(FIXTURES / "valid.jsonl"), "real") == (
-        None, model_steps.NO_TEXTS)
-
-
-def test_llm_note_names_the_endpoint_or_how_to_set_one(tmp_path):
-    assert "OPENAI_BASE_URL" in model_steps.llm_note(LLMClient(offline=True, cache_dir=tmp_path))
 
 
 # ------------------------------------------------------------------------------------------- loader
@@ -269,14 +122,14 @@ def figures(inputs):
     ks = ng.ks_by_vote(scores["diff"].to_numpy(), scores["winner"].to_numpy())
     conf = ng.published_confusions()
     sweep = ng.threshold_sweep(scores["all_a"].to_numpy(), scores["all_b"].to_numpy(), scores["winner"].to_numpy())
-    shares = ng.battles.vote_and_language_shares(inputs.single)
+    shares = vote_and_language_shares(inputs.single)
     figs = {
-        "Figure 2": plots.ecdf_panels(groups, ks, "Figure 2: ECDFs", paper_d=claims.ks_reference()),
+        "Figure 2": plots.ecdf_panels(groups, ks, "Figure 2: ECDFs", paper_d=book.ks_reference()),
         "Figure 3": plots.kde_by_vote(groups, "Figure 3"),
-        "Figure 9": plots.shares_figure(shares, "Figure 9", {q: claims.paper_value("NG-A1", q) for q in shares}),
+        "Figure 9": plots.shares_figure(shares, "Figure 9", {q: book.paper_value("NG-A1", q) for q in shares}),
         "Figure 11": plots.confusion_grid(conf, "query_category", "Figure 11 (published)"),
         "Figure 12": plots.confusion_grid(conf, "language", "Figure 12 (published)"),
-        "sweep": plots.sweep_figure(sweep, "Figure 4 sweep", *claims.sweep_reference(sweep)),
+        "sweep": plots.sweep_figure(sweep, "Figure 4 sweep", *book.sweep_reference(sweep)),
         "Figure 13": plots.histogram(np.array([0.1, 0.2]), "x", "Figure 13", paper_mean=0.06),
         "Figure 4": plots.confusion_heatmap(conf[("overall", "all")], "Figure 4"),
     }
@@ -404,6 +257,6 @@ def test_zipf_table_draws_what_choice_with_p_draws():
 def test_torch_threads_are_restored():
     torch = pytest.importorskip("torch")
     before = torch.get_num_threads()
-    with model_steps.torch_threads(1):
+    with embedding.torch_threads(1):
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before

@@ -11,8 +11,11 @@ from scipy import stats as sps
 
 from analysis_lib import nuggets as ng
 from analysis_lib.nuggets import battles as ng_battles
+from analysis_lib.nuggets import diversity
+from analysis_lib.nuggets.perbattle import cap_frame
+from analysis_lib.nuggets.published import ks_pvalue
 from analysis_lib.nuggets.records import NuggetRecordError
-from analysis_lib.nuggets.scores import ASSIGNMENT_ORDER
+from analysis_lib.nuggets.scores import ASSIGNMENT_ORDER, score_frame
 from analysis_lib.nuggets.simulate import quality as sim
 from analysis_lib.search_arena.schema import VOTES_BY_SIDE
 
@@ -154,7 +157,7 @@ def test_cap_frame_matches_cap_nuggets():
                                 for x in ng.cap_nuggets([ng.Nugget(f"{b}-{j}", imp[j]) for j in range(n)]))]
         rows += [{"qid": str(b), "side": "a", "position": k, "text": f"{b}-{k}", "importance": imp[k],
                   "assignment": "support"} for k in range(n)]
-    capped = ng.cap_frame(pl.DataFrame(rows))
+    capped = cap_frame(pl.DataFrame(rows))
     for b, texts in expected.items():
         assert capped.filter(pl.col("qid") == b)["text"].to_list() == texts
 
@@ -165,7 +168,7 @@ def test_cap_frame_with_more_vital_than_the_cap_keeps_only_the_vital():
     imp = ["vital"] * 32 + ["okay"] * 8
     frame = pl.DataFrame({"qid": "q", "side": "a", "position": range(40), "text": [str(k) for k in range(40)],
                           "importance": imp, "assignment": "support"})
-    capped = ng.cap_frame(frame)
+    capped = cap_frame(frame)
     assert capped.height == 32 and set(capped["importance"]) == {"vital"}
 
 
@@ -192,7 +195,7 @@ def test_ks_pvalue_matches_scipy_on_attainable_d():
     rng = np.random.default_rng(5)
     x, y = rng.normal(size=40), rng.normal(0.5, 1, size=55)
     res = sps.ks_2samp(x, y, method="exact")
-    assert ng.ks_pvalue(res.statistic, 40, 55) == pytest.approx(res.pvalue, rel=1e-9)
+    assert ks_pvalue(res.statistic, 40, 55) == pytest.approx(res.pvalue, rel=1e-9)
 
 
 def test_published_ks_p_follows_from_d():
@@ -258,7 +261,7 @@ def test_simulator_excludes_unvoted_and_validates():
 def test_diversity_per_battle():
     rows = [{"qid": "1", "side": s, "position": k, "text": t, "importance": "vital", "assignment": "support"}
             for s in "ab" for k, t in enumerate(["a b", "b c", "c d"])]
-    d = ng.diversity.battle_diversity(pl.DataFrame(rows))
+    d = diversity.battle_diversity(pl.DataFrame(rows))
     assert d["jaccard"][0] == pytest.approx((1 / 3 + 0 + 1 / 3) / 3)
 
 
@@ -353,7 +356,7 @@ def test_empty_zero_is_nuggetizers_score():
                                       "strict_all": nz.strict_all_score, "strict_vital": nz.strict_vital_score})
         frame = pl.DataFrame({"battle_id": "b", "side": "a", "importance": [i for _, i, _ in case],
                               "assignment": [a for _, _, a in case]})
-        row = ng.score_frame(frame, empty="zero").row(0, named=True)
+        row = score_frame(frame, empty="zero").row(0, named=True)
         assert row["vital"] == pytest.approx(nz.vital_score)
     assert math.isnan(ng.nugget_scores([ng.AssignedNugget(ng.Nugget("x", "okay"), "support")])["vital"])
 

@@ -19,6 +19,12 @@ second-model assignment agreement (NG-F7).
   is a Python dict of eight 0–10 scores (:func:`parse_attributes`); a battle belongs to the class(es) of its
   highest score when that score is at least 7, ties counted in every tied class (:func:`query_classes`, the rule
   of the authors' ``inversions_by_category.py``).
+
+The steps on nugget records: :func:`response_pairs` (the battles whose records carry both responses' texts),
+:func:`judge` (NG-F6's verdicts and their confusion with the vote), :func:`rubric` (NG-T3 on a random
+:data:`RUBRIC_BATTLES` decided battles, as the paper: "we randomly sampled 1,000 battles with a clear winner") and
+:func:`classify_queries` (NG-Q on a random ``limit`` of the battles). Items the client could not answer keep
+their ``status`` and ``error`` in the returned frames.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -33,6 +40,8 @@ import polars as pl
 from scipy import stats as sps
 
 from analysis_lib.llm import LLMClient, ReplyError, Step, Task, fill, load_prompt, parse_json
+from analysis_lib.nuggets.agreement import NuggetConfusion, confusion
+from analysis_lib.nuggets.records import NuggetRecords
 from analysis_lib.nuggets.sampling import sample_rows
 from analysis_lib.nuggets.scores import ASSIGNMENT_ORDER
 from analysis_lib.stats import cohen_kappa
@@ -48,6 +57,8 @@ ATTRIBUTES = ("ambiguous", "incompleteness", "assumptive", "multi-faceted", "kno
               "reasoning-intensive", "harmful")
 #: the authors' ``--class_threshold`` default: a query is classified when its highest score reaches it
 CLASS_THRESHOLD = 7
+#: NG-T3's sample of decided battles (the paper's 1,000)
+RUBRIC_BATTLES = 1000
 _VERDICT = re.compile(r"\[\[(A|B|Tie)\]\]", re.IGNORECASE)
 
 
@@ -248,3 +259,68 @@ def rating_histogram(classified: pl.DataFrame) -> pl.DataFrame:
     ok = classified.filter(pl.col("status") == "ok")
     return pl.DataFrame([{"attribute": a, "score": s, "battles": int((ok[a] == s).sum())}
                          for a in ATTRIBUTES for s in range(11)])
+
+
+def response_pairs(records: NuggetRecords) -> pl.DataFrame | None:
+    """The battles of ``records`` with both responses' texts, one row each (``qid``, ``query``, ``winner``,
+    ``answer_a``, ``answer_b``); None when the records carry no response text (``answer_text``)."""
+    if records.sides["answer_text"].null_count() == records.sides.height:
+        return None
+    pairs = records.sides.pivot(on="side", index=["qid", "query", "winner"], values="answer_text")
+    return pairs.rename({"a": "answer_a", "b": "answer_b"})
+
+
+@dataclass(frozen=True)
+class Judged:
+    """NG-F6: the verdicts of every battle sent (:func:`run_judge` with the human ``winner``) and the confusion of
+    the ``ok`` ones with the vote (None when no verdict came back)."""
+
+    verdicts: pl.DataFrame
+    confusion: NuggetConfusion | None
+
+
+def judge(pairs: pl.DataFrame, client: LLMClient, *, seed: int = 0) -> Judged:
+    """NG-F6: the Appendix D judge on ``pairs`` (:func:`response_pairs`) and the human vote × judge confusion."""
+    verdicts = run_judge(pairs, client, seed=seed).join(pairs.select("qid", "winner"), on="qid")
+    ok = verdicts.filter(pl.col("status") == "ok")
+    if ok.height == 0:
+        return Judged(verdicts, None)
+    return Judged(verdicts, replace(confusion(ok["winner"].to_numpy(), ok["judge"].to_numpy()),
+                                    preference="LLM judge"))
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """NG-T3: the decided battles scored (a sample of ``population``), the rubric's replies for sides A and B
+    (:meth:`LLMClient.run` frames) and the correlations (:func:`rubric_correlations`; None unless both sides have
+    a usable reply)."""
+
+    decided: pl.DataFrame
+    population: int
+    scores_a: pl.DataFrame
+    scores_b: pl.DataFrame
+    correlations: pl.DataFrame | None
+
+
+def rubric(pairs: pl.DataFrame, client: LLMClient, *, seed: int = 0, n_battles: int = RUBRIC_BATTLES) -> Rubric:
+    """NG-T3: the Appendix E rubric on both responses of a random ``n_battles`` of the decided battles of
+    ``pairs`` (by ``qid``, :func:`analysis_lib.nuggets.sampling.sample_rows`), correlated with the vote."""
+    every = pairs.filter(pl.col("winner").is_in(["model_a", "model_b"])).sort("qid")
+    decided = sample_rows(every, n_battles, seed)
+    task = rubric_task(client.paper_model(RUBRIC_MODEL))
+    ra = client.run(task, list(zip(decided["query"], decided["answer_a"], strict=True)))
+    rb = client.run(task, list(zip(decided["query"], decided["answer_b"], strict=True)))
+    usable = (ra["status"] == "ok").any() and (rb["status"] == "ok").any()
+    corr = rubric_correlations(ra, rb, decided["winner"].to_list()) if usable else None
+    return Rubric(decided, every.height, ra, rb, corr)
+
+
+def classify_queries(records: NuggetRecords, client: LLMClient, *, limit: int | None = None,
+                     seed: int = 0) -> pl.DataFrame:
+    """NG-Q on the battles of ``records`` with a query (:func:`query_battles`: a random ``limit`` of them; None:
+    all): :func:`run_query_classes`'s frame, one row per battle (empty when no battle has a query)."""
+    battles = query_battles(records.sides, limit, seed=seed)
+    if battles.height == 0:
+        return pl.DataFrame(schema={"qid": pl.String, **dict.fromkeys(ATTRIBUTES, pl.Int64),
+                                    "classes": pl.List(pl.String), "status": pl.String, "error": pl.String})
+    return run_query_classes(battles, client)

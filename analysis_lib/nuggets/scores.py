@@ -3,9 +3,10 @@
 AutoNuggetizer (Pradeep et al., 2024) turns each response into a score in two LLM steps: *nuggetization*
 (atomic facts relevant to the query, each labelled ``vital`` or ``okay``) and *assignment* (each nugget is
 ``support``, ``partial_support`` or ``not_support`` by a response). This module holds the pure, cheap parts
-of that evaluation: the records, the four scores, the 30-nugget cap, the per-battle preference with its tie
-threshold, the human × nugget confusion matrix, agreements, inversions, weighted kappa and the threshold
-sweep. The LLM steps themselves are not here.
+of that evaluation: the nugget types, the four scores, the 30-nugget cap and the per-battle preference with its
+tie threshold. It also states the definitions of the human × nugget confusion matrix, agreements, inversions and
+weighted kappa, which :mod:`analysis_lib.nuggets.agreement` computes (with the threshold sweep); the records are
+:mod:`analysis_lib.nuggets.records`' and the LLM steps :mod:`analysis_lib.nuggets.pipeline`'s.
 
 Scores (NG §3 step 2; TREC 2024 RAG Track definitions). With nuggets ``N`` of one battle, ``V ⊆ N`` the vital
 ones, and the assignment of nugget ``i`` to a response mapped to a support value

@@ -1,5 +1,5 @@
-"""Tables of the nugget chapter laid out for reading: short column names that say what a column holds and in
-which unit, values rounded as the paper prints them, few enough columns to fit the page."""
+"""Chapter 07's tables laid out for reading: short column names that say what a column holds and in which unit,
+values rounded as the paper prints them, few enough columns to fit the page."""
 
 from __future__ import annotations
 
@@ -7,8 +7,15 @@ import numpy as np
 import polars as pl
 
 from analysis_lib.nuggets.scores import ASSIGNMENT_ORDER
+from bookbuild.papers.nuggets.numbers import WORKED_EXAMPLE
 
 VARIANT_NAMES = {"with_urls": "URLs + responses", "responses_only": "responses only"}
+
+
+def worked_example_table() -> pl.DataFrame:
+    """NG-N's worked example as a table (nugget, importance, the two responses' assignments)."""
+    return pl.DataFrame(list(WORKED_EXAMPLE), schema=["nugget", "importance", "response A", "response B"],
+                        orient="row")
 
 
 def _fmt(expr: pl.Expr, spec: str) -> pl.Expr:
