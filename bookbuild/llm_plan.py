@@ -11,7 +11,8 @@ chapters use, so the estimate counts what the chapters will send:
   model: one request per batch of uncached texts, :func:`embedding_estimate`), SA-C1 and SA-C2
   (:func:`describe.prompt_steps`, :func:`describe.response_steps`, with ``propose_model`` ... when set);
 - ``07_nuggets``: NG-Q (:func:`analysis_lib.nuggets.llm_analyses.query_class_step` on ``query_class_battles``
-  battles of the chapter's records, the simulator's or the user's, as :func:`model_steps.query_classes` draws them);
+  battles of the chapter's records, the simulator's or the user's, as :func:`bookbuild.papers.nuggets.query_limit`
+  counts them);
   NG-F6 and NG-T3 need response texts, which simulated records do not send;
 - ``08_dr_arena`` (DR-X) sends requests only with agent models (``dr_agents``: the bound of
   :func:`analysis_lib.dr_arena.examiner.tournament_steps`), ``09_answer_engines`` (AE-F8b) only with answer records
@@ -36,15 +37,16 @@ from typing import Any, TextIO
 
 from analysis_lib import llm, paths
 from analysis_lib.dr_arena import examiner, framework_prompts
-from analysis_lib.nuggets import llm_analyses, loading, model_steps
+from analysis_lib.nuggets import llm_analyses, loading
 from analysis_lib.search_arena import describe, intents, loader, prompt_sets, topics
 from analysis_lib.search_arena.embedding_cache import open_cache, text_hash
 from bookbuild.papers import dr_arena as dr_arena_book
+from bookbuild.papers.nuggets import model_numbers as nuggets_book
 
 #: the chapters' defaults (their ``parameters`` cells), used when a chapter's parameters are not given
 INTENT_SAMPLE = 150
 MIN_CLUSTER_SIZE = 20
-QUERY_CLASS_BATTLES_SIMULATED = model_steps.SIMULATED_QUERY_BATTLES
+QUERY_CLASS_BATTLES_SIMULATED = nuggets_book.SIMULATED_QUERY_BATTLES
 
 
 @dataclass(frozen=True)
@@ -138,8 +140,8 @@ def _describe_responses(client: llm.LLMClient, inp: Inputs) -> Built:
 
 
 def _nuggets(client: llm.LLMClient, inp: Inputs) -> Built:
-    """NG-Q as :func:`model_steps.query_classes` draws it: ``query_class_battles`` battles (None: all on real
-    records, :data:`QUERY_CLASS_BATTLES_SIMULATED` on simulated queries)."""
+    """NG-Q as chapter 07 draws it (:func:`bookbuild.papers.nuggets.query_limit`): ``query_class_battles``
+    battles (None: all on real records, :data:`QUERY_CLASS_BATTLES_SIMULATED` on simulated queries)."""
     chapter = loading.load_inputs(inp.data_source, inp.param("07_nuggets", "nugget_records", "") or None,
                                   seed=inp.seed, cache_dir=inp.cache_dir)
     limit = inp.param("07_nuggets", "query_class_battles", None)
