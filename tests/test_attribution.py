@@ -92,37 +92,3 @@ def test_seeds_reproduce():
     assert not a.raw.equals(c.raw)
     with pytest.raises(ValueError):
         simulate_attribution(3)
-
-
-# ------------------------------------------------------------------------------------------ chapter 04 section
-
-
-def test_attribution_section_reports_left_out_records_and_draws_the_paper():
-    from pathlib import Path
-
-    import matplotlib.pyplot as plt
-
-    from analysis_lib.search_arena import citation_chapter
-    from analysis_lib.search_arena.attribution_io import load_attribution
-
-    fixtures = Path(__file__).parent / "fixtures" / "search_arena"
-    sec = citation_chapter.attribution_section(load_attribution(fixtures / "attribution_small.jsonl"), n_bootstrap=5,
-                                               seed=0)
-    got = {n.quantity: n for n in sec.numbers}
-    # a user's file is user data (not in the manifest)
-    assert got["conversations in the attribution subset"].ours == 12 and got["beta support_count"].data == "user"
-    assert sec.notes[0].startswith("1 of the file's 12 conversations lack one of the six attribution counts")
-    ref = sec.figures[0].reference
-    assert ref is not None and ref.label == "paper"
-    assert ref.values == {"support_count": 0.285, "irrelevant_count": 0.273}  # SA §1; contradicting: no number
-    plt.close("all")
-
-
-def test_attribution_section_without_counts_is_not_run():
-    from analysis_lib.search_arena import citation_chapter
-    from analysis_lib.search_arena.attribution_io import AttributionSubset
-
-    tidy = loader.load_battles(simulate_release(60, seed=0).raw)
-    sec = citation_chapter.attribution_section(AttributionSubset(tidy, "simulated", None, None), n_bootstrap=0, seed=0)
-    assert [n.quantity for n in sec.numbers] == [f"beta {f}" for f in bt.ATTRIBUTION]
-    assert all(n.reason == citation_chapter.NO_COUNTS for n in sec.numbers) and not sec.figures

@@ -25,7 +25,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from analysis_lib import fetch
-from analysis_lib.search_arena import bt, citation_chapter, dataset_plots, descriptive, intents, platform
+from analysis_lib.search_arena import bt, dataset_plots, descriptive, intents, platform
 
 AUTHORS_INTENTS = ["Factual Lookup", "Info Synthesis", "Analysis", "Recommendation", "Explanation",
                    "Creative Generation", "Guidance", "Text Processing"]
@@ -278,10 +278,14 @@ def test_sa_a2_figure_names_the_zone_of_its_days():
 
 def test_sa_e4_section_shows_the_authors_before_fit_on_all_voted_battles(small_arena):
     sources = small_arena.filter(pl.col("winner").is_in(["model_a", "model_b"]))
-    sec = citation_chapter.control_effect_section(
+    from bookbuild.papers import search_arena_preferences as book
+    from bookbuild.sections import Figure
+
+    effect = bt.control_effect(
         sources.with_columns(pl.lit(0.0).alias(f"{f}_{s}") for f in bt.ALL_CONTROLS[1:] for s in "ab")
-        .with_columns(pl.lit(3.0).alias("citation_count_a")),
-        "simulated", n_bootstrap=0, seed=0, voted=small_arena)
+        .with_columns(pl.lit(3.0).alias("citation_count_a")), bt.ALL_CONTROLS, rounds=0, seed=0)
+    plain = bt.leaderboard(small_arena, rounds=0).to_frame()
+    sec = book.e4_section(effect, plain, small_arena.height, Figure(plt.figure(), "simulated"))
     numbers = {n.quantity: n.ours for n in sec.numbers}
     theirs = authors_compute_bt(small_arena.to_pandas())  # the authors' Fig E.4: compute_bt on all voted battles
     assert numbers["SD of ratings before control, the authors' battles (Elo)"] == pytest.approx(

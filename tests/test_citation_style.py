@@ -98,11 +98,8 @@ def test_same_style_on_both_sides_leaves_the_coefficient_unidentified():
     coefficient = cs.style_coefficient(frame)
     assert math.isnan(coefficient.beta) and coefficient.n_mixed == 0
     assert "share one citation style" in coefficient.reason
-    rows = cs.style_rows(coefficient, cs.style_ratings(frame), {"no vote": 0})
-    by_quantity = {r.quantity: r for r in rows}
-    not_run = by_quantity[cs.QUANTITIES["beta_p"]]
-    assert not_run.value is None and not_run.note == coefficient.reason
-    assert by_quantity[cs.QUANTITIES["joint_p"]].value is not None  # the split ratings still compare styles
+    ratings = cs.style_ratings(frame)
+    assert ratings.df > 0 and not math.isnan(ratings.p_value)  # the split ratings still compare styles
 
 
 def test_style_battles_counts_every_battle_left_out():

@@ -213,15 +213,22 @@ def screened(battles: Battles, exclude: Sequence[str] | None = None) -> Prepared
     return prepare_battles(battles, exclude=exclude)
 
 
+#: Both sides cite (``citation_count_a > 0`` and ``citation_count_b > 0``): the battles of SA-32C (:func:`both_cite`).
+BOTH_CITE = (pl.col("citation_count_a") > 0) & (pl.col("citation_count_b") > 0)
+#: A battle with a winner (ties and both-bad ties out): :func:`decided`.
+DECIDED = pl.col("winner").is_in(list(DECISIVE))
+
+
 def both_cite(battles: pl.DataFrame) -> pl.DataFrame:
-    """Battles where both sides cite (``citation_count_a > 0`` and ``citation_count_b > 0``), as in SA-32C.
+    """Battles where both sides cite (:data:`BOTH_CITE`), as in SA-32C (screened battles:
+    ``prep.where(BOTH_CITE)``).
 
     The test is on the exact (float) mean citations per turn, as the authors' filter. A side with
     ``0 < citations per turn < 1`` (e.g. one citation over two turns) is kept, yet under
     ``convention="paper"`` its feature value is ``int32``-truncated to 0 in the fit: the authors' behaviour,
     kept on purpose (``convention="float"`` uses the exact value).
     """
-    return battles.filter((pl.col("citation_count_a") > 0) & (pl.col("citation_count_b") > 0))
+    return battles.filter(BOTH_CITE)
 
 
 def attribution_battles(battles: pl.DataFrame) -> pl.DataFrame | None:
@@ -242,8 +249,8 @@ def attribution_battles(battles: pl.DataFrame) -> pl.DataFrame | None:
 
 
 def decided(battles: pl.DataFrame) -> pl.DataFrame:
-    """Battles with a winner (ties and both-bad ties dropped)."""
-    return battles.filter(pl.col("winner").is_in(list(DECISIVE)))
+    """Battles with a winner (:data:`DECIDED`: ties and both-bad ties dropped)."""
+    return battles.filter(DECIDED)
 
 
 

@@ -34,7 +34,6 @@ from scipy import stats
 
 from analysis_lib import ranking
 from analysis_lib.search_arena.models import ANCHOR, non_leaderboard_models
-from analysis_lib.search_arena.recorded import Row
 from analysis_lib.search_arena.system_config import STYLES
 
 FEATURE = "standardized"
@@ -156,33 +155,3 @@ def style_ratings(frame: pl.DataFrame) -> StyleRatings:
     tau = float(stats.kendalltau(table[STYLES[0]], table[STYLES[1]]).statistic) if len(rows) > 1 else np.nan
     return StyleRatings(table, wald, len(pairs), float(stats.chi2.sf(wald, len(pairs))) if pairs else np.nan,
                         tau, fit.n_battles)
-
-
-QUANTITIES = {
-    "battles": "battles with a vote and both citation styles known",
-    "beta": "style coefficient (standardised vs original; contextual BT)",
-    "beta_p": "style coefficient: Wald p-value",
-    "joint_p": "model × style ratings: joint Wald p-value",
-    "tau": "Kendall τ between the model orders in the two styles",
-    "significant": "models whose rating differs between the styles (95% interval excludes 0)",
-}
-
-
-def style_rows(coefficient: StyleCoefficient, ratings: StyleRatings, left_out: dict[str, int]) -> list[Row]:
-    """The recorded numbers of both analyses (the coefficient's rows not run, with the reason, when the release
-    cannot identify it); the battles row names the battles left out (:func:`style_battles`)."""
-    q = QUANTITIES
-    out = "; ".join(f"{v:,} {k}" for k, v in left_out.items() if v)
-    rows = [Row(q["battles"], coefficient.n_battles,
-                f"{coefficient.n_mixed:,} with the two styles on the two sides; left out: {out or 'none'}")]
-    if coefficient.reason:
-        rows += [Row(q["beta"], None, coefficient.reason), Row(q["beta_p"], None, coefficient.reason)]
-    else:
-        rows += [Row(q["beta"], coefficient.beta, f"sandwich standard error {coefficient.se:.3f}"),
-                 Row(q["beta_p"], coefficient.p_value)]
-    rows += [
-        Row(q["joint_p"], ratings.p_value, f"W = {ratings.wald:.2f}, χ² with {ratings.df} degrees of freedom"),
-        Row(q["tau"], ratings.kendall_tau, f"{ratings.df} models"),
-        Row(q["significant"], ratings.n_significant, f"of {ratings.df} models"),
-    ]
-    return rows

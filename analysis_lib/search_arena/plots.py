@@ -3,7 +3,9 @@
 :func:`distribution_by_group` draws Search Arena Figure 5 as the paper does, a *distribution* per intent
 (not only its mean): one horizontal box per group (box = quartiles, line = median, whiskers = 5th and 95th
 percentiles, outliers not drawn) with the mean and its 95% t-interval overlaid and the mean written right of
-the whisker. :func:`provider_colors` colours models by provider and returns the legend.
+the whisker. :func:`provider_colors` colours models by provider and returns the legend. Fitted results:
+:func:`coefficient_forest` (coefficients per subset or feature), :func:`score_against_feature` (Fig 4),
+:func:`per_model_means` (Fig D.6), :func:`rating_slopes` (Fig E.4).
 
 The methods-validation figures, in text of at least 11 pt in a figure at most 7 in wide (:data:`READABLE`,
 :func:`readable_text` for the shared kinds): :func:`rating_errors` (each model's rating error against its target,
@@ -24,8 +26,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from analysis_lib import plotting
 from analysis_lib.plotting import Reference, draw_reference
 from analysis_lib.plotting.style import ACCENT, PROVIDER_COLORS, VOTE_COLORS, contrast_text_color
+from analysis_lib.search_arena.models import provider_of
 
 
 def distribution_by_group(
@@ -310,3 +314,49 @@ def tie_effect(ties: pl.DataFrame, *, labels: dict[str, str] | None = None, titl
     if title:
         ax.set_title(title, fontsize=READABLE["axes.titlesize"])
     return fig
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the preference chapters' figures of fitted results (coefficients per subset, score against a feature, ...)
+# --------------------------------------------------------------------------------------------------------------
+
+
+def coefficient_forest(coef: pl.DataFrame, label: str, *, xlabel: str, title: str = "") -> Figure:
+    """A forest of style coefficients: one row per value of ``label`` (e.g. ``subset`` of
+    :func:`analysis_lib.search_arena.bt.style_by_subset`, ``feature`` of ``Ranking.coefficients()``), the
+    ``estimate`` with its ``ci_lower`` … ``ci_upper`` interval, in the frame's order."""
+    return plotting.forest(coef[label].to_list(), *(coef[c].to_numpy() for c in ("estimate", "ci_lower", "ci_upper")),
+                           xlabel=xlabel, title=title)
+
+
+def _provider_colours(models: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    providers = pl.DataFrame({"model": list(models)}).select(provider_of(pl.col("model")))["model"].to_list()
+    return provider_colors(list(models), providers)
+
+
+def score_against_feature(merged: pl.DataFrame, line: Any, *, xlabel: str, title: str = "") -> Figure:
+    """Search Arena Fig 4, one panel: each model's BT ``score`` against its ``mean`` of a feature, coloured by
+    provider, with the OLS line and its band (``merged``, ``line``: one entry of
+    :func:`analysis_lib.search_arena.preference.score_vs_features`)."""
+    colors, legend = _provider_colours(merged["model"].to_list())
+    return plotting.scatter_fit(merged["mean"].to_numpy(), merged["score"].to_numpy(), merged["model"].to_list(),
+                                xlabel=xlabel, ylabel="BT score (Elo)", band=line.band, colors=colors, legend=legend,
+                                title=title)
+
+
+def per_model_means(per_model: pl.DataFrame, *, xlabel: str, title: str = "") -> Figure:
+    """Search Arena Fig D.6, one panel: the ``mean`` ± ``ci`` (half-width) of a per-response feature per model
+    (:func:`analysis_lib.search_arena.preference.mean_ci`), coloured by provider."""
+    colors, legend = _provider_colours(per_model["model"].to_list())
+    return plotting.barh(per_model["model"].to_list(), per_model["mean"].to_numpy(),
+                         xerr=np.vstack([per_model["ci"].to_numpy()] * 2), xlabel=xlabel, color=colors, legend=legend,
+                         title=title)
+
+
+def rating_slopes(ratings: pl.DataFrame, *, ylabel: str, title: str = "") -> Figure:
+    """Search Arena Fig E.4: each model's rating ``before`` and ``after`` control joined by a line, coloured by
+    provider (``ratings``: :attr:`analysis_lib.search_arena.bt.ControlEffect.ratings`)."""
+    colors, legend = _provider_colours(ratings["model"].to_list())
+    return plotting.slope_chart(ratings["model"].to_list(), ratings["before"].to_numpy(), ratings["after"].to_numpy(),
+                                colors=colors, legend=legend, ylabel=ylabel, names=("original", "controlled"),
+                                title=title)
