@@ -3,11 +3,11 @@ feature sets and conventions, and the SA-E4 comparison, on top of the paper-agno
 
 Everything here follows the authors' analysis code (``lmarena/search-arena``, ``scripts/utils.py`` and
 ``scripts/preference_analysis.ipynb``); where we choose differently the docstring says so. The models, the
-solvers and the leaderboard convention are documented in :mod:`analysis_lib.ranking`; every fit here is one
-call of :func:`analysis_lib.ranking.leaderboard` (for the paired SA-E4 fits,
-:func:`analysis_lib.ranking.rank_contextual`) and returns its :class:`~analysis_lib.ranking.Ranking`
-(``.to_frame()``: the leaderboard, ``.coefficients()``: the style coefficients). This module adds what is
-Search Arena's:
+solvers and the leaderboard convention are documented in :mod:`analysis_lib.ranking`; every fit here is what
+:func:`analysis_lib.ranking.leaderboard` does after its own screen of the battles (one call of
+:func:`analysis_lib.ranking.rank_pairs` or :func:`analysis_lib.ranking.rank_contextual` on the battles screened
+here, the same numbers bit for bit) and returns its :class:`~analysis_lib.ranking.Ranking` (``.to_frame()``: the
+leaderboard, ``.coefficients()``: the style coefficients). This module adds what is Search Arena's:
 
 Battles, screened once
     :func:`prepare_battles` keeps battles with a vote, drops the models outside the leaderboard (the non-search
