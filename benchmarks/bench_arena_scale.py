@@ -27,6 +27,10 @@ features (per-side gamma values, planted effects of their normalised differences
    printed with the process's CPU seconds (all threads) and the load average beside it: on a shared machine the
    wall time is the load's as much as ours.
 
+``--threads 2`` pins the run to two cores on a larger machine: the process's CPU affinity is set to two of its
+cores and BLAS, OpenMP and polars are started with two threads (the script re-executes itself with those
+settings); the library's thread pools follow the affinity (:data:`analysis_lib.ranking.blas.THREADS`).
+
 Targets (2 cores): point fit ≤ 0.5 s, bootstrap ≤ 5 s, sandwich ≥ 10× faster than arena-rank's, every rating
 within 0.01 Elo of the converged reference; contextual (1.6M battles, 8 features, 100 rounds): bootstrap ≤ 15 s
 and ≥ 150× the serial loop, full-data fit within 1e-5 of the reference, sandwich ≤ 2 s, and ≥ 3× arena-rank.
@@ -38,6 +42,7 @@ import argparse
 import math
 import multiprocessing as mp
 import os
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -49,7 +54,7 @@ from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
 from analysis_lib import ranking
-from analysis_lib.ranking import solver
+from analysis_lib.ranking import blas, solver
 
 REG = 0.5
 
@@ -252,8 +257,8 @@ def contextual(args: argparse.Namespace, with_ar: bool) -> list[tuple[str, bool,
     ours, t_ours = timed(lambda: ranking.leaderboard(frame, features=feats, reg=REG, rounds=args.rounds,
                                                      progress=False), "boot")
     line(f"ours: {args.rounds}-round bootstrap", t_ours,
-         f"   CPU {CPU['boot']:.2f} s (2 threads); rounds: at most {ours.convergence.round_iterations} iterations;"
-         f" load {load()}")
+         f"   CPU {CPU['boot']:.2f} s ({blas.THREADS} threads); rounds: at most "
+         f"{ours.convergence.round_iterations} iterations; load {load()}")
     sw, t_sw = timed(lambda: ranking.leaderboard(frame, features=feats, reg=REG, ci="sandwich"), "sandwich")
     line("ours: sandwich intervals", t_sw, f"   CPU {CPU['sandwich']:.2f} s; load {load()}")
     _, t_none = timed(lambda: ranking.leaderboard(frame, features=feats, reg=REG, ci="none"), "none")
@@ -268,10 +273,13 @@ def contextual(args: argparse.Namespace, with_ar: bool) -> list[tuple[str, bool,
     d_coef = float(np.abs(ours.coef_ml - ref[m:]).max())
     print(f"  reference: L-BFGS-B, mean loss, gtol 1e-11: {info['iterations']:,} iterations, |grad|∞ "
           f"{info['grad']:.1e}; max |Δ| of our full-data fit: ratings {d_rating:.1e} Elo, coefficients {d_coef:.1e}")
-    out = [target(f"contextual {args.rounds}-round bootstrap ≤ 15 s", t_ours <= 15.0, f"{t_ours:.2f} s"),
+    cores = blas.THREADS
+    out = [target(f"contextual {args.rounds}-round bootstrap ≤ 15 s", t_ours <= 15.0,
+                  f"{t_ours:.2f} s (CPU {CPU['boot']:.1f} s, / {cores} = {CPU['boot'] / cores:.1f} s)"),
            target("contextual full fit within 1e-5 of the reference", max(d_rating, d_coef) <= 1e-5,
                   f"{max(d_rating, d_coef):.1e}"),
-           target("contextual sandwich intervals ≤ 2 s", t_sw <= 2.0, f"{t_sw:.2f} s")]
+           target("contextual sandwich intervals ≤ 2 s", t_sw <= 2.0,
+                  f"{t_sw:.2f} s (CPU {CPU['sandwich']:.2f} s, / {cores} = {CPU['sandwich'] / cores:.2f} s)")]
     kk = min(args.serial_rounds, args.rounds)
     if kk > 0:
         x = np.hstack([ranking.ALPHA * ranking.incidence(pr, m), z])
@@ -307,6 +315,24 @@ def contextual(args: argparse.Namespace, with_ar: bool) -> list[tuple[str, bool,
     return out
 
 
+PINNED = "BENCH_ARENA_SCALE_THREADS"
+
+
+def pin_threads(threads: int) -> None:
+    """Re-execute this script on ``threads`` of its cores, with BLAS, OpenMP and polars on ``threads`` threads
+    (their pools are sized when the libraries load, so the settings must be in place before Python starts)."""
+    if os.environ.get(PINNED) == str(threads):
+        return
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if len(cores) < threads:
+        raise SystemExit(f"--threads {threads}: only {len(cores) or os.cpu_count()} cores available to this process")
+    os.sched_setaffinity(0, cores[:threads])
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "POLARS_MAX_THREADS", PINNED):
+        os.environ[var] = str(threads)
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable, *sys.argv])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--battles", type=int, default=1_600_000)
@@ -321,7 +347,11 @@ def main() -> None:
     ap.add_argument("--small", action="store_true", help="a tenth of the battles (a quick run)")
     ap.add_argument("--skip-arena-rank", action="store_true")
     ap.add_argument("--contextual-only", action="store_true", help="skip the plain BT part")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="pin the run to this many cores and threads (BLAS, polars, the library's pools); 0: as is")
     args = ap.parse_args()
+    if args.threads:
+        pin_threads(args.threads)
     if args.small:
         args.battles //= 10
         args.contextual_battles //= 10
@@ -330,12 +360,15 @@ def main() -> None:
     if not with_ar:
         print("arena-rank: not run (--skip-arena-rank, or not installed)")
     print(f"load average at the start (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())} on "
-          f"{os.cpu_count()} cores")
+          f"{os.cpu_count()} cores; this run: {blas.THREADS} library threads, {pl.thread_pool_size()} polars threads"
+          f"{f', pinned to {args.threads} cores' if args.threads else ''}")
     results = ([] if args.contextual_only else plain(args, with_ar)) + contextual(args, with_ar)
     print(f"\nload average at the end (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("[targets]")
     for label, ok, value in results:
         print(f"  {'met    ' if ok else 'NOT MET'}  {label:<50} {value}")
+    print("(on a shared machine the wall times are the load's as much as ours: CPU seconds / threads is the wall time"
+          " the work needs on idle cores)")
 
 
 if __name__ == "__main__":

@@ -305,6 +305,102 @@ def test_the_arena_scale_path_gives_the_small_paths_fit_and_sandwich(reg, monkey
     assert (boot.ci_lower < boot.rating_ml).all() and (boot.rating_ml < boot.ci_upper).all()
 
 
+def test_arena_scale_features_are_the_style_features_sorted_and_oriented():
+    """sorted_style_features (one feature per task, no (n, k) arrays) against style_features laid out by
+    SortedBattles.build, on both conventions, with a zero-spread feature; a non-finite transform raises the same
+    error."""
+    from analysis_lib.ranking import sorted_battles as sb
+    from analysis_lib.ranking.features import sorted_style_features
+
+    battles, _ = arena(3000, 7, seed=41, k=3)
+    frame = ranking.clean_battles(battles, features=[f"f{j}" for j in range(3)]).frame
+    frame = frame.with_columns(pl.lit(2.0).alias("c_a"), pl.lit(2.0).alias("c_b"))  # zero spread
+    feats = ["f0", "c", "f1", "f2"]
+    models = ranking.competitors(frame)
+    pr = ranking.pair_indices(frame, models)
+    y = frame["y"].to_numpy()
+    for convention in ("float", "paper"):
+        z, d = ranking.style_features(frame, feats, convention)
+        ref = sb.SortedBattles.build(pr, z, y, len(models))
+        got, sd = sb.SortedBattles.from_frame(frame, pr, y, feats, convention, len(models), threads=2)
+        np.testing.assert_allclose(got.zt, ref.zt, rtol=0, atol=1e-12)
+        assert got.zt[1].tolist() == [0.0] * len(y) and sd[1] == 0.0
+        np.testing.assert_allclose(sd, d.std(axis=0), rtol=1e-12)
+        for name in ("order", "lo", "hi", "pair", "starts", "y"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(ref, name))
+    bad = frame.with_columns(pl.Series("f1_a", np.where(np.arange(len(y)) == 7, -1.0, frame["f1_a"].to_numpy())),
+                             pl.Series("f1_b", np.where(np.arange(len(y)) == 7, 0.0, frame["f1_b"].to_numpy())))
+    lay = sb.Layout.of(pr, len(models))
+    with pytest.raises(ranking.InvalidBattlesError) as small:
+        ranking.style_features(bad, feats, "float")
+    with pytest.raises(ranking.InvalidBattlesError) as large:
+        sorted_style_features(bad, feats, "float", lay.order, lay.sign, threads=2)
+    assert str(large.value) == str(small.value) and "row 7" in str(large.value)
+
+
+@pytest.mark.parametrize("reg", [0.5, 0.0])
+def test_arena_scale_passes_split_over_threads_give_the_one_block_sums(reg):
+    """The passes over all battles are split into parts cut at pair boundaries: the start Hessian and the sandwich
+    sums against the same sums on the one block (up to rounding), and the full-data fit, those sums and the parts
+    the same on one thread as on two, bit for bit."""
+    from scipy.special import expit
+
+    from analysis_lib.ranking import sorted_battles as sb
+
+    pr, z, y, _ = _contextual(n=3000, seed=17)
+    full = sb.SortedBattles.build(pr, z, y, 5).full()
+    parts = full.split(3)
+    assert len(parts) == 3 and sum(p.w.size for p in parts) == full.w.size
+    assert all(p.starts[0] == 0 and p.starts[-1] + p.lens[-1] == p.w.size for p in parts)
+    one, rep1 = sb.fit(full, reg)
+    two, rep2 = sb.fit(full, reg, threads=2)
+    assert rep1.converged[0] and rep2.converged[0]
+    np.testing.assert_array_equal(two, one)
+    p = expit(full.eta(one))
+    ref = {"hessian": (p, full.outer_sum(p * (1 - p))),
+           "sandwich": (full.outer_sum(p * (1 - p)), full.outer_sum((full.y - p) ** 2))}
+    for name, fn in (("hessian", sb.hessian_at), ("sandwich", sb.sandwich_sums)):
+        single, double = fn(full, one), fn(full, one, 2)
+        for a, b, r in zip(single, double, ref[name], strict=True):
+            np.testing.assert_array_equal(a, b)
+            np.testing.assert_allclose(a, r, rtol=1e-12, atol=1e-9)
+
+
+def test_arena_scale_rounds_do_not_depend_on_the_threads():
+    """Each arena-scale round draws its counts from its own generator (SeedSequence children): the rounds on one
+    thread and on two are the same arrays, every round resamples all battles, and another seed gives other rounds."""
+    from analysis_lib.ranking import bootstrap as bs
+    from analysis_lib.ranking import sorted_battles as sb
+
+    pr, z, y, _ = _contextual(n=2000, seed=19)
+    battles = sb.SortedBattles.build(pr, z, y, 5)
+    theta, _ = sb.fit(battles.full(), 0.5)
+    models = tuple("abcde")
+    one = bs.bootstrap_sorted(battles, models, theta, 6, seed=3, reg=0.5, threads=1)
+    two = bs.bootstrap_sorted(battles, models, theta, 6, seed=3, reg=0.5, threads=2)
+    np.testing.assert_array_equal(one[0], two[0])
+    assert len({tuple(r) for r in one[0]}) == 6
+    counts = [bs.draw_round(len(y), s) for s in bs.round_draws(6, 3)]
+    assert all(c.sum() == len(y) and c.min() >= 0 for c in counts)
+    other = bs.bootstrap_sorted(battles, models, theta, 6, seed=4, reg=0.5, threads=2)
+    assert not np.array_equal(other[0], one[0])
+
+
+def test_pair_indices_through_an_enum_match_the_name_map():
+    """pair_indices (a polars Enum of the model names) against index_expr's name -> position map, for a model list
+    in any order; names outside the list are refused by name, a null name too."""
+    battles, _ = arena(500, 9, seed=23)
+    models = tuple(reversed(ranking.competitors(battles)))
+    ref = battles.select(ranking.index_expr("model_a", models), ranking.index_expr("model_b", models)).to_numpy()
+    np.testing.assert_array_equal(ranking.pair_indices(battles, models), ref)
+    cat = battles.with_columns(pl.col("model_a").cast(pl.Categorical))
+    np.testing.assert_array_equal(ranking.pair_indices(cat, models), ref)
+    with pytest.raises(ValueError, match="outside the model list: \\['m000'\\]"):
+        ranking.pair_indices(battles, models[:-1])
+    with pytest.raises(ValueError, match="outside the model list: \\[None\\]"):
+        ranking.pair_indices(battles.with_columns(pl.lit(None, pl.String).alias("model_b")), models)
+
+
 def test_contextual_memory_does_not_grow_with_battles_times_models():
     """Peak memory of a contextual bootstrap is set by rounds × battles chunks, not by the models: four times the
     models (a dense design four times larger) leave it almost unchanged."""

@@ -43,13 +43,29 @@ def index_expr(column: str, models: Sequence[str]) -> pl.Expr:
 def pair_indices(
     battles: pl.DataFrame, models: Sequence[str], columns: tuple[str, str] = ("model_a", "model_b")
 ) -> np.ndarray:
-    """``(n, 2)`` int64 array: the indices into ``models`` of each battle's two sides."""
+    """``(n, 2)`` int64 array: the indices into ``models`` of each battle's two sides (a name outside ``models``
+    raises ``ValueError`` listing them). Distinct string names map through a polars ``Enum`` of ``models`` (its
+    codes are the positions in ``models``), others through :func:`index_expr`."""
+    if (len(set(models)) == len(models) and all(isinstance(m, str) for m in models)
+            and not any(battles[c].null_count() for c in columns)):
+        enum = pl.Enum(list(models))
+        try:
+            idx = battles.select(pl.col(c).cast(pl.String).cast(enum).to_physical().cast(pl.Int64).alias(s)
+                                 for c, s in zip(columns, "ab", strict=True))
+        except pl.exceptions.InvalidOperationError:
+            _check_names(battles, models, columns)
+            raise
+    else:
+        _check_names(battles, models, columns)
+        idx = battles.select(index_expr(columns[0], models).alias("a"), index_expr(columns[1], models).alias("b"))
+    return idx.to_numpy().astype(np.int64).reshape(battles.height, 2)
+
+
+def _check_names(battles: pl.DataFrame, models: Sequence[str], columns: tuple[str, str]) -> None:
     names = set(battles[columns[0]].unique().to_list()) | set(battles[columns[1]].unique().to_list())
-    unknown = sorted(names - set(models))
+    unknown = sorted(names - set(models), key=str)
     if unknown:
         raise ValueError(f"battles name models outside the model list: {unknown}")
-    idx = battles.select(index_expr(columns[0], models).alias("a"), index_expr(columns[1], models).alias("b"))
-    return idx.to_numpy().astype(np.int64).reshape(battles.height, 2)
 
 
 def incidence(pairs: np.ndarray, n_models: int) -> np.ndarray:

@@ -58,6 +58,8 @@ CHORD_ITER = 30
 #: :func:`fit` keeps its Hessian once a step is below this (log10-odds): the iterate is then so close to the optimum
 #: that the Hessian no longer moves, and each further step gains as many digits as a new Hessian would.
 KEEP_HESSIAN = 1e-3
+#: Parts the passes over all battles (full-data fit, start Hessian, sandwich) are split into, whatever the threads.
+PARTS = 2
 _SCRATCH = threading.local()
 
 
@@ -67,7 +69,9 @@ def scratch(name: str, shape: tuple[int, ...]) -> np.ndarray:
     size = int(np.prod(shape))
     buf = getattr(_SCRATCH, name, None)
     if buf is None or buf.size < size:
-        buf = np.empty(size)
+        raw = np.empty(size + 8)  # aligned to 64 bytes: BLAS sums then do not depend on where the buffer lies
+        start = (-raw.ctypes.data % 64) // 8
+        buf = raw[start:start + size]
         setattr(_SCRATCH, name, buf)
     return buf[:size].reshape(shape)
 
@@ -291,14 +295,16 @@ def _solve(h: np.ndarray, g: np.ndarray) -> np.ndarray:
 
 
 class Passes:
-    """The passes of a fit over ``block`` split into ``threads`` parts (:meth:`Block.split`), one thread per part:
-    per-battle arrays (``η``, ``p``) are kept per part, sums over battles (gradient, Hessian, loss) are added over
-    the parts (one part: the block's own sums, bit for bit). A context manager (it owns the thread pool)."""
+    """The passes of a fit over ``block`` split into :data:`PARTS` parts (:meth:`Block.split`), run on ``threads``
+    threads: per-battle arrays (``η``, ``p``) are kept per part, sums over battles (gradient, Hessian, loss) are
+    added over the parts in order. The parts do not depend on ``threads``, so neither do the sums, bit for bit.
+    A context manager (it owns the thread pool)."""
 
     def __init__(self, block: Block, threads: int = 1):
-        self.parts = block.split(threads)
+        self.parts = block.split(PARTS)
         self.n_models = block.n_models
-        self._pool = ThreadPoolExecutor(len(self.parts)) if len(self.parts) > 1 else None
+        workers = min(threads, len(self.parts))
+        self._pool = ThreadPoolExecutor(workers) if workers > 1 else None
 
     def __enter__(self) -> Passes:
         return self
@@ -376,15 +382,15 @@ def _sandwich(b: Block, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def sandwich_sums(block: Block, theta: np.ndarray, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """``(Σ_i p_i (1 − p_i) x_i x_iᵀ, Σ_i (y_i − p_i)² x_i x_iᵀ)`` at ``theta`` over the battles of ``block``
-    (each weight 1; no penalty), on ``threads`` parts: the bread and meat of the sandwich."""
+    (each weight 1; no penalty), its parts on ``threads`` threads (:class:`Passes`): the sandwich's bread and meat."""
     with Passes(block, threads) as ps:
         out = ps.map(_sandwich, [theta] * len(ps.parts))
     return _total([o[0] for o in out]), _total([o[1] for o in out])
 
 
 def hessian_at(block: Block, theta: np.ndarray, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """``(p = σ(η) per battle of block, Σ_i w_i p_i (1 − p_i) x_i x_iᵀ)`` at ``theta`` (no penalty), on
-    ``threads`` parts."""
+    """``(p = σ(η) per battle of block, Σ_i w_i p_i (1 − p_i) x_i x_iᵀ)`` at ``theta`` (no penalty), its parts on
+    ``threads`` threads (:class:`Passes`)."""
     with Passes(block, threads) as ps:
         _, prob = ps.probabilities(theta)
         h = ps.hessian(prob)
@@ -395,7 +401,8 @@ def fit(block: Block, reg: float, theta0: np.ndarray | None = None, *, xtol: flo
         max_iter: int = MAX_ITER, threads: int = 1) -> tuple[np.ndarray, NewtonReport]:
     """Exact Newton with step halving on ``block`` (module docstring): ``(θ, report of one fit)``. A full step is
     taken without evaluating the loss when the gradient at its end still points along it (the loss is convex).
-    ``threads``: the passes over the battles split into that many parts, one thread each (:class:`Passes`)."""
+    ``threads``: the threads the passes over the battles' parts run on (:class:`Passes`; the result does not
+    depend on them)."""
     m = block.n_models
     theta = np.zeros(block.n_params) if theta0 is None else np.array(theta0, dtype=float)
     gscale = gtol * max(1.0, float(block.w.sum()))
