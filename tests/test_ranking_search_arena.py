@@ -99,11 +99,11 @@ def test_battles_are_screened_once_on_the_way_to_a_leaderboard(monkeypatch):
     (neither by bt nor by the ranking core's gate): one call of ``screen_battles`` in all; and each fit gives the
     numbers of the old path, the generic leaderboard screening the frame itself."""
     from analysis_lib.ranking import votes
-    from analysis_lib.search_arena import preference
+    from analysis_lib.search_arena import preference, screening
 
     raw = loader.load_battles("sample:3000", seed=4)
     calls = []
-    for module in (bt, votes):
+    for module in (screening, votes):
         screen = module.screen_battles
         monkeypatch.setattr(module, "screen_battles", lambda *a, _s=screen, **k: calls.append(1) or _s(*a, **k))
     prep = bt.prepare_battles(raw)
