@@ -219,7 +219,7 @@ def benchmark_correlations(
     models: str = "model",
     benchmarks: Sequence[str] | None = None,
     *,
-    n_bootstrap: int = 1000,
+    rounds: int = 1000,
     seed: int = 0,
     level: float = 0.95,
 ) -> pl.DataFrame:
@@ -234,7 +234,7 @@ def benchmark_correlations(
       order-independent alternative; it differs from ``kendall_tau`` only when a column has tied scores;
     - ``spearman_rho``: Spearman's rho between the ordinal ranks; ``pearson_r``: Pearson's r on raw scores;
     - ``kendall_tau_lo`` / ``_hi``, ``spearman_rho_lo`` / ``_hi``, ``pearson_r_lo`` / ``_hi``: percentile
-      bootstrap interval at ``level`` over models (rows resampled with replacement, ``n_bootstrap`` rounds,
+      bootstrap interval at ``level`` over models (rows resampled with replacement, ``rounds`` rounds,
       ``numpy.random.default_rng(seed)``; resamples where a statistic is undefined, e.g. a constant column, are
       left out). On each resample Kendall's tau is computed as **tau-b on the raw scores** and Spearman's rho
       with **average ranks**, so that a model drawn twice is a tie, not a concordant pair (ordinal re-ranking of
@@ -280,8 +280,8 @@ def benchmark_correlations(
             "spearman_rho": float(_sps.spearmanr(rx, ry).statistic),
             "pearson_r": float(_sps.pearsonr(x, y).statistic),
         }
-        if n_bootstrap > 0:
-            idx = rng.integers(0, n, size=(n_bootstrap, n))
+        if rounds > 0:
+            idx = rng.integers(0, n, size=(rounds, n))
             stats_b = _pair_statistics(x[idx], y[idx])
             boots = dict(zip(("kendall_tau", "spearman_rho", "pearson_r"), stats_b, strict=True))
             for name, vals in boots.items():

@@ -38,7 +38,7 @@ def main() -> None:
         t0 = time.perf_counter()
         rounds = simulate.simulate_tournament(agents, trees, n_rounds=4, seed=rep).rounds
         t1 = time.perf_counter()
-        tournament.ratings(match_log.matches(rounds), n_bootstrap=100, seed=rep)
+        tournament.ratings(match_log.matches(rounds), rounds=100, seed=rep)
         t2 = time.perf_counter()
         diagnostics.correlation_by_rounds(rounds, simulate.planted_strength(agents))
         t3 = time.perf_counter()

@@ -100,7 +100,7 @@ def recomputed_scorecard_section(data, card, thresholds, *, n_bootstrap, seed, l
     if not data.converted.meta.height:
         return book.f8_not_run(data)
     metrics = data.metrics()
-    long = ae.bootstrap_scorecard(metrics, n_bootstrap=n_bootstrap, seed=seed, level=level, convention=data.convention)
+    long = ae.bootstrap_scorecard(metrics, rounds=n_bootstrap, seed=seed, level=level, convention=data.convention)
     return book.f8_recomputed_section(data, metrics, long, card, thresholds, n_bootstrap=n_bootstrap, level=level)
 
 

@@ -90,7 +90,7 @@ def test_three_answers_by_hand(convention):
     card = {r["metric"]: r["E"] for r in ae.engine_scorecard(m, convention=convention).iter_rows(named=True)}
     for k, want in PERCENT[convention].items():
         assert card[f"pct_{k}"] == pytest.approx(want), k
-    long = ae.bootstrap_scorecard(m, n_bootstrap=50, convention=convention)
+    long = ae.bootstrap_scorecard(m, rounds=50, convention=convention)
     point = dict(zip(long["metric"], long["value"]))
     assert all(point[k] == pytest.approx(v) for k, v in PERCENT[convention].items())
 
@@ -187,10 +187,10 @@ def test_released_scorecard_refuses_paper_metrics():
     with pytest.raises(ValueError, match="convention='paper'"):
         ae.engine_scorecard(paper)
     with pytest.raises(ValueError, match="convention='paper'"):
-        ae.bootstrap_scorecard(paper, n_bootstrap=10)
+        ae.bootstrap_scorecard(paper, rounds=10)
     # a skipped answer (no relevant statement) is counted as undefined for all the source metrics at once
     raw.append(_record("a4", "z [1].", {1: GOOD}, [_st("1", [1], [1], core="0")]))
-    long = ae.bootstrap_scorecard(_metrics(raw, "released"), n_bootstrap=10)
+    long = ae.bootstrap_scorecard(_metrics(raw, "released"), rounds=10)
     undefined = dict(zip(long["metric"], long["n_undefined"]))
     assert all(undefined[k] == 1 for k in ae_conventions.SOURCE_METRICS) and undefined["relevant_statements"] == 0
 

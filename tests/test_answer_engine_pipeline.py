@@ -184,7 +184,7 @@ def _section(judged, report, support_path):
     data = AnswerData(recs, ae.records_to_answers(recs, support), "real", "test records", support, judging=report)
     card = pl.read_csv(published("aee_figure8_scorecard"))
     metrics = data.metrics()
-    long = ae.bootstrap_scorecard(metrics, n_bootstrap=20, seed=0, convention=data.convention)
+    long = ae.bootstrap_scorecard(metrics, rounds=20, seed=0, convention=data.convention)
     return f8_recomputed_section(data, metrics, long, card, ae.load_thresholds(), n_bootstrap=20)
 
 

@@ -147,7 +147,7 @@ def test_bootstrap_scorecard_interval_and_mean():
     frame = pl.DataFrame({"engine": ["e"] * 400, **{k: vals for k in ae.METRICS}})
     frame = frame.with_columns(pl.when(pl.int_range(400) < 40).then(None).otherwise(pl.col("citation_accuracy"))
                                .fill_null(math.nan).alias("citation_accuracy"))
-    sc = ae.bootstrap_scorecard(frame, n_bootstrap=2000, seed=3, convention="paper")  # per-metric skipping
+    sc = ae.bootstrap_scorecard(frame, rounds=2000, seed=3, convention="paper")  # per-metric skipping
     row = sc.filter(pl.col("metric") == "relevant_statements").row(0, named=True)
     assert row["value"] == pytest.approx(100 * vals.mean())
     se = 100 * vals.std(ddof=1) / np.sqrt(400)  # normal-theory half width ≈ 1.96 se
@@ -164,7 +164,7 @@ def test_simulator_records_validate_and_recover_the_planted_rates():
     conv = ae.records_to_answers(recs)
     assert conv.excluded.height == 0 and conv.meta.height == 3 * 140
     metrics = ae.batch_metrics(ae.pack_answers(conv.answers, conv.meta["debate"].to_list()))
-    sc = ae.bootstrap_scorecard(metrics.with_columns(engine=conv.meta["engine"]), n_bootstrap=200)
+    sc = ae.bootstrap_scorecard(metrics.with_columns(engine=conv.meta["engine"]), rounds=200)
     got = sc.join(sim.planted_frame(), on=["engine", "metric"])
     # metrics planted directly (one probability per statement / answer) are recovered within sampling error
     direct = got.filter(pl.col("metric").is_in(["relevant_statements", "unsupported_statements", "one_sided_answer"]))

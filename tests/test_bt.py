@@ -269,12 +269,12 @@ def test_the_search_arena_command_is_the_generic_leaderboard_with_the_papers_set
     battles = loader.load_battles("sample:1500", seed=2)
     for ci in ("bootstrap", "sandwich"):
         out = tmp_path / f"{ci}.csv"
-        assert main(["sample:1500", "--seed", "2", "--n-bootstrap", "7", "--ci", ci, "--output", str(out)]) == 0
+        assert main(["sample:1500", "--seed", "2", "--rounds", "7", "--ci", ci, "--output", str(out)]) == 0
         want = bt.leaderboard(battles, rounds=7, seed=2, ci=ci).to_frame()
         got = pl.read_csv(out)
         assert got["model"].to_list() == want["model"].to_list()
         np.testing.assert_allclose(got["ci_lower"].to_numpy(), want["ci_lower"].to_numpy(), rtol=1e-12)
     capsys.readouterr()
-    assert main(["sample:1500", "--anchor", "nobody", "--n-bootstrap", "0"]) == 2
+    assert main(["sample:1500", "--anchor", "nobody", "--rounds", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "anchor 'nobody' has no battles" in err[0]

@@ -110,7 +110,7 @@ def test_readme_example_and_leaderboard_command_run_on_the_core(tmp_path):
         import sys
         exec(compile({example!r}, "README.md", "exec"))
         from analysis_lib.search_arena.__main__ import main
-        status = main(["sample:1500", "--n-bootstrap", "5", "--output", {str(out)!r}])
+        status = main(["sample:1500", "--rounds", "5", "--output", {str(out)!r}])
         heavy = sorted({{m.split(".")[0] for m in sys.modules}} & set({BLOCKED!r}))
         result = {{"status": status, "heavy": heavy}}
     """)

@@ -42,7 +42,7 @@ def _labels_known(numbers: list[Number]) -> None:
 def test_log_numbers_label_and_record(small_logs: dr_arena.MatchSource) -> None:
     rounds, kind = small_logs.rounds, small_logs.kind
     matches = dr_arena.matches(rounds)
-    board = dr_arena.ratings(matches, n_bootstrap=5, seed=0)
+    board = dr_arena.ratings(matches, rounds=5, seed=0)
     agree = dr_arena.reference_agreement(board, small_logs.reference)
     by_k = dr_arena.correlation_by_rounds(rounds, dr_arena.reference_models(board, small_logs.reference))
     numbers = [*paper.s_numbers(small_logs, matches, board, agree, 5), *paper.t6_numbers(by_k, small_logs),
@@ -62,7 +62,7 @@ def test_log_numbers_label_and_record(small_logs: dr_arena.MatchSource) -> None:
 
 
 def test_reference_agreement_is_scipy_spearman(small_logs: dr_arena.MatchSource) -> None:
-    board = dr_arena.ratings(dr_arena.matches(small_logs.rounds), n_bootstrap=0, seed=0)
+    board = dr_arena.ratings(dr_arena.matches(small_logs.rounds), rounds=0, seed=0)
     agree = dr_arena.reference_agreement(board, small_logs.reference)
     assert agree is not None
     ref = [small_logs.reference[m] for m in board["model"]]

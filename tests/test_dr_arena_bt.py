@@ -33,7 +33,7 @@ def frame(rows):
       ("C", "D", "model_a")], ["D"]),  # D never wins
 ])
 def test_separable_data_are_flagged_fitted_with_the_ridge_and_its_models_named(rows, ridge_set):
-    board = tn.ratings(frame(rows), n_bootstrap=10)
+    board = tn.ratings(frame(rows), rounds=10)
     assert not board["mle"].any() and (board["ridge"] == ranking.RIDGE).all() and ranking.RIDGE == DR_RIDGE
     assert board.filter(pl.col("ridge_set"))["model"].to_list() == ridge_set
     assert (board["ridge_resamples"] == 10).all()  # a resample never has more edges than the data
@@ -75,7 +75,7 @@ def test_point_rating_equals_an_independent_logistic_fit():
                     u = rng.random()
                     pa = 1 / (1 + 10 ** (skill[b] - skill[a]))
                     rows.append((a, b, "tie" if u > 0.9 else ("model_a" if u < 0.9 * pa else "model_b")))
-    board = tn.ratings(frame(rows), n_bootstrap=0)
+    board = tn.ratings(frame(rows), rounds=0)
     assert board["mle"].all() and (board["ridge"] == 0).all() and not board["ridge_set"].any()
     ref = _independent_bt(rows)
     for m, r in zip(board["model"], board["rating"], strict=True):
@@ -89,7 +89,7 @@ REVIEW_ROWS = ([("A", "B", "model_a")] * 9 + [("A", "B", "model_b")] + [("B", "C
 
 
 def test_the_ridge_is_used_only_on_resamples_without_an_mle():
-    board = tn.ratings(frame(REVIEW_ROWS), n_bootstrap=200, seed=0)
+    board = tn.ratings(frame(REVIEW_ROWS), rounds=200, seed=0)
     data = ranking.PairData.from_frame(frame(REVIEW_ROWS))
     w = ranking.bootstrap_counts(data.n_battles, 200, 0, p=data.counts / data.counts.sum())
     no_mle = sum(not strongly_connected_beat_graph(data.models, data.pairs, data.outcomes, wk) for wk in w)
@@ -97,7 +97,7 @@ def test_the_ridge_is_used_only_on_resamples_without_an_mle():
 
 
 def test_bootstrap_no_longer_inflates_the_reported_rating():
-    board = tn.ratings(frame(REVIEW_ROWS), n_bootstrap=200, seed=0)
+    board = tn.ratings(frame(REVIEW_ROWS), rounds=200, seed=0)
     a = board.row(0, named=True)
     point = 1000 + 400 * (2 / 3) * math.log10(9)  # closed form, Σ r = 0
     assert a["model"] == "A" and a["mle"] and a["ridge"] == 0 and not board["ridge_set"].any()
@@ -105,7 +105,7 @@ def test_bootstrap_no_longer_inflates_the_reported_rating():
     assert 0 < a["ridge_resamples"] < 200
     for row in board.iter_rows(named=True):
         assert row["ci_lower"] <= row["rating"] <= row["ci_upper"]
-    assert tn.ratings(frame(REVIEW_ROWS), n_bootstrap=0)["rating"][0] == pytest.approx(point, abs=1e-6)
+    assert tn.ratings(frame(REVIEW_ROWS), rounds=0)["rating"][0] == pytest.approx(point, abs=1e-6)
 
 
 def _swiss_matches(n_rounds: int) -> pl.DataFrame:
@@ -127,7 +127,7 @@ def test_ratings_equal_the_dr_arena_fit_they_replace(case):
         battles = frame([("A", "B", "model_a")] * 3 + [("B", "C", "model_a"), ("C", "B", "tie"), ("C", "D", "model_b")])
     else:
         battles = tn.battles(_swiss_matches(1 if "round 1" in case else 4))
-    board = tn.ratings(battles, n_bootstrap=60, seed=2)
+    board = tn.ratings(battles, rounds=60, seed=2)
     data = ranking.PairData.from_frame(tn.battles(battles))
     elo, lo, hi, mle, n_ridge = frozen_dr_ratings(data.models, data.pairs, data.outcomes, data.counts, 60, 2)
     got = {r["model"]: r for r in board.iter_rows(named=True)}

@@ -108,7 +108,7 @@ def test_later_rounds_sort_by_elo_and_avoid_repeats():
 def test_ratings_match_the_closed_form_for_two_models():
     # a beats b 3 times out of 4: MLE r_a - r_b = log10(3), Elo gap = 400 log10 3
     m = pl.DataFrame({"model_a": ["a"] * 4, "model_b": ["b"] * 4, "winner": ["model_a"] * 3 + ["model_b"]})
-    board = tn.ratings(m, n_bootstrap=0)
+    board = tn.ratings(m, rounds=0)
     gap = board["rating"][0] - board["rating"][1]
     assert board["model"].to_list() == ["a", "b"] and gap == pytest.approx(400 * math.log10(3), rel=1e-6)
     assert board["rating"].mean() == pytest.approx(1000) and board["ridge"][0] == 0 and board["mle"].all()
@@ -116,7 +116,7 @@ def test_ratings_match_the_closed_form_for_two_models():
 
 def test_ratings_fall_back_to_ridge_when_the_mle_does_not_exist():
     m = pl.DataFrame({"model_a": ["a", "c"], "model_b": ["b", "d"], "winner": ["model_a", "tie"]})
-    board = tn.ratings(m, n_bootstrap=20)
+    board = tn.ratings(m, rounds=20)
     assert board["ridge"][0] == ranking.RIDGE and board["model"][0] == "a" and not board["mle"].any()
     # pieces {a}, {b} (a beat b) and {c, d} (a tie): the ridge sets the ratings outside the largest, {c, d}
     assert sorted(board.filter(pl.col("ridge_set"))["model"].to_list()) == ["a", "b"]
@@ -205,7 +205,7 @@ def test_simulation_recovers_the_planted_ranking():
     tour = sim.simulate_tournament(agents, {f"t{i}": tree for i in range(6)}, n_rounds=3, seed=2)
     rounds, planted = tour.rounds, tour.planted
     assert planted == sim.planted_strength(agents) and tour.agents == tuple(agents)
-    board = tn.ratings(ml.matches(rounds), n_bootstrap=0)
+    board = tn.ratings(ml.matches(rounds), rounds=0)
     rho = sps.spearmanr(board["rating"].to_numpy(), [planted[m] for m in board["model"]]).statistic
     assert rho > 0.6
     by_k = dg.correlation_by_rounds(rounds, planted, max_k=3)

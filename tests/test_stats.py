@@ -94,7 +94,7 @@ def test_correlations_match_scipy():
             "c": rng.normal(size=12),
         }
     )
-    out = benchmark_correlations(frame, n_bootstrap=0)
+    out = benchmark_correlations(frame, rounds=0)
     assert out.height == 3
     for row in out.iter_rows(named=True):
         x, y = frame[row["benchmark_x"]].to_numpy(), frame[row["benchmark_y"]].to_numpy()
@@ -125,8 +125,8 @@ def test_vectorised_bootstrap_statistics_match_scipy_with_ties():
 
 def test_bootstrap_is_seeded_and_brackets_estimate():
     frame = pl.read_csv(published("search_arena_table_f1_cross_benchmark"))
-    a = benchmark_correlations(frame, n_bootstrap=300, seed=5)
-    b = benchmark_correlations(frame, n_bootstrap=300, seed=5)
+    a = benchmark_correlations(frame, rounds=300, seed=5)
+    b = benchmark_correlations(frame, rounds=300, seed=5)
     assert a.equals(b)
     for stat in ("kendall_tau", "spearman_rho", "pearson_r"):
         assert (a[f"{stat}_lo"] <= a[f"{stat}_hi"]).all()
@@ -143,7 +143,7 @@ def test_bootstrap_duplicates_are_ties_not_concordant_pairs():
     n = 10
     frame = pl.DataFrame({"model": [f"m{i}" for i in range(n)], "a": np.arange(n, dtype=float),
                           "b": -np.arange(n, dtype=float)})
-    row = benchmark_correlations(frame, n_bootstrap=200, seed=0).row(0, named=True)
+    row = benchmark_correlations(frame, rounds=200, seed=0).row(0, named=True)
     assert row["kendall_tau"] == pytest.approx(-1.0)
     for stat in ("kendall_tau", "spearman_rho", "pearson_r"):
         assert row[f"{stat}_lo"] == pytest.approx(-1.0) and row[f"{stat}_hi"] == pytest.approx(-1.0)
@@ -185,7 +185,7 @@ F1_PAPER = {
 
 @pytest.fixture(scope="module")
 def f1_correlations():
-    return benchmark_correlations(pl.read_csv(published("search_arena_table_f1_cross_benchmark")), n_bootstrap=0)
+    return benchmark_correlations(pl.read_csv(published("search_arena_table_f1_cross_benchmark")), rounds=0)
 
 
 def _pair(corr, x, y):

@@ -198,7 +198,7 @@ def test_centred_intervals_are_the_percentiles_of_the_centred_rounds(replicate):
 def test_coverage_study_is_each_replicate_fitted_four_ways():
     """Known answer: the rows of replicate k are those of result_coverage for the four fits of that replicate's
     battles, recomputed here through the public API (the full release and the loader, not the study's own path)."""
-    cov = methods_validation.coverage_study(2, 1500, n_bootstrap=20, seed=3, first_seed=40, progress=False)
+    cov = methods_validation.coverage_study(2, 1500, rounds=20, seed=3, first_seed=40, progress=False)
     assert set(cov["replicate"]) == {0, 1}
     assert set(zip(cov["fit"], cov["method"], strict=True)) == set(methods_validation.COVERAGE_FITS)
     sim = simulate_release(1500, seed=41)

@@ -7,7 +7,7 @@ Which answers are undefined depends on the convention (:mod:`.conventions`): und
 only the answers the released notebook skips (no relevant statement or no kept source), for all of the source and
 citation metrics at once; under ``"paper"`` also, metric by metric, any 0/0 ratio (no citation for Citation
 Accuracy, no supporting pair for Thoroughness). The bootstrap interval resamples an engine's answers with
-replacement ``n_bootstrap`` times and takes the percentile interval of the resampled means.
+replacement ``rounds`` times and takes the percentile interval of the resampled means.
 """
 
 from __future__ import annotations
@@ -186,14 +186,14 @@ def table2_cited_share(table2: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def bootstrap_scorecard(metrics: pl.DataFrame, *, n_bootstrap: int = 1000, seed: int = 0, level: float = 0.95,
+def bootstrap_scorecard(metrics: pl.DataFrame, *, rounds: int = 1000, seed: int = 0, level: float = 0.95,
                         group: str = "engine", convention: Convention = DEFAULT_CONVENTION) -> pl.DataFrame:
     """Long frame ``engine, metric, value, lo, hi, n_answers, n_undefined``: per engine and metric the percentage
     (100 × mean of the defined per-answer values) and its percentile bootstrap interval over answers.
 
     ``metrics`` has one row per answer with a ``group`` column and the :data:`METRICS` columns (fractions in
     [0, 1], NaN when undefined), as from :func:`.batch.batch_metrics`. All metrics of an engine share the same
-    resampled answer sets (one index matrix of shape ``n_bootstrap × n_answers``). ``convention`` says how the
+    resampled answer sets (one index matrix of shape ``rounds × n_answers``). ``convention`` says how the
     per-answer metrics were computed and is checked (:func:`check_metrics_convention`); ``n_undefined`` counts the
     answers skipped for each metric.
     """
@@ -206,7 +206,7 @@ def bootstrap_scorecard(metrics: pl.DataFrame, *, n_bootstrap: int = 1000, seed:
     for engine in dict.fromkeys(metrics[group].to_list()):
         values = metrics.filter(pl.col(group) == engine).select(METRICS).to_numpy().astype(float)
         n = values.shape[0]
-        idx = rng.integers(0, n, size=(n_bootstrap, n))
+        idx = rng.integers(0, n, size=(rounds, n))
         finite = np.isfinite(values)
         sums = np.where(finite, values, 0.0)[idx].sum(axis=1)
         counts = finite[idx].sum(axis=1)

@@ -34,7 +34,7 @@ def correlation_by_rounds(
     max_k = int(rounds.select(pl.col("round").max()).item()) if max_k is None else max_k
     rows = []
     for k in range(1, max_k + 1):
-        board = ratings(truncated_matches(rounds, k), n_bootstrap=0).filter(pl.col("model").is_in(list(reference)))
+        board = ratings(truncated_matches(rounds, k), rounds=0).filter(pl.col("model").is_in(list(reference)))
         agree = stats.leaderboard_agreement(board["rating"].to_numpy(), [reference[m] for m in board["model"]])
         rows.append({"k": k, "n_models": board.height, "spearman": agree.spearman, "pearson": agree.pearson})
     return pl.DataFrame(rows)

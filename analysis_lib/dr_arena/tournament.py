@@ -149,7 +149,7 @@ def battles(matches: pl.DataFrame) -> pl.DataFrame:
     return matches.select("model_a", "model_b", "winner")
 
 
-def ratings(matches: pl.DataFrame, n_bootstrap: int = 100, seed: int = 0) -> pl.DataFrame:
+def ratings(matches: pl.DataFrame, rounds: int = 100, seed: int = 0) -> pl.DataFrame:
     """Elo leaderboard of the matches, best first: ``model, rating, ci_lower, ci_upper, rank, num_battles, mle,
     ridge, ridge_resamples, ridge_set``.
 
@@ -157,13 +157,13 @@ def ratings(matches: pl.DataFrame, n_bootstrap: int = 100, seed: int = 0) -> pl.
     (module docstring): ``rating`` is the fit on the observed matches (Elo ``400 r + 1000``, ``Σ r = 0``); ``mle``
     says whether their MLE exists: if not, the rating is the ridge fit, ``ridge`` the penalty used
     (:data:`analysis_lib.ranking.RIDGE`, else 0) and ``ridge_set`` marks the models whose ratings the ridge set.
-    The interval is the 2.5/97.5 percentiles over ``n_bootstrap`` resamples of the matches, each fitted by the MLE
+    The interval is the 2.5/97.5 percentiles over ``rounds`` resamples of the matches, each fitted by the MLE
     where that resample has one and by the ridge otherwise; ``ridge_resamples`` counts the latter. ``rank`` = 1 +
-    the models whose lower bound exceeds this one's upper bound. With ``n_bootstrap=0`` the interval is NaN and
+    the models whose lower bound exceeds this one's upper bound. With ``rounds=0`` the interval is NaN and
     ``rank`` comes from the ratings alone."""
     if matches.height == 0:
         raise ValueError("no matches to rate")
-    result = leaderboard(battles(matches), ci="bootstrap" if n_bootstrap > 0 else "none", rounds=n_bootstrap,
+    result = leaderboard(battles(matches), ci="bootstrap" if rounds > 0 else "none", rounds=rounds,
                          seed=seed, point="ml", on_separation="ridge", progress=False)
     n = len(result.models)
     return result.to_frame().drop("rating_ml").join(
@@ -197,7 +197,7 @@ def point_ratings(matches: pl.DataFrame, models: Sequence[str]) -> dict[str, flo
     """Point Elo of every model in ``models`` (1000 for a model without a match yet), for pairing."""
     out = dict.fromkeys(models, INIT_RATING)
     if matches.height:
-        board = ratings(matches, n_bootstrap=0)
+        board = ratings(matches, rounds=0)
         out.update(dict(zip(board["model"], board["rating"].cast(pl.Float64), strict=True)))
     return out
 

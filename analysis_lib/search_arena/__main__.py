@@ -26,15 +26,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m analysis_lib.search_arena",
                                      description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("source", help="a release file (.parquet / .jsonl), 'hf[:REF]', or 'sample[:N]' (simulator)")
-    parser.add_argument("--n-bootstrap", type=int, default=100, help="bootstrap rounds (default 100, as the paper)")
+    parser.add_argument("--rounds", type=int, default=100, help="bootstrap rounds (default 100, as the paper)")
     parser.add_argument("--ci", choices=["bootstrap", "sandwich"], default="bootstrap",
                         help="interval method (default: bootstrap, as the paper)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed, and the simulator's for 'sample'")
     parser.add_argument("--anchor", default=ANCHOR, help=f"model fixed at 1000 Elo (default {ANCHOR})")
     parser.add_argument("--output", help="also write the leaderboard to this CSV file")
     args = parser.parse_args(argv)
-    if args.n_bootstrap < 0:
-        parser.error("--n-bootstrap must be 0 or more")
+    if args.rounds < 0:
+        parser.error("--rounds must be 0 or more")
     return args
 
 
@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         battles = loader.load_battles(args.source, seed=args.seed)
-        result = bt.leaderboard(battles, anchor=args.anchor, rounds=args.n_bootstrap, seed=args.seed, ci=args.ci)
+        result = bt.leaderboard(battles, anchor=args.anchor, rounds=args.rounds, seed=args.seed, ci=args.ci)
     except ConvergenceError as err:
         print(f"error: {err}", file=sys.stderr)
         return 3

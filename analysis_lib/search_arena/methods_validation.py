@@ -243,28 +243,28 @@ COVERAGE_FITS: tuple[tuple[str, bt.CI], ...] = (
 
 
 def _one_replicate(task: tuple[int, int, int, int, int]) -> pl.DataFrame:
-    k, replicate_seed, size, boot_seed, n_bootstrap = task
+    k, replicate_seed, size, boot_seed, rounds = task
     sim = simulate_battles(size, replicate_seed)[TIE_MODELS[0]]
-    return replicate_coverage(k, sim, boot_seed, n_bootstrap)
+    return replicate_coverage(k, sim, boot_seed, rounds)
 
 
-def replicate_coverage(k: int, sim: SimulatedBattles, boot_seed: int, n_bootstrap: int) -> pl.DataFrame:
+def replicate_coverage(k: int, sim: SimulatedBattles, boot_seed: int, rounds: int) -> pl.DataFrame:
     """The coverage rows (:func:`analysis_lib.ranking.result_coverage`) of one replicate ``k`` for the four
     families of :data:`COVERAGE_FITS`, with a ``fit`` column: the battles kept by
     :func:`~analysis_lib.search_arena.bt.prepare_battles` fitted with the thirteen controls
     (:func:`~analysis_lib.search_arena.bt.style_control`, truth: the planted ratings and coefficients) and without
     (:func:`~analysis_lib.search_arena.bt.leaderboard`, truth: :func:`expected_outcome_fit` of the same battles),
-    each with ``n_bootstrap`` bootstrap rounds (seed ``boot_seed``) and with sandwich intervals."""
+    each with ``rounds`` bootstrap rounds (seed ``boot_seed``) and with sandwich intervals."""
     battles = bt.prepare_battles(sim.battles).frame
     plain_truth = expected_outcome_fit(battles, sim.ratings)
     frames = []
     for fit, method in COVERAGE_FITS:
         if fit == "contextual":
             truth, betas = sim.ratings, sim.betas
-            ranked = bt.style_control(battles, bt.ALL_CONTROLS, n_bootstrap, boot_seed, ci=method)
+            ranked = bt.style_control(battles, bt.ALL_CONTROLS, rounds, boot_seed, ci=method)
         else:
             truth, betas = plain_truth, {}
-            ranked = bt.leaderboard(battles, rounds=n_bootstrap, seed=boot_seed, ci=method)
+            ranked = bt.leaderboard(battles, rounds=rounds, seed=boot_seed, ci=method)
         frames.append(result_coverage(ranked, truth, betas, ANCHOR, replicate=k).with_columns(
             pl.lit(fit).alias("fit")))
     return pl.concat(frames).select("replicate", "fit", "method", "kind", "name", "truth", "estimate", "ci_lower",
@@ -272,7 +272,7 @@ def replicate_coverage(k: int, sim: SimulatedBattles, boot_seed: int, n_bootstra
 
 
 def coverage_study(
-    n_replicates: int, replicate_size: int, *, n_bootstrap: int = 100, seed: int = 0, first_seed: int = 1000,
+    n_replicates: int, replicate_size: int, *, rounds: int = 100, seed: int = 0, first_seed: int = 1000,
     progress: bool = True,
 ) -> pl.DataFrame:
     """Interval coverage over ``n_replicates`` independent simulated releases of ``replicate_size``
@@ -281,5 +281,5 @@ def coverage_study(
     :func:`analysis_lib.ranking.coverage_summary`."""
     if n_replicates < 1:
         raise ValueError("coverage_study: n_replicates must be at least 1")
-    tasks = [(k, first_seed + k, replicate_size, seed + k, n_bootstrap) for k in range(n_replicates)]
+    tasks = [(k, first_seed + k, replicate_size, seed + k, rounds) for k in range(n_replicates)]
     return pl.concat(_each(_one_replicate, tasks, "coverage replicates", progress))

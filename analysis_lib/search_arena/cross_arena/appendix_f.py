@@ -92,7 +92,7 @@ def fact_synth_transcription(
         )
 
     def corr(col: str) -> dict[str, Any]:
-        return benchmark_correlations(joined.select("model", col, other), n_bootstrap=0).row(0, named=True)
+        return benchmark_correlations(joined.select("model", col, other), rounds=0).row(0, named=True)
 
     t = joined[column].to_list()
     a = joined[authors_column].to_list()
