@@ -13,6 +13,12 @@ out once so that every pass over the battles is a contiguous array operation:
 - **Blocks.** A fit sees a :class:`Block`: the battles with positive weight, gathered once (a bootstrap round
   draws about 63% of them), with their weights, features (feature-major ``(k, n)``: both products
   ``Zβ`` and ``Zᵀres`` then read contiguous rows), outcomes and segments.
+- **Threads.** The layout is computed once from the sides (:class:`Layout`) and the style features are built
+  directly in it, one feature per task (:meth:`SortedBattles.from_frame`). The passes over all battles (the
+  full-data fit, the bootstrap's start Hessian, the sandwich's two sums) split the battles at pair boundaries
+  into :data:`PARTS` parts run on threads (:class:`Passes`: numpy releases the GIL in the array work), each sum
+  the sum of the parts' sums, in order: the results do not depend on the number of threads. Bootstrap rounds
+  run one per thread (:func:`~analysis_lib.ranking.bootstrap.bootstrap_sorted`).
 
 On a block, for weights ``w`` and ``p = σ(η)``:
 
