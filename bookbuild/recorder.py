@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from bookbuild import paper_values
+from bookbuild import paper_values, sections
 from bookbuild.evidence import (
     DATA_ALIASES,
     EVIDENCE,
@@ -43,6 +43,7 @@ from bookbuild.evidence import (
     status_label,
 )
 from bookbuild.paper_values import Bound, PaperValue
+from bookbuild.sections import Number, Section, Table
 from bookbuild.tables import HTMLTable, format_value, html_table
 
 __all__ = [
@@ -181,6 +182,20 @@ class Recorder:
         self.results = [r for r in self.results if (r.analysis_id, r.quantity) != (analysis_id, quantity)]
         self.results.append(result)
         self._save()
+
+    def record(self, numbers: Iterable[Number]) -> None:
+        """Record each :class:`~bookbuild.sections.Number` in order (one with a ``reason`` as not run)."""
+        sections.record(self, numbers)
+
+    def show(self, content: Section | Iterable[Number], *ids: str, tables: Iterable[Table] = (),
+             notes: Iterable[str] = (), digits: int = 3, keep: Callable[[str], bool] | None = None) -> None:
+        """Show one section in a notebook and record its numbers (:func:`bookbuild.sections.show`): ``content`` is a
+        :class:`~bookbuild.sections.Section`, or its numbers alone, with ``tables`` and ``notes`` shown after the
+        section's own; then the numbers of each analysis ID in ``ids`` beside the paper's (``keep``: which
+        quantities, for an ID whose numbers span several sections)."""
+        sec = content if isinstance(content, Section) else Section(list(content))
+        sec = Section(sec.numbers, sec.figures, [*sec.tables, *tables], [*sec.notes, *notes])
+        sections.show(sec, self, *ids, digits=digits, keep=keep)
 
     def not_run(self, analysis_id: str, quantity: str, *, reason: str) -> None:
         """Record that an analysis did not run in this build (no endpoint, no data, a field the release lacks);

@@ -3,9 +3,9 @@
 paper's values to draw), tables with readable column names (:class:`Table`) and reader notes (Markdown).
 
 :func:`record` hands the numbers to the book's recorder and :func:`show` shows a whole :class:`Section` in a
-notebook. The recorder is passed in (anything with the :class:`Recorder` methods) and so is the book's table
-renderer. A number with a ``reason`` is recorded as "not run" with that
-reason and no value; ``data=None`` is the recorder's own data kind.
+notebook; a chapter calls them as the recorder's methods, ``rec.record(numbers)`` and ``rec.show(section, *ids)``
+(:class:`bookbuild.recorder.Recorder`), its one way to record. A number with a ``reason`` is recorded as "not run"
+with that reason and no value; ``data=None`` is the recorder's own data kind.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from matplotlib.figure import Figure as MplFigure
 from analysis_lib import plotting
 from analysis_lib.extras import require
 from analysis_lib.plotting import Reference
+from bookbuild.tables import html_table
 
 
 class Recorder(Protocol):
@@ -89,12 +90,11 @@ def record(rec: Recorder, numbers: Iterable[Number]) -> None:
             rec.number(n.analysis_id, n.quantity, n.ours, note=n.note, data=n.data, planted=n.planted)
 
 
-def show(sec: Section, rec: Recorder, html_table: Callable[..., Any], *ids: str, digits: int = 3,
-         keep: Callable[[str], bool] | None = None) -> None:
+def show(sec: Section, rec: Recorder, *ids: str, digits: int = 3, keep: Callable[[str], bool] | None = None) -> None:
     """Show one section in a notebook: its figures (:func:`analysis_lib.plotting.show`, the paper's values drawn),
-    its tables (``html_table``: the book's table renderer), its notes; record its numbers and show the numbers of
-    each analysis ID in ``ids`` beside the paper's (``rec.section``; ``keep``, a predicate on the quantity, shows
-    part of them, for an ID whose numbers span several sections)."""
+    its tables (:func:`bookbuild.tables.html_table`), its notes; record its numbers and show the numbers of each
+    analysis ID in ``ids`` beside the paper's (``rec.section``; ``keep``, a predicate on the quantity, shows part of
+    them, for an ID whose numbers span several sections)."""
     ipy = require("IPython.display", "book", purpose="showing a section in a notebook")
     for fig in sec.figures:
         plotting.show(fig.figure, fig.kind, reference=fig.reference)
