@@ -60,5 +60,5 @@ def load_match_source(match_logs: str, trees: Mapping[str, Mapping], *, n_agents
                        f"Simulated Swiss tournament: {n_agents} latent-skill agents, {n_rounds} rounds, one match per "
                        f"pair on each of the {len(trees)} mirrored trees ({rounds['match_id'].n_unique()} matches, "
                        f"{rounds.height} rounds), the framework's loop rules, examiner noise "
-                       f"{sim.examiner_noise:g}. Point the build at real match logs with `make book MATCH_LOGS=dir`.",
+                       f"{sim.examiner_noise:g}.",
                        tour.agents)

@@ -345,7 +345,7 @@ def display_table(result: DescribeResult) -> pl.DataFrame:
 
 #: The five comparisons of Appendix C.2 as (arena, intent, direction), in the direction the paper reports each:
 #: "search" means properties more common in search answers. The paper's numbers for them (the top property's
-#: shares and p-value) are data: ``resources/paper_values/sa.csv``, rows SA-C2. (C.1's four directions are
+#: shares and p-value) are the book's (rows SA-C2 of its paper values). (C.1's four directions are
 #: :func:`prompt_comparisons`'s; Search Arena vs Text Arena is not reproducible here: the Text Arena prompts are
 #: not released with the describing-differences inputs.)
 C2_COMPARISONS: tuple[tuple[str, str, str], ...] = (

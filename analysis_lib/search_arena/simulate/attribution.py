@@ -67,7 +67,7 @@ BETAS: dict[str, float] = {
 }
 """Planted coefficients on the z-scored per-turn counts: the paper's estimates (SA §1, §3.2, Fig 6 right); 0 for
 contradicting citations, which the paper reports as not significant without a number. The simulator's own
-targets: ``tests/test_attribution_targets.py`` checks them against the book's paper values (SA-F6R)."""
+targets: ``tests/test_simulator_targets.py`` checks them against the book's paper values (SA-F6R)."""
 SHARES: dict[str, tuple[float, float, float]] = {
     "sonar": (0.60, 0.31, 0.09),
     "gemini": (0.66, 0.27, 0.07),
