@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from bookbuild import paper_values
 from bookbuild.recorder import Result
@@ -29,9 +30,9 @@ FAKE_KEY = "sk-test-" + secrets.token_hex(16)
 BOOK_SAMPLE = "sample:2000"
 #: Smaller study sizes for the same pages (the checks read pages, links and structure): bootstrap rounds, and the
 #: chapters' own sizes set with the runner's ``--set`` (topics on a sample of the real prompts, fewer replicate
-#: releases in the methods validation, fewer battles embedded for the nugget cosine).
+#: releases in the methods validation, fewer battles embedded for the nugget cosine and scored by ROUGE-L).
 BOOK_SIZES = ("--bootstrap", "20", "--set", "topic_prompts=600", "--set", "n_seeds=3", "--set", "n_replicates=20",
-              "--set", "cosine_battles=50")
+              "--set", "cosine_battles=50", "--set", "rouge_battles=50")
 
 if "ANALYSIS_DATA_MIRROR" not in os.environ and MIRROR.is_dir():
     os.environ["ANALYSIS_DATA_MIRROR"] = str(MIRROR)
@@ -105,10 +106,10 @@ class Book:
                 if path.exists() else {})
 
 
-@pytest.fixture(scope="session")
-def book(tmp_path_factory) -> Book:
-    root = tmp_path_factory.mktemp("bookroot")
-    (root / "book").mkdir()
+def _build_book(root: Path) -> dict[str, object]:
+    """Build the book into ``root`` (a copy of the repository's book pages and configuration) with the one
+    invocation of the runner; the run's return code, seconds and output."""
+    (root / "book").mkdir(parents=True)
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(REPO / name, root / name)
     for page in sorted((REPO / "book").glob("*.md")) + sorted((REPO / "book").glob("*.bib")):
@@ -119,11 +120,33 @@ def book(tmp_path_factory) -> Book:
                ANALYSIS_LLM_OFFLINE="1", HF_HUB_OFFLINE="1")
     env.pop("OPENAI_BASE_URL", None)
     t0 = time.perf_counter()
-    proc = subprocess.run(build_command(root, CHAPTERS), capture_output=True, text=True, env=env, timeout=5400,
-                          check=False)
-    seconds = time.perf_counter() - t0
-    assert proc.returncode == 0, f"build failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
-    print(f"\nbook build ({', '.join(CHAPTERS)} + status page, {BOOK_SAMPLE}): {seconds:.1f} s")
-    return Book(root, seconds, proc.stdout)
+    try:
+        proc = subprocess.run(build_command(root, CHAPTERS), capture_output=True, text=True, env=env, timeout=5400,
+                              check=False)
+    except subprocess.TimeoutExpired as exc:  # recorded as a failed build, so a waiting worker does not retry it
+        return {"returncode": None, "seconds": time.perf_counter() - t0, "stdout": str(exc.stdout or ""),
+                "stderr": f"timed out after {exc.timeout} s"}
+    return {"returncode": proc.returncode, "seconds": time.perf_counter() - t0, "stdout": proc.stdout,
+            "stderr": proc.stderr}
 
 
+@pytest.fixture(scope="session")
+def book(tmp_path_factory) -> Book:
+    """The one build of the book of a test run. Under pytest-xdist every worker that needs it shares it: the first
+    builds it in the run's own temporary folder (the parent of the workers' folders) while holding a file lock,
+    and records how the build went beside it; the others wait for the lock and read that record, so a run builds
+    the book once, however its test files are spread over the workers."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = tmp_path_factory.getbasetemp().parent / "bookroot"
+        record = root.with_name("bookroot.json")
+        with FileLock(str(root) + ".lock"):
+            if not record.exists():
+                record.write_text(json.dumps(_build_book(root)))
+        run = json.loads(record.read_text())
+    else:
+        root = tmp_path_factory.mktemp("bookroot")
+        root.rmdir()
+        run = _build_book(root)
+    assert run["returncode"] == 0, f"build failed:\n{run['stdout'][-3000:]}\n{run['stderr'][-5000:]}"
+    print(f"\nbook build ({', '.join(CHAPTERS)} + status page, {BOOK_SAMPLE}): {run['seconds']:.1f} s")
+    return Book(root, run["seconds"], run["stdout"])
