@@ -78,6 +78,23 @@ def _open(browser, path: Path):
     return page, errors
 
 
+@pytest.fixture(scope="module")
+def pages(browser):
+    """The pages of the built book, each loaded once (``_open``: a 1200 x 900 window) and shared by the checks
+    that only read it: ``pages(path)`` gives the page and the JavaScript errors it raised since it loaded. A check
+    that needs another window opens its own page."""
+    opened: dict[Path, tuple] = {}
+
+    def load(path: Path):
+        if path not in opened:
+            opened[path] = _open(browser, path)
+        return opened[path]
+
+    yield load
+    for page, _ in opened.values():
+        page.close()
+
+
 def _built(book: Book, chapter: str) -> None:
     if chapter in book.failed():
         pytest.fail(f"{chapter} failed in the build: {book.failed()[chapter]}")
@@ -100,97 +117,85 @@ def test_build_reports_the_html(book):
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_chapter_page_loads_with_real_figures(book, browser, chapter):
+def test_chapter_page_loads_with_real_figures(book, pages, chapter):
     _built(book, chapter)
-    page, errors = _open(browser, book.page(chapter))
-    try:
-        assert page.locator("main h1").first.inner_text().strip()
-        images = page.eval_on_selector_all(  # the figures are lazy-loaded: load each before reading its size
-            "main img",
-            """async imgs => { await Promise.all(imgs.map(i => { i.loading = 'eager'; i.scrollIntoView();
-                return i.complete && i.naturalWidth ? null : new Promise(r => { i.onload = i.onerror = r;
-                setTimeout(r, 10000); }); }));
-              return imgs.map(i => [i.getAttribute('src'), i.complete, i.naturalWidth]); }""",
-        )
-        broken = [src for src, complete, w in images if not complete or w == 0]
-        assert broken == [], f"images that did not load: {broken}"
-        assert page.locator("main .admonition").count() >= 1  # the data banner, rendered
-        assert ":::{" not in page.locator("main").inner_text()
-        assert errors == []
-    finally:
-        page.close()
+    page, errors = pages(book.page(chapter))
+    assert page.locator("main h1").first.inner_text().strip()
+    images = page.eval_on_selector_all(  # the figures are lazy-loaded: load each before reading its size
+        "main img",
+        """async imgs => { await Promise.all(imgs.map(i => { i.loading = 'eager'; i.scrollIntoView();
+            return i.complete && i.naturalWidth ? null : new Promise(r => { i.onload = i.onerror = r;
+            setTimeout(r, 10000); }); }));
+          return imgs.map(i => [i.getAttribute('src'), i.complete, i.naturalWidth]); }""",
+    )
+    broken = [src for src, complete, w in images if not complete or w == 0]
+    assert broken == [], f"images that did not load: {broken}"
+    assert page.locator("main .admonition").count() >= 1  # the data banner, rendered
+    assert ":::{" not in page.locator("main").inner_text()
+    assert errors == []
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_chapter_page_has_no_dumps_stderr_or_paths(book, browser, chapter):
+def test_chapter_page_has_no_dumps_stderr_or_paths(book, pages, chapter):
     """No polars repr, no stderr block, no raw Python structure printed, no absolute path (hidden cells too)."""
     _built(book, chapter)
-    page, _ = _open(browser, book.page(chapter))
-    try:
-        text = page.locator("main").text_content() or ""  # includes folded cells
-        polars_repr = "shape: (" in text
-        assert not polars_repr, "a polars repr is on the page: render tables with tables.html_table"
-        stderr = page.locator("main .output.stderr").all_text_contents()
-        assert stderr == [], f"stderr output blocks on the page: {[s[:120] for s in stderr]}"
-        plain = page.locator("main .output.text_plain, main .output.stream").all_text_contents()
-        dumps = [t[:120] for t in plain if re.match(r"\s*[\[{]['\"(\[{0-9]", t)]
-        assert dumps == [], f"raw Python structures printed on the page: {dumps}"
-        paths = sorted({m for p in ABSOLUTE_PATHS for m in re.findall(re.escape(p) + r"[^\s\"'<]*", text)})
-        assert paths == [], f"absolute paths on the page: {paths[:5]}"
-    finally:
-        page.close()
+    page, _ = pages(book.page(chapter))
+    text = page.locator("main").text_content() or ""  # includes folded cells
+    polars_repr = "shape: (" in text
+    assert not polars_repr, "a polars repr is on the page: render tables with tables.html_table"
+    stderr = page.locator("main .output.stderr").all_text_contents()
+    assert stderr == [], f"stderr output blocks on the page: {[s[:120] for s in stderr]}"
+    plain = page.locator("main .output.text_plain, main .output.stream").all_text_contents()
+    dumps = [t[:120] for t in plain if re.match(r"\s*[\[{]['\"(\[{0-9]", t)]
+    assert dumps == [], f"raw Python structures printed on the page: {dumps}"
+    paths = sorted({m for p in ABSOLUTE_PATHS for m in re.findall(re.escape(p) + r"[^\s\"'<]*", text)})
+    assert paths == [], f"absolute paths on the page: {paths[:5]}"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_simulated_banner_comes_before_the_first_output(book, browser, chapter):
+def test_simulated_banner_comes_before_the_first_output(book, pages, chapter):
     _built(book, chapter)
     if not any(r.data == "simulated" for r in book.results(chapter)):
         pytest.skip(f"{chapter} recorded no simulated number in this build")
-    page, _ = _open(browser, book.page(chapter))
-    try:
-        first = page.locator("main .cell_output").first
-        assert first.count() == 1, "no output on a simulated page"
-        assert "Simulated data" in (first.text_content() or ""), (
-            "the first output of a simulated page must be the simulated-data banner, found: "
-            + (first.text_content() or "")[:200]
-        )
-    finally:
-        page.close()
+    page, _ = pages(book.page(chapter))
+    first = page.locator("main .cell_output").first
+    assert first.count() == 1, "no output on a simulated page"
+    assert "Simulated data" in (first.text_content() or ""), (
+        "the first output of a simulated page must be the simulated-data banner, found: "
+        + (first.text_content() or "")[:200]
+    )
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_each_recorded_id_has_an_anchored_section_with_its_table(book, browser, chapter):
+def test_each_recorded_id_has_an_anchored_section_with_its_table(book, pages, chapter):
     """The section of every ID the chapter records: target ``#<id lower>``, heading naming the ID, and the
     our-vs-paper table (``rec.section``) rendered inside it."""
     _built(book, chapter)
     ids = sorted({r.analysis_id for r in book.results(chapter)})
     if not ids:
         pytest.skip(f"{chapter} records no analysis ID")
-    page, _ = _open(browser, book.page(chapter))
+    page, _ = pages(book.page(chapter))
     problems = []
-    try:
-        for aid in ids:
-            found = page.evaluate(
-                """id => {
-                    const el = document.getElementById(id);
-                    if (!el) return null;
-                    const section = el.closest('section') || el.parentElement;
-                    const heading = section.querySelector('h1, h2, h3');
-                    const tables = [...section.querySelectorAll('table')].map(t =>
-                        [...t.querySelectorAll('th')].map(th => th.textContent.trim()));
-                    return {heading: heading ? heading.textContent : '', tables: tables};
-                }""",
-                aid.lower(),
-            )
-            if found is None:
-                problems.append(f"{aid}: no element with id '{aid.lower()}' (add the target ({aid.lower()})=)")
-                continue
-            if aid not in found["heading"]:
-                problems.append(f"{aid}: the section heading does not name the ID ({found['heading'][:80]!r})")
-            if not any({"this build", "paper", "status"} <= set(headers) for headers in found["tables"]):
-                problems.append(f"{aid}: no our-vs-paper table in the section (display(rec.section({aid!r})))")
-    finally:
-        page.close()
+    for aid in ids:
+        found = page.evaluate(
+            """id => {
+                const el = document.getElementById(id);
+                if (!el) return null;
+                const section = el.closest('section') || el.parentElement;
+                const heading = section.querySelector('h1, h2, h3');
+                const tables = [...section.querySelectorAll('table')].map(t =>
+                    [...t.querySelectorAll('th')].map(th => th.textContent.trim()));
+                return {heading: heading ? heading.textContent : '', tables: tables};
+            }""",
+            aid.lower(),
+        )
+        if found is None:
+            problems.append(f"{aid}: no element with id '{aid.lower()}' (add the target ({aid.lower()})=)")
+            continue
+        if aid not in found["heading"]:
+            problems.append(f"{aid}: the section heading does not name the ID ({found['heading'][:80]!r})")
+        if not any({"this build", "paper", "status"} <= set(headers) for headers in found["tables"]):
+            problems.append(f"{aid}: no our-vs-paper table in the section (display(rec.section({aid!r})))")
     assert problems == []
 
 
@@ -223,40 +228,34 @@ def test_code_lines_fit_the_page(book, chapter):
 # --- the status page ------------------------------------------------------------------------------------------
 
 
-def test_status_page_has_one_row_per_catalogue_id(book, browser):
-    page, errors = _open(browser, book.page(STATUS))
-    try:
-        assert "Reproduction status" in page.locator("main h1").first.inner_text()
-        rows = page.eval_on_selector_all(
-            "table.repro-status tbody tr[id^='status-']", "rows => rows.map(r => r.id.slice(7))"
-        )
-        ids = [a.lower() for a in catalogue.read()["analysis_id"]]
-        assert sorted(i for i in rows if i in ids) == sorted(ids)
-        assert len(rows) == len(set(rows))
-        text = page.locator("main").inner_text()
-        assert ":::{" not in text
-        assert "Simulated data" in text  # the build ran on sample:2000
-        full = page.locator("main").text_content() or ""
-        has_repr = "shape: (" in full
-        assert not has_repr, "a polars repr on the status page"
-        paths = sorted({m for p in ABSOLUTE_PATHS for m in re.findall(re.escape(p) + r"[^\s\"'<]*", full)})
-        assert paths == [], f"absolute paths on the status page: {paths[:5]}"
-        assert errors == []
-    finally:
-        page.close()
+def test_status_page_has_one_row_per_catalogue_id(book, pages):
+    page, errors = pages(book.page(STATUS))
+    assert "Reproduction status" in page.locator("main h1").first.inner_text()
+    rows = page.eval_on_selector_all(
+        "table.repro-status tbody tr[id^='status-']", "rows => rows.map(r => r.id.slice(7))"
+    )
+    ids = [a.lower() for a in catalogue.read()["analysis_id"]]
+    assert sorted(i for i in rows if i in ids) == sorted(ids)
+    assert len(rows) == len(set(rows))
+    text = page.locator("main").inner_text()
+    assert ":::{" not in text
+    assert "Simulated data" in text  # the build ran on sample:2000
+    full = page.locator("main").text_content() or ""
+    has_repr = "shape: (" in full
+    assert not has_repr, "a polars repr on the status page"
+    paths = sorted({m for p in ABSOLUTE_PATHS for m in re.findall(re.escape(p) + r"[^\s\"'<]*", full)})
+    assert paths == [], f"absolute paths on the status page: {paths[:5]}"
+    assert errors == []
 
 
-def test_status_links_reach_every_recorded_section(book, browser):
+def test_status_links_reach_every_recorded_section(book, pages):
     """Each ID a built chapter records is linked from its status row to ``<chapter>.html#<id lower>``, named by
     the chapter's title, and the anchor exists on the chapter page."""
-    page, _ = _open(browser, book.page(STATUS))
-    try:
-        links = page.eval_on_selector_all(
-            "table.repro-status tbody tr[id^='status-'] a",
-            "as => as.map(a => [a.closest('tr').id.slice(7), a.getAttribute('href'), a.textContent.trim()])",
-        )
-    finally:
-        page.close()
+    page, _ = pages(book.page(STATUS))
+    links = page.eval_on_selector_all(
+        "table.repro-status tbody tr[id^='status-'] a",
+        "as => as.map(a => [a.closest('tr').id.slice(7), a.getAttribute('href'), a.textContent.trim()])",
+    )
     by_row: dict[str, list[tuple[str, str]]] = {}
     for row, href, text in links:
         by_row.setdefault(row, []).append((href, text))
@@ -273,13 +272,10 @@ def test_status_links_reach_every_recorded_section(book, browser):
             else:
                 targets.setdefault(chapter, set()).add(aid.lower())
     for chapter, anchors in targets.items():
-        chapter_page, _ = _open(browser, book.page(chapter))
-        try:
-            title = chapter_page.locator("main h1").first.inner_text().replace("#", "").strip()
-            missing = [a for a in sorted(anchors)
-                       if not chapter_page.evaluate("id => !!document.getElementById(id)", a)]
-        finally:
-            chapter_page.close()
+        chapter_page, _ = pages(book.page(chapter))
+        title = chapter_page.locator("main h1").first.inner_text().replace("#", "").strip()
+        missing = [a for a in sorted(anchors)
+                   if not chapter_page.evaluate("id => !!document.getElementById(id)", a)]
         problems += [f"{chapter}.html#{a}: no such anchor" for a in missing]
         names = {text for row in anchors for href, text in by_row[row] if href.startswith(f"{chapter}.html")}
         if names != {title}:
@@ -391,15 +387,12 @@ CITED = {"01": "Miroyan", "02": "Miroyan", "03": "Miroyan", "04": "Miroyan", "05
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_chapter_cites_its_paper_with_a_link_into_the_bibliography(book, browser, chapter):
+def test_chapter_cites_its_paper_with_a_link_into_the_bibliography(book, pages, chapter):
     _built(book, chapter)
-    page, _ = _open(browser, book.page(chapter))
-    try:
-        citations = page.eval_on_selector_all(
-            "main span.bibtex-citation",
-            "ss => ss.map(s => [s.textContent.trim(), [...s.querySelectorAll('a')].map(a => a.getAttribute('href'))])")
-    finally:
-        page.close()
+    page, _ = pages(book.page(chapter))
+    citations = page.eval_on_selector_all(
+        "main span.bibtex-citation",
+        "ss => ss.map(s => [s.textContent.trim(), [...s.querySelectorAll('a')].map(a => a.getAttribute('href'))])")
     assert citations, "the chapter cites no paper"
     author = CITED.get(chapter[:2])
     if author:
@@ -459,37 +452,31 @@ def test_no_table_is_wider_than_the_content_column(book, browser, page_name):
 
 
 @pytest.mark.parametrize("page_name", [*CHAPTERS, STATUS])
-def test_every_image_has_alt_text_and_no_page_says_seed(book, browser, page_name):
+def test_every_image_has_alt_text_and_no_page_says_seed(book, pages, page_name):
     _built(book, page_name)
-    page, _ = _open(browser, book.page(page_name))
-    try:
-        images = page.eval_on_selector_all("main img", "imgs => imgs.map(i => i.getAttribute('alt') || '')")
-        text = page.locator("main").text_content() or ""
-    finally:
-        page.close()
+    page, _ = pages(book.page(page_name))
+    images = page.eval_on_selector_all("main img", "imgs => imgs.map(i => i.getAttribute('alt') || '')")
+    text = page.locator("main").text_content() or ""
     missing = [alt for alt in images if not alt.strip() or re.search(r"\.(png|jpe?g|svg|gif)$|^[0-9a-f]{32,}", alt)]
     assert missing == [], f"{len(missing)} of {len(images)} images without alt text: {missing[:3]}"
     seeds = sorted(set(re.findall(r".{0,40}seed 00\d.{0,20}", text)))
     assert seeds == [], f"'seed 00' on the page: {seeds[:5]}"
 
 
-def test_status_page_counts_ids_by_kind_of_evidence(book, browser):
-    page, _ = _open(browser, book.page(STATUS))
-    try:
-        rows = page.eval_on_selector_all(
-            "table.repro-status tbody tr[id^='status-']",
-            "rows => rows.map(r => [r.id.slice(7), r.cells[2].textContent.trim(), r.cells[3].textContent.trim()])")
-        text = page.locator("main").inner_text()
-        # the summary table of verdicts: the table whose first header reads "verdict"
-        page_counts = dict(page.evaluate("""() => {
-            const t = [...document.querySelectorAll('main table')].find(
-                t => (t.querySelector('th') || {}).textContent === 'verdict');
-            return t ? [...t.querySelectorAll('tbody tr')].map(r => [r.cells[0].textContent.trim(),
-                                                                     parseInt(r.cells[1].textContent)])
-                         .filter(([v, n]) => v !== 'total') : [];
-        }"""))
-    finally:
-        page.close()
+def test_status_page_counts_ids_by_kind_of_evidence(book, pages):
+    page, _ = pages(book.page(STATUS))
+    rows = page.eval_on_selector_all(
+        "table.repro-status tbody tr[id^='status-']",
+        "rows => rows.map(r => [r.id.slice(7), r.cells[2].textContent.trim(), r.cells[3].textContent.trim()])")
+    text = page.locator("main").inner_text()
+    # the summary table of verdicts: the table whose first header reads "verdict"
+    page_counts = dict(page.evaluate("""() => {
+        const t = [...document.querySelectorAll('main table')].find(
+            t => (t.querySelector('th') || {}).textContent === 'verdict');
+        return t ? [...t.querySelectorAll('tbody tr')].map(r => [r.cells[0].textContent.trim(),
+                                                                 parseInt(r.cells[1].textContent)])
+                     .filter(([v, n]) => v !== 'total') : [];
+    }"""))
     verdicts = {row: verdict for row, verdict, _ in rows}
     assert {v.split(" ")[0] for v in verdicts.values()} <= {
         "reproduced", "assumption", "differs", "computed", "paper", "partly", "user", "LLM", "simulated", "checked",
@@ -520,15 +507,12 @@ def test_status_page_counts_ids_by_kind_of_evidence(book, browser):
 SECOND_PASS_IDS = ("SA-A2", "SA-TA1", "SA-A2C", "SA-22L", "DR-T4", "DR-T5", "DR-T7", "AE-F6", "AE-T1")
 
 
-def test_status_page_indexes_all_88_figures_and_tables(book, browser):
-    page, _ = _open(browser, book.page(STATUS))
-    try:
-        rows = page.eval_on_selector_all(
-            "table.figure-index tbody tr[id^='fig-']",
-            "rows => rows.map(r => [r.id, r.cells[0].textContent, r.cells[2].textContent,"
-            " r.cells[2].querySelectorAll('a').length])")
-    finally:
-        page.close()
+def test_status_page_indexes_all_88_figures_and_tables(book, pages):
+    page, _ = pages(book.page(STATUS))
+    rows = page.eval_on_selector_all(
+        "table.figure-index tbody tr[id^='fig-']",
+        "rows => rows.map(r => [r.id, r.cells[0].textContent, r.cells[2].textContent,"
+        " r.cells[2].querySelectorAll('a').length])")
     assert len(rows) == 88 and len({r[0] for r in rows}) == 88
     no = [r for r in rows if r[2].startswith("not reproducible: ")]
     assert len(no) == 17 and all(len(r[2]) > len("not reproducible: ") for r in no)
