@@ -361,3 +361,26 @@ def test_a_ten_thousand_character_name_is_cut_with_an_ellipsis():
     data, width_px = display.png_bytes(fig)
     assert width_px < 10_000  # the whole name: ~230,000 px (PIL refuses such an image: DecompressionBombError)
     plt.close(fig)
+
+
+def test_an_interval_that_does_not_contain_its_estimate_is_drawn_as_it_is():
+    """A percentile-bootstrap interval from few rounds can miss its point estimate: matplotlib refuses
+    ``estimate ± error`` then (negative error); the forest draws each bar from lower to upper and the estimate beside
+    it, for rows and for columns."""
+    from matplotlib.collections import LineCollection
+
+    from analysis_lib.plotting import figures
+
+    est, lo, hi = np.array([1.0, 5.0, 2.0]), np.array([1.5, 3.0, 0.5]), np.array([2.5, 4.0, 3.0])  # rows 0, 1 miss
+    fig = figures.forest(["a", "b", "c"], est, lo, hi, xlabel="x")
+    bars = [c for c in fig.axes[0].collections if isinstance(c, LineCollection)]
+    spans = sorted(tuple(sorted((seg[0][0], seg[1][0]))) for seg in bars[0].get_segments())
+    assert spans == sorted(zip(lo.tolist(), hi.tolist(), strict=True))
+    (marker,) = [line for line in fig.axes[0].lines if line.get_marker() == "o"]
+    assert list(marker.get_xdata()) == est.tolist()
+    fig2, ax = plt.subplots()
+    figures.intervals(ax, np.arange(3), est, lo, hi, vertical=True)
+    ys = sorted(tuple(sorted((seg[0][1], seg[1][1]))) for seg in ax.collections[0].get_segments())
+    assert ys == sorted(zip(lo.tolist(), hi.tolist(), strict=True))
+    plt.close(fig)
+    plt.close(fig2)

@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.text import Text
 
+from analysis_lib.plotting import figures
 from analysis_lib.plotting.style import ACCENT
 
 from .metrics import METRICS
@@ -169,10 +170,8 @@ def scorecard_intervals(long: pl.DataFrame, published: pl.DataFrame, thresholds:
             ax.axhspan(lo, hi, color=SCORECARD_COLORS[cat], alpha=0.45, lw=0)
         sub = {r["engine"]: r for r in long.filter(pl.col("metric") == metric).iter_rows(named=True)}
         val = np.array([sub[e]["value"] for e in engines])
-        err = np.array([[sub[e]["value"] - sub[e]["lo"] for e in engines],
-                        [sub[e]["hi"] - sub[e]["value"] for e in engines]])
-        ax.errorbar(x, val, yerr=err, fmt="o", color=ACCENT, capsize=3,
-                    label=f"recomputed ({100 * level:g}% bootstrap CI)")
+        lower, upper = (np.array([sub[e][side] for e in engines]) for side in ("lo", "hi"))
+        figures.intervals(ax, x, val, lower, upper, vertical=True, label=f"recomputed ({100 * level:g}% bootstrap CI)")
         if metric in pub:
             ax.scatter(x + 0.2, [pub[metric].get(display_name(e), np.nan) for e in engines], **PAPER_STYLE)
         if planted is not None:

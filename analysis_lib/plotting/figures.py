@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
 from matplotlib.artist import Artist
+from matplotlib.axes import Axes
 from matplotlib.colors import BoundaryNorm, ListedColormap, to_hex
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
@@ -107,6 +108,23 @@ def heatmap(
     return fig
 
 
+def intervals(ax: Axes, at: np.ndarray, estimate: np.ndarray, lower: np.ndarray, upper: np.ndarray, *,
+              vertical: bool = False, color: str = ACCENT, label: str | None = None, capsize: float = 3,
+              marker: str = "o") -> None:
+    """Each interval ``[lower, upper]`` drawn as it is (a capped bar) and its estimate as a marker, at positions
+    ``at`` (rows; columns with ``vertical``). A percentile-bootstrap interval need not contain its point estimate
+    (few rounds, a skewed statistic), so the bar is not drawn as ``estimate ± error`` (matplotlib refuses a
+    negative error): its centre is ``(lower + upper) / 2`` and its half-length ``(upper − lower) / 2``."""
+    lower, upper, estimate = (np.asarray(a, dtype=float) for a in (lower, upper, estimate))
+    centre, half = (lower + upper) / 2, np.abs(upper - lower) / 2
+    if vertical:
+        ax.errorbar(at, centre, yerr=half, fmt="none", ecolor=color, capsize=capsize)
+        ax.plot(at, estimate, marker, color=color, linestyle="none", label=label)
+    else:
+        ax.errorbar(centre, at, xerr=half, fmt="none", ecolor=color, capsize=capsize)
+        ax.plot(estimate, at, marker, color=color, linestyle="none", label=label)
+
+
 def forest(
     labels: Sequence[str],
     estimate: np.ndarray,
@@ -124,9 +142,7 @@ def forest(
     estimate, lower, upper = (np.asarray(a, dtype=float) for a in (estimate, lower, upper))
     fig, ax = plt.subplots(figsize=(7.0, max(2.5, 0.35 * len(labels) + 1.0)))
     y = np.arange(len(labels))[::-1]
-    ax.errorbar(
-        estimate, y, xerr=[estimate - lower, upper - estimate], fmt="o", color=ACCENT, capsize=3, label="this build"
-    )
+    intervals(ax, y, estimate, lower, upper, label="this build")
     if marks:
         pos = {lab: yi for lab, yi in zip(labels, y, strict=True)}
         xs = [v for k, v in marks.items() if k in pos]

@@ -118,7 +118,7 @@ def style_differences(table: pl.DataFrame, *, title: str = "") -> Figure:
     y = np.arange(ordered.height)
     d, lo, hi = (ordered[c].to_numpy() for c in ("difference", "ci_lower", "ci_upper"))
     significant = (lo > 0) | (hi < 0)
-    ax.errorbar(d, y, xerr=[d - lo, hi - d], fmt="none", ecolor="#555555", capsize=3, lw=1)
+    ax.errorbar((lo + hi) / 2, y, xerr=np.abs(hi - lo) / 2, fmt="none", ecolor="#555555", capsize=3, lw=1)
     ax.scatter(d[~significant], y[~significant], color=ACCENT, zorder=3, label="this build (95% interval)")
     if significant.any():
         ax.scatter(d[significant], y[significant], color=RELEASE, zorder=3, label="interval excludes 0")
