@@ -1,17 +1,11 @@
-"""The data banner at the top of a chapter page, and the safe ways to put a user's input names into Markdown.
+"""The data banner at the top of a chapter page, and the ways to name a user's input in it.
 
 A banner says which data the numbers on a page come from. Everything in it that comes from a user (a file name,
-a folder, a text read from an input) is untrusted: a file named ``ta_<img src=x onerror=alert(1)>.jsonl`` must
-show as that name, not as a live ``<img>``. Three rules:
-
-- :func:`md_code` puts any text in an inline code span whose backtick fence is longer than any backtick run in the
-  text, so nothing in it can close the span (Markdown renders a code span's content as text, HTML-escaped);
-- :func:`sanitize` makes an authored Markdown paragraph (a banner's ``detail``, often built by a library from a
-  user's file) inert: outside code spans ``<``, ``>`` and ``&`` become entities and ``[``, ``]``, ``$`` are
-  backslash-escaped (no raw HTML, no links or images, no maths); a backtick in a user's name that breaks a span
-  only moves text out of code, where it is escaped in turn;
-- :func:`scrub` replaces a user's absolute path in a text with its display name (no page shows the build
-  machine's folders).
+a folder, a text read from an input) is untrusted: a file named ``ta_<img src=x onerror=alert(1)>.jsonl`` or
+``x`{download}`/etc/hostname`.parquet`` must show as that name. A banner is therefore HTML made by
+:mod:`bookbuild.markup`: its detail, authored Markdown with the names in code spans (:func:`md_code`), is rendered by
+CommonMark alone (no roles, directives, maths, raw HTML or links), and :func:`scrub` replaces a user's absolute path
+in it by its display name (no page shows the build machine's folders).
 
 :func:`user_input` names a user's input as the user's file, with its hash and size as the runner recorded them
 (:mod:`bookbuild.inputs` writes ``$BOOKBUILD_INPUTS``), never as "real public data": the build cannot know what a
@@ -22,71 +16,20 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from analysis_lib import sources
+from analysis_lib import paths, sources
 from analysis_lib.search_arena import hub, loader
+from bookbuild import markup
 
 #: The runner's description of this build's inputs (absolute path -> name, sha256, rows), for the kernels.
 INPUTS_ENV = "BOOKBUILD_INPUTS"
 
 SEARCH_ARENA_RERUN = "make book DATA=path/to/search-arena-chat-24k.parquet"
 
-_BACKTICKS = re.compile(r"`+")
-
-
-def md_code(text: object) -> str:
-    """``text`` as a Markdown inline code span that nothing in it can close (newlines folded to spaces)."""
-    s = " ".join(str(text).split())
-    fence = "`" * (max((len(m) for m in _BACKTICKS.findall(s)), default=0) + 1)
-    pad = " " if s.startswith("`") or s.endswith("`") or not s else ""
-    return f"{fence}{pad}{s}{pad}{fence}"
-
-
-def _escape_text(text: str) -> str:
-    out = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return out.replace("[", "\\[").replace("]", "\\]").replace("$", "\\$")  # a $ pair would be maths (dollarmath)
-
-
-def _closing_run(text: str, start: int, n: int) -> int:
-    """Where the next backtick run of exactly ``n`` backticks at or after ``start`` begins (-1: none)."""
-    for m in _BACKTICKS.finditer(text, start):
-        if len(m.group(0)) == n:
-            return m.start()
-    return -1
-
-
-def sanitize(markdown: str) -> str:
-    """Authored Markdown made inert: outside code spans no raw HTML (``<``, ``>``, ``&`` as entities) and no
-    link or image brackets; code spans (rendered as text by Markdown) are kept.
-
-    Code spans are found by CommonMark's rule: a run of n backticks (not backslash-escaped) opens a span that the
-    next run of exactly n backticks closes; a run with no closer is literal text. Since every ``<`` outside the
-    spans is escaped, no HTML can start before a span, and none starts inside one."""
-    out, i, n = [], 0, len(markdown)
-    while i < n:
-        ch = markdown[i]
-        if ch == "\\" and i + 1 < n and markdown[i + 1] in "`\\":
-            out.append(markdown[i:i + 2])
-            i += 2
-        elif ch == "`":
-            run = _BACKTICKS.match(markdown, i)
-            assert run is not None
-            width = len(run.group(0))
-            close = _closing_run(markdown, run.end(), width)
-            if close < 0:
-                out.append(run.group(0))
-                i = run.end()
-            else:
-                out.append(markdown[i:close + width])
-                i = close + width
-        else:
-            out.append(_escape_text(ch))
-            i += 1
-    return "".join(out)
+md_code = markup.code_span
 
 
 def display_name(value: str | Path) -> str:
@@ -139,6 +82,29 @@ def user_input(value: str | Path, what: str = "file") -> str:
     return f"the user's {what} {md_code(info['name'])}" + (f" ({', '.join(facts)})" if facts else "")
 
 
+def load_summary(load_report: loader.LoadReport, root: str | Path | None = None) -> str:
+    """The battle data's line of a banner (Markdown, names in code spans): where the battles came from, rows read
+    and kept, and every drop or flag with its count (nothing left out silently).
+
+    A file source is shown relative to ``root`` (default: the repository root) when it lies inside it, else by its
+    file name, so a page never shows the build machine's absolute paths.
+    """
+    source = load_report.source
+    if Path(source).is_absolute():
+        source = paths.display_path(Path(source), root)
+    text = f"Battle data: {md_code(source)}: {load_report.n_raw:,} rows read, {load_report.n_rows:,} kept."
+    dropped = [f"{v:,} {k}" for k, v in load_report.dropped.items() if v]
+    flagged = [f"{v:,} {k}" for k, v in load_report.flags.items() if v]
+    if dropped:
+        text += f" Dropped: {'; '.join(dropped)}."
+    if flagged:
+        text += f" Flagged (kept, counted): {'; '.join(flagged)}."
+    if load_report.unmapped_models:
+        text += (" Model ids kept as-is (not in `resources/model_names.csv`): "
+                 f"{', '.join(md_code(m) for m in load_report.unmapped_models)}.")
+    return text
+
+
 def kind_of(source: str | Path) -> str:
     """The banner kind of a data source: ``simulated`` (``sample``, ``sample:N``), ``real`` (``hf``, the pinned
     public release, or a file whose sha256 is in the data manifest), ``user`` (any other file or folder, another
@@ -173,28 +139,25 @@ def data_banner(
     simulator: str = "Search Arena simulator",
     rerun: str = SEARCH_ARENA_RERUN,
     paths: Iterable[str | Path] = (),
-) -> str:
-    """Markdown banner for the top of a page: says which data the numbers on it come from.
+) -> markup.Html:
+    """The banner for the top of a page (HTML, :func:`bookbuild.markup.admonition`): says which data the numbers on
+    it come from.
 
     ``kind``: ``simulated`` (names the ``simulator`` and the command, ``rerun``, that runs the page on real
     inputs), ``user`` (a user's input: the build does not know whether it is the real release), ``published``
     (the papers' aggregates), ``real`` (inputs whose sha256 is in ``data_manifest.csv``: the mirrored files, the
     pinned hub revision; a chapter whose data is a user's file passes ``user``), ``llm`` (an LLM's outputs).
-    ``detail`` is sanitised (:func:`sanitize`) after the absolute ``paths`` in it are replaced by their names
-    (:func:`scrub`). Rendered by the book as an admonition
-    (MyST syntax, enabled in ``_config.yml``).
+    ``detail`` (authored Markdown, names in code spans) is shown after the absolute ``paths`` in it are replaced by
+    their names (:func:`scrub`).
     """
-    body = sanitize(scrub(detail, paths)) if detail else ""
+    body = scrub(detail, paths) if detail else ""
     if kind == "simulated":
-        return (
-            ":::{admonition} Simulated data\n:class: warning\n"
-            f"The numbers on this page come from the project's **{sanitize(simulator)}**, not from the real "
-            "data: they show that the analysis runs and what it recovers, not the paper's findings. "
-            f"Run {md_code(rerun)} to reproduce the paper.\n"
-            + (f"\n{body}\n" if body else "")
-            + ":::"
-        )
+        return markup.admonition(
+            "Simulated data",
+            f"The numbers on this page come from the project's **{simulator}**, not from the real data: they show "
+            f"that the analysis runs and what it recovers, not the paper's findings. Run {md_code(rerun)} to "
+            "reproduce the paper.", body, kind="warning")
     label = {"real": "the project's pinned public inputs", "user": "the user's input",
              "published": "published aggregates", "llm": "an LLM's outputs",
-             "llm-cache": "an LLM's outputs"}.get(kind, sanitize(kind))
-    return f":::{{admonition}} Data: {label}\n:class: note\n{body}\n:::"
+             "llm-cache": "an LLM's outputs"}.get(kind, kind)
+    return markup.admonition(f"Data: {label}", body, kind="note")

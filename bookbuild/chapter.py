@@ -27,7 +27,7 @@ from typing import Any
 
 from analysis_lib import sources
 from analysis_lib.extras import require
-from bookbuild import catalogue, identity, keys, navigation, status_page, toc
+from bookbuild import catalogue, identity, keys, markup, navigation, status_page, toc
 from bookbuild.config import Config
 
 #: Parameters the runner sets to the build's own folders: shown relative to the repository on the page.
@@ -155,9 +155,11 @@ def finish_page(executed: Path, inspected: Mapping[str, Mapping[str, Any]], inje
     downloads, so it carries no path of the build machine: the injected cell and papermill's metadata hold the
     values the page shows (:func:`shown_parameter`: ``results_dir = 'book/_results'``). Each analysis section
     heading of a catalogued ID gets an index entry and a link to its status row
-    (:func:`bookbuild.navigation.link_sections`)."""
+    (:func:`bookbuild.navigation.link_sections`). A Markdown output left by a cell is replaced by its HTML
+    (:func:`bookbuild.markup.safe_outputs`): the book parses no output as MyST."""
     nbformat = _nbformat()
     nb = nbformat.read(executed, as_version=4)
+    markup.safe_outputs(nb.cells)
     known = {*catalogue.read()["analysis_id"], *catalogue.PROJECT_CHECKS}  # the IDs with a row on the status page
     for cell in nb.cells:
         tags = cell.get("metadata", {}).get("tags", [])

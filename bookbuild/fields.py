@@ -22,6 +22,7 @@ from typing import Protocol
 
 import polars as pl
 
+from bookbuild import markup
 from bookbuild.recorder import Recorder
 
 #: The optional release fields each analysis ID needs (IDs that need none are not listed). ``languages`` is never
@@ -66,10 +67,10 @@ def runs(rec: Recorder, analysis_id: str, report: Report) -> bool:
     why = reason(missing)
     rec.not_run(analysis_id, SKIPPED_QUANTITY, reason=why)
     try:
-        from IPython.display import Markdown, display  # noqa: PLC0415 - only inside a notebook
+        from IPython.display import display  # noqa: PLC0415 - only inside a notebook
     except ImportError:
         return False
-    display(Markdown(f"**Not run:** {why}; the other analyses of this chapter run as usual."))
+    markup.show(f"**Not run:** {why}; the other analyses of this chapter run as usual.")
     display(rec.section(analysis_id))
     return False
 

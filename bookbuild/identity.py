@@ -15,7 +15,7 @@ A chapter's identity (:func:`chapter_identity`) holds, for the parameters its ``
 The runner stores it with the chapter's results (``"identity"`` in ``<results>/<chapter>.json``) and this build's
 reference identity (every field, from the build's options) in ``<results>/_build.json``. A chapter whose identity
 differs from the reference in any field it declares is *stale* (:func:`differences`): the runner says so after
-``--only``, the chapter's page carries a warning (:func:`page_cell`), and the status page's top
+``--only``, the chapter's page carries a warning (:func:`page_cell_source`), and the status page's top
 (:func:`status_block`) lists every stale chapter. :func:`front_page_line` is the one line of the book's front page.
 """
 
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis_lib.search_arena import encoder
+from bookbuild import markup
 from bookbuild.banner import md_code
 from bookbuild.config import MANAGED_PARAMETERS
 
@@ -296,47 +297,56 @@ def stale_chapters(results_dir: str | Path, reference: Mapping[str, Any] | None 
 
 
 def page_cell_source(ident: Mapping[str, Any] | None, stale: list[str], used: Sequence[str] = ()) -> str:
-    """The Markdown the runner puts under a chapter's title: a warning listing the differences when the chapter was
-    computed from other inputs than the book's, and the chapter's identity (folded; ``used``: the LLM models its
-    numbers rest on, :func:`read_used_models`)."""
+    """The cell the runner puts under a chapter's title, as one raw HTML block (:func:`bookbuild.markup.page_block`:
+    nothing in it is parsed as MyST): a warning listing the differences when the chapter was computed from other
+    inputs than the book's, and the chapter's identity (folded; ``used``: the LLM models its numbers rest on,
+    :func:`read_used_models`)."""
     parts = []
     if stale:
-        parts.append(":::{admonition} Computed from other inputs than the rest of this book\n:class: warning\n"
-                     "This chapter was not rebuilt with this build's options, so its numbers come from other inputs "
-                     "than the status page's (see its top):\n\n" + "\n".join(f"- {d}" for d in stale)
-                     + "\n\nRun `make book` with the same options to bring it up to date.\n:::")
+        parts.append(markup.admonition(
+            "Computed from other inputs than the rest of this book",
+            "This chapter was not rebuilt with this build's options, so its numbers come from other inputs than the "
+            "status page's (see its top):", _bullets(stale),
+            "Run `make book` with the same options to bring it up to date.", kind="warning"))
     if ident:
-        parts.append(":::{admonition} What this page was computed from\n:class: dropdown\n"
-                     + "\n".join(f"- {line}" for line in identity_lines(ident, list(used))) + "\n:::")
-    return "\n\n".join(parts)
+        parts.append(markup.admonition("What this page was computed from", _bullets(identity_lines(ident, list(used))),
+                                       kind="note", folded=True))
+    return markup.page_block(markup.Html("".join(parts))) if parts else ""
 
 
-def status_block(results_dir: str | Path) -> str:
-    """MyST Markdown for the top of the status page: this build's identity, and a warning listing every chapter
-    computed from other inputs (a mixed book)."""
+def _bullets(lines: Iterable[str]) -> markup.Html:
+    """Markdown lines as one HTML list (each line rendered inline)."""
+    return markup.Html("<ul>" + "".join(f"<li>{markup.inline(line)}</li>" for line in lines) + "</ul>")
+
+
+def status_block(results_dir: str | Path) -> markup.Html:
+    """HTML for the top of the status page: this build's identity, and a warning listing every chapter computed
+    from other inputs (a mixed book)."""
     reference = read_reference(results_dir)
     if reference is None:
-        return (":::{admonition} Build identity unknown\n:class: warning\nThis page was not built by the runner "
-                "(`python -m bookbuild`), so it cannot say which inputs the chapters were computed from.\n:::")
+        return markup.admonition("Build identity unknown", "This page was not built by the runner (`python -m "
+                                 "bookbuild`), so it cannot say which inputs the chapters were computed from.",
+                                 kind="warning")
     stale = stale_chapters(results_dir, reference)
     used = sorted({m for models in read_used_models(results_dir).values() for m in models})
-    lines = "\n".join(f"- {line}" for line in identity_lines(reference, used))
-    block = f":::{{admonition}} This build's inputs and environment\n:class: note\n{lines}\n:::"
+    block = markup.admonition("This build's inputs and environment", _bullets(identity_lines(reference, used)))
     if not stale:
         return block
-    listed = "\n".join(f"- {md_code(stem)}: " + "; ".join(diff) for stem, diff in sorted(stale.items()))
-    return (":::{admonition} Mixed book: some chapters were computed from other inputs\n:class: warning\n"
-            f"{len(stale)} chapter(s) were not rebuilt with this build's options; their numbers below come from "
-            f"other inputs or another environment:\n\n{listed}\n\nRun `make book` with the same options to rebuild "
-            "them.\n:::\n\n" + block)
+    listed = _bullets(f"{md_code(stem)}: " + "; ".join(diff) for stem, diff in sorted(stale.items()))
+    return markup.Html(markup.admonition(
+        "Mixed book: some chapters were computed from other inputs",
+        f"{len(stale)} chapter(s) were not rebuilt with this build's options; their numbers below come from other "
+        "inputs or another environment:", listed, "Run `make book` with the same options to rebuild them.",
+        kind="warning") + block)
 
 
 def front_page_line(reference: Mapping[str, Any], stale: Mapping[str, list[str]], status_doc: str | None,
                     counts: str = "", used: Sequence[str] | None = None) -> str:
-    """The front page's one line: simulator or release (name, sha256 prefix, rows), the user inputs given, the LLM
-    (:func:`describe_llm` of the endpoint and ``used``, the models whose outputs numbers rest on: named only when
-    used), a link to the status page, and a warning when the book is mixed; then ``counts``, the analyses by verdict
-    class (:func:`bookbuild.status_page.front_counts`), on a line of its own."""
+    """The front page's one line, as a raw HTML block (:func:`bookbuild.markup.page_block`): simulator or release
+    (name, sha256 prefix, rows), the user inputs given, the LLM (:func:`describe_llm` of the endpoint and ``used``,
+    the models whose outputs numbers rest on: named only when used), a link to the status page (``status_doc``, its
+    address from the front page without ``.html``), and a warning when the book is mixed; then ``counts``, the
+    analyses by verdict class (:func:`bookbuild.status_page.front_counts`, HTML), on a line of its own."""
     data = reference.get("data_source") or {}
     if data.get("kind") == "simulator":
         what = "the project's **" + describe_input(data) + "**, not on a release"
@@ -348,8 +358,11 @@ def front_page_line(reference: Mapping[str, Any], stale: Mapping[str, list[str]]
     line += f"; LLM: {describe_llm(reference.get('llm'), list(used or []))}."
     if reference.get("parameters"):
         line += f" Chapter parameters set for it: {describe_settings(reference['parameters'])}."
+    parts: list[str] = [line]
     if status_doc:
-        line += f" The {{doc}}`reproduction status <{status_doc}>` lists every analysis with its data."
+        parts += [" The ", markup.link("reproduction status", f"{status_doc}.html"),
+                  " lists every analysis with its data."]
     if stale:
-        line += f" **Mixed book:** {len(stale)} chapter(s) come from other inputs (listed there)."
-    return line + "\n" + (f"\n{counts}\n" if counts else "")
+        parts.append(f" **Mixed book:** {len(stale)} chapter(s) come from other inputs (listed there).")
+    paragraph = markup.Html("<p>" + markup.concat(*parts) + "</p>")
+    return markup.page_block(markup.Html(paragraph + (markup.html(counts) if counts else "")))

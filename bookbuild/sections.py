@@ -1,6 +1,7 @@
 """What a chapter section hands its notebook cell, in one shape for every paper: the numbers to record
 (:class:`Number`: a value, or the reason it did not run), the figures to show (:class:`Figure`, each with the
-paper's values to draw), tables with readable column names (:class:`Table`) and reader notes (Markdown).
+paper's values to draw), tables with readable column names (:class:`Table`) and reader notes (Markdown,
+shown as HTML: :mod:`bookbuild.markup`).
 
 :func:`record` hands the numbers to the book's recorder and :func:`show` shows a whole :class:`Section` in a
 notebook; a chapter calls them as the recorder's methods, ``rec.record(numbers)`` and ``rec.show(section, *ids)``
@@ -20,6 +21,7 @@ from matplotlib.figure import Figure as MplFigure
 from analysis_lib import plotting
 from analysis_lib.extras import require
 from analysis_lib.plotting import Reference
+from bookbuild import markup
 from bookbuild.tables import html_table
 
 
@@ -101,7 +103,7 @@ def show(sec: Section, rec: Recorder, *ids: str, digits: int = 3, keep: Callable
     for table in sec.tables:
         ipy.display(html_table(table.frame, caption=table.caption, digits=table.digits))
     for note in sec.notes:
-        ipy.display(ipy.Markdown(note))
+        markup.show(note)
     record(rec, sec.numbers)
     for analysis_id in ids:
         ipy.display(rec.section(analysis_id, digits=digits, keep=keep))

@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from analysis_lib import sources
-from bookbuild import catalogue, navigation, paper_values
+from bookbuild import catalogue, markup, navigation, paper_values
 from bookbuild.catalogue import PAPERS
 from bookbuild.navigation import Chapter, IndexEntry
 from bookbuild.recorder import STATUS_LABEL, Result, format_paper
@@ -80,23 +80,6 @@ def _inline(text: str | None) -> str:
         return "—"
     escaped = html.escape(text).replace("\n", "<br>")
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
-
-
-def markdown_text(text: str) -> str:
-    """Any text (a path, an error message) as literal Markdown: every ASCII punctuation character backslash-escaped
-    (CommonMark), line breaks and other control characters as spaces, so nothing in it is read as markup, HTML, a
-    MyST role or a directive."""
-    flat = re.sub(r"[\x00-\x1f\x7f]+", " ", text)
-    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", flat)
-
-
-def markdown_code(text: str) -> str:
-    """Any text as one Markdown code span (literal: no markup, HTML or role inside), fenced with more backticks
-    than its longest run of them; control characters become spaces."""
-    flat = re.sub(r"[\x00-\x1f\x7f]+", " ", text)
-    fence = "`" * (max((len(m) for m in re.findall(r"`+", flat)), default=0) + 1)
-    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
-    return f"{fence}{pad}{flat}{pad}{fence}"
 
 
 def _paper_label(paper: str) -> str:
@@ -285,8 +268,7 @@ def rule_markdown() -> str:
     return (REPRODUCED_RULE + " Its numbers on real or published data decide first (`differs` if one differs, "
             "else `assumption`, else `reproduced`, else `computed`); an ID without such numbers reads `user data`, "
             "`LLM output`, `simulated`, `checked`, `transcribed` or `not run`, the first that applies. `not yet` "
-            "means no chapter of this build records the ID; `failed`, that its chapter failed in this build. The "
-            "paper's number behind each comparison, its tolerance and its source are in {doc}`../library`.")
+            "means no chapter of this build records the ID; `failed`, that its chapter failed in this build.")
 
 
 def summary_sentence(table: pl.DataFrame) -> str:
@@ -309,20 +291,20 @@ def summary_sentence(table: pl.DataFrame) -> str:
             + (f"; {tail}." if tail else "."))
 
 
-def front_page_counts(table: pl.DataFrame, status_doc: str) -> str:
-    """The front page's one line of counts: the IDs by verdict class, the same counts as the status page's
-    (:func:`summary_sentence`), with a link to it (``status_doc``, a Sphinx document name)."""
+def front_page_counts(table: pl.DataFrame, status_doc: str) -> markup.Html:
+    """The front page's one line of counts (HTML): the IDs by verdict class, the same counts as the status page's
+    (:func:`summary_sentence`), with a link to it (``status_doc``: its address from the front page, no ``.html``)."""
     counts = dict(zip(status_counts(table)["status"], status_counts(table)["ids"]))
     reproduced = reproduced_on_data(table)
     worked = counts.get("reproduced", 0) - reproduced  # worked examples that need no data
     parts = [f"{reproduced} reproduced from real or published data"]
     parts += [f"{worked} worked examples reproduced"] if worked else []
     parts += [f"{counts[v]} {v}" for v in VERDICTS if counts.get(v) and v != "reproduced"]
-    return (f"**{table.height} analyses** in this build: " + " · ".join(parts)
-            + f" ({{doc}}`how each is counted <{status_doc}>`).")
+    return markup.Html("<p>" + markup.concat(f"**{table.height} analyses** in this build: " + " · ".join(parts) + " (",
+                                             markup.link("how each is counted", f"{status_doc}.html"), ").") + "</p>")
 
 
-def front_counts(results_dir: str | Path, status_doc: str, chapters_dir: str | Path | None = None) -> str:
+def front_counts(results_dir: str | Path, status_doc: str, chapters_dir: str | Path | None = None) -> markup.Html:
     """:func:`front_page_counts` of the build whose results are in ``results_dir``."""
     build = load_build(results_dir, chapters_dir)
     table = status_table(build.results, catalogue.for_reader(catalogue.read()), build.where, build.failed_ids)
@@ -339,20 +321,21 @@ def by_paper_markdown(table: pl.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def failed_markdown(failed: Mapping[str, str]) -> str:
-    """A warning admonition naming the chapters that failed in this build and their one-line errors."""
-    lines = [f"- {markdown_code(stem)}: {markdown_text(error) if error else 'no message'}"
-             for stem, error in sorted(failed.items())]
-    return (":::{admonition} Chapters that failed in this build\n:class: error\n"
-            "Their analyses read `failed` below; their partial numbers are not shown.\n\n" + "\n".join(lines) + "\n:::")
+def failed_markdown(failed: Mapping[str, str]) -> markup.Html:
+    """A warning box naming the chapters that failed in this build and their one-line errors (as text)."""
+    items = "".join(f"<li>{markup.code(stem)}: {markup.text(error) if error else 'no message'}</li>"
+                    for stem, error in sorted(failed.items()))
+    return markup.admonition("Chapters that failed in this build",
+                             "Their analyses read `failed` below; their partial numbers are not shown.",
+                             markup.Html(f"<ul>{items}</ul>"), kind="error")
 
 
 def build_banner(
     data_source: str, seed: int, n_bootstrap: int, results: list[Result], where: Mapping[str, list[str]]
-) -> str:
-    """MyST Markdown for the top of the status page: what this build ran on, and a warning on simulated data."""
+) -> markup.Html:
+    """HTML for the top of the status page: what this build ran on, and a warning on simulated data."""
     source = str(data_source)
-    shown = markdown_code(source if sources.is_named(source) else Path(source).name)
+    shown = markup.code_span(source if sources.is_named(source) else Path(source).name)
     notebooks = sorted({n for ns in where.values() for n in ns})
     per_status = {s: sum(r.status == s for r in results) for s in NUMBER_STATUSES}
     tally = ", ".join(f"{n} {STATUS_LABEL[s]}" for s, n in per_status.items() if n)
@@ -361,13 +344,11 @@ def build_banner(
         f"{len(results)} numbers recorded by {len(notebooks)} chapter(s)" + (f" ({tally})." if tally else ".")
     )
     if sources.is_sample(source):
-        return (
-            ":::{admonition} Simulated data\n"
-            ":class: warning\n"
+        return markup.Html(markup.admonition(
+            "Simulated data",
             "This build ran on the project's Search Arena **simulator** (" + shown + "), not on the real release: "
             "analyses that need per-conversation data (class BATTLE) show `simulated`, which means the analysis "
             "runs, not that it reproduces the paper. Real public data and published aggregates (REAL, PUB) are used "
-            "as usual. Run `make book DATA=path/to/search-arena-chat-24k.parquet` to reproduce on the release.\n"
-            ":::\n\n" + line
-        )
-    return line
+            "as usual. Run `make book DATA=path/to/search-arena-chat-24k.parquet` to reproduce on the release.",
+            kind="warning") + markup.html(line))
+    return markup.html(line)

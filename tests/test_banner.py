@@ -1,4 +1,4 @@
-"""The data banner and the names of a user's inputs in Markdown (issue 25 item 2): nothing a user's file is called
+"""The data banner and the names of a user's inputs (issues 25 item 2, 48): nothing a user's file is called
 becomes live HTML, a link or a path of the build machine; a user's file is never called real public data."""
 
 from __future__ import annotations
@@ -28,15 +28,6 @@ def test_a_name_in_a_code_span_renders_as_its_own_text(name):
     assert text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").replace("&quot;", '"') == name
 
 
-@pytest.mark.parametrize("name", PAYLOADS)
-def test_sanitize_keeps_authored_code_spans_and_neutralises_what_a_name_brings(name):
-    detail = f"Answer records from `{name}`: **3** records, see `data_manifest.csv`."
-    html = _html(banner.sanitize(detail))
-    assert "<img" not in html and "<script" not in html and "<a " not in html
-    if "`" not in name:  # a backtick in a name may move text in or out of code, never into HTML
-        assert "<code>data_manifest.csv</code>" in html and "<strong>3</strong>" in html
-
-
 def test_the_banner_names_a_user_file_with_its_hash_and_never_its_folder(tmp_path, monkeypatch):
     path = tmp_path / "deep" / "ta_<img src=x onerror=alert(1)>.jsonl"
     recorded = tmp_path / "inputs.json"
@@ -57,3 +48,20 @@ def test_outside_a_build_a_user_input_is_named_by_its_file_name_only(tmp_path, m
     assert banner.user_input(str(tmp_path / "records.jsonl")) == "the user's file `records.jsonl`"
     assert banner.scrub(f"from {tmp_path}/a.jsonl and {tmp_path}", [str(tmp_path / "a.jsonl")]) == (
         f"from a.jsonl and {tmp_path}")
+
+
+def test_load_summary_counts_every_drop_and_never_shows_an_absolute_path(tmp_path):
+    from analysis_lib.search_arena.loader import LoadReport
+
+    rep = LoadReport(source=str(tmp_path / "sub" / "release.parquet"), n_raw=1200, n_rows=1150,
+                     dropped={"no model ids": 50, "empty": 0}, flags={"no vote (winner is null)": 600},
+                     unmapped_models=["new-model", "{download}`/etc/hostname`"])
+    text = banner.load_summary(rep, root=tmp_path)
+    assert text.startswith("Battle data: `sub/release.parquet`: 1,200 rows read, 1,150 kept.")
+    assert "Dropped: 50 no model ids." in text and "empty" not in text  # zero counts left out
+    assert "Flagged (kept, counted): 600 no vote (winner is null)." in text
+    assert "`new-model`, `` {download}`/etc/hostname` ``" in text  # names in code spans nothing in them closes
+    outside = banner.load_summary(rep, root=tmp_path / "elsewhere")
+    assert "`release.parquet`" in outside and str(tmp_path) not in outside
+    rep.source = "simulator (n=2,000, seed=0)"
+    assert banner.load_summary(rep).startswith("Battle data: `simulator (n=2,000, seed=0)`")

@@ -84,22 +84,6 @@ def test_dataset_comparison_counts_languages_without_null():
     assert dict(zip(table["dataset"], table["conversations"]))["SimpleQA"] == 2
 
 
-def test_load_summary_counts_every_drop_and_never_shows_an_absolute_path(tmp_path):
-    from analysis_lib.search_arena.loader import LoadReport
-
-    rep = LoadReport(source=str(tmp_path / "sub" / "release.parquet"), n_raw=1200, n_rows=1150,
-                     dropped={"no model ids": 50, "empty": 0}, flags={"no vote (winner is null)": 600},
-                     unmapped_models=["new-model"])
-    text = descriptive.load_summary(rep, root=tmp_path)
-    assert text.startswith("Battle data: `sub/release.parquet`: 1,200 rows read, 1,150 kept.")
-    assert "Dropped: 50 no model ids." in text and "empty" not in text  # zero counts left out
-    assert "Flagged (kept, counted): 600 no vote (winner is null)." in text and "new-model" in text
-    outside = descriptive.load_summary(rep, root=tmp_path / "elsewhere")
-    assert "`release.parquet`" in outside and str(tmp_path) not in outside
-    rep.source = "simulator (n=2,000, seed=0)"
-    assert descriptive.load_summary(rep).startswith("Battle data: `simulator (n=2,000, seed=0)`")
-
-
 # ------------------------------------------------------------------ SA-22L and the paper's numbers on figures
 
 

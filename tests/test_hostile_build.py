@@ -1,13 +1,15 @@
-"""Issue 37, last point: a full build with hostile inputs exits 0 with the hostile values shown as text, or exits 2
+"""Issues 37 and 48: a full build with hostile inputs exits 0 with the hostile values shown as text, or exits 2
 before any chapter runs.
 
-One small release in the published schema (``release_variants.base``) whose five busiest models are renamed to
-hostile names (a TeX command between dollars, a script element, a bold element, a 150-character name, non-ASCII
-text), a Text Arena file and a DR-Arena match log between the same names; chapters 01, 03, 05 and 08 and the status
-page are built with the HTML. Every page is then read: no element from the data is live (no ``<script>`` or ``<b>``
-from a name), no name is typeset as mathematics, and each name that reached a page is there as escaped text.
-Inputs the door check refuses (a name over the bound, a model meeting itself) stop the runner with exit 2 before any
-chapter runs.
+One small release in the published schema (``release_variants.base``) whose busiest models are renamed to hostile
+names (a TeX command between dollars, a script element, a bold element, a 150-character name, non-ASCII text, and
+MyST roles and a directive: ``{download}`` of a build machine's file, ``{math}``, ``{abbr}``, ``{doc}``,
+``:::{include}``), a Text Arena file, a DR-Arena match log between the same names and answer-engine answers from
+engines so named, each input file itself named with a backtick and a role; chapters 01, 03, 05, 08 and 09 and the
+status page are built with the HTML. Every page is then read: no element from the data is live (no ``<script>`` or
+``<b>`` from a name), no name is typeset as mathematics, abbreviated or linked, no file but the notebooks is copied
+into ``_downloads``, and each name that reached a page is there as its own text. Inputs the door check refuses (a
+name over the bound, a model meeting itself) stop the runner with exit 2 before any chapter runs.
 """
 
 from __future__ import annotations
@@ -36,8 +38,14 @@ SCRIPT = "<script>alert(1)</script>"
 BOLD = "<b>bold</b>"
 LONG = "long-" + "n" * 145
 UNICODE = "Модель-ünïcødé-搜索"
-HOSTILE = (MATH, SCRIPT, BOLD, LONG, UNICODE)
-CHAPTERS = ("01_dataset", "03_preferences", "05_cross_arena", "08_dr_arena")
+#: MyST roles and a directive that, parsed, would copy a build machine's file into the site, typeset, abbreviate, link
+#: or include (issue 48).
+ROLES = ("{download}`../../../../../../../../etc/hostname`", "{download}`/.git/config`", "{math}`x^2+y^2=z^2`",
+         "{abbr}`LLM (large language model)`", "{doc}`/book/intro`", ":::{include} /etc/hostname")
+HOSTILE = (MATH, SCRIPT, BOLD, LONG, UNICODE, *ROLES)
+CHAPTERS = ("01_dataset", "03_preferences", "05_cross_arena", "08_dr_arena", "09_answer_engines")
+#: An input file's name with a backtick and a role, which must not break out of the banner's code span.
+ROLE_FILE = "x`{math}`a^2`y"
 
 
 def _release(path: Path, n: int = 600) -> tuple[Path, list[str]]:
@@ -80,6 +88,25 @@ def _match_log(path: Path, models: list[str], *, self_match: bool = False) -> Pa
     return path
 
 
+def _answers(path: Path, engines: list[str]) -> Path:
+    """Answer-engine answers in the released layout from ``engines``: two answers each, two statements citing one
+    page whose text supports the first."""
+    rows = []
+    for k, engine in enumerate(e for e in engines for _ in range(2)):
+        statements = [f"Topic {k} has supporters [1].", f"Critics of topic {k} disagree [1]."]
+        row = {"id": f"q{k}", "Question": f"Why support topic {k}?", "Output": " ".join(statements),
+               "answer_engine": engine, "is_charged": k % 2 == 0, "S1": f"https://a{k}.example",
+               "S1_content": f"Title: a\n{statements[0]}"}
+        rows.append(row | {f"S{j}": "" for j in range(2, 11)})
+    path.write_text(json.dumps(rows, indent=1, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def _text_of(page: str) -> str:
+    """A page as a reader sees its text: tags out, entities decoded."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
 def _root(tmp: Path) -> Path:
     root = tmp / "bookroot"
     (root / "book").mkdir(parents=True)
@@ -114,15 +141,16 @@ def _shown(name: str, text: str) -> bool:
 
 @pytest.mark.slow
 def test_hostile_names_build_as_text(tmp_path):
-    release, models = _release(tmp_path / "release.parquet")
+    release, models = _release(tmp_path / f"{ROLE_FILE}.parquet")
     hostile_models = [m for m in models if m in HOSTILE]
     assert len(hostile_models) == len(HOSTILE)
-    text_arena = _text_arena(tmp_path / "text_arena.jsonl", hostile_models)
-    logs = _match_log(tmp_path / "match_log.jsonl", hostile_models)
+    text_arena = _text_arena(tmp_path / f"{ROLE_FILE}.jsonl", hostile_models)
+    logs = _match_log(tmp_path / f"m{ROLE_FILE}.jsonl", hostile_models)
+    answers = _answers(tmp_path / f"{ROLE_FILE}.json", [*ROLES[:3], "Perplexity"])
     root = _root(tmp_path)
     t0 = time.perf_counter()
     proc = _runner(root, (*CHAPTERS, STATUS), "--data", str(release), "--text-arena", str(text_arena),
-                   "--match-logs", str(logs))
+                   "--match-logs", str(logs), "--answers", str(answers))
     print(f"\nhostile build ({', '.join(CHAPTERS)} + status page): {time.perf_counter() - t0:.1f} s")
     assert proc.returncode == 0, f"build failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
     pages = _pages(root)
@@ -136,6 +164,18 @@ def test_hostile_names_build_as_text(tmp_path):
     everything = "\n".join(chapter_pages.values())
     for model in HOSTILE:
         assert _shown(model, everything), f"{model[:40]!r} reached no page"
+    # issue 48: no role or directive from a name or a file name did anything
+    downloads = root / "book" / "_build" / "html" / "_downloads"
+    copied = [p.name for p in downloads.rglob("*") if p.is_file() and p.suffix != ".ipynb"]
+    assert copied == [], f"files copied into the site from data: {copied}"
+    readable = "\n".join(_text_of(v) for v in chapter_pages.values())
+    for text in chapter_pages.values():
+        assert "<abbr" not in text
+        assert not re.search(r'class="[^"]*math[^"]*"[^>]*>[^<]*(x\^2\+y\^2|a\^2)', text)  # typeset by {math}
+        assert not re.search(r"<a [^>]*>[^<]*(<[^>]+>)*[^<]*Search-augmented LLMs: a reproduction compendium",
+                             text.split('<div class="bd-sidebar')[0].split("<main")[-1])  # {doc} made a link
+    for name in (*ROLES, ROLE_FILE):
+        assert name in readable, f"{name!r} is not on any page as its own text"
 
 
 @pytest.mark.slow
@@ -164,18 +204,15 @@ def test_refused_inputs_stop_before_any_chapter(tmp_path, case):
 # --- the fixes the build needed, each on its own -------------------------------------------------------------------
 
 
-def test_banner_text_keeps_dollars_as_text():
-    """A user's name with a pair of dollars in a banner's detail: dollarmath would typeset it; escaped, MyST shows
-    the dollars (the model list of chapter 01's battle-data line)."""
-    from markdown_it import MarkdownIt
-    from mdit_py_plugins.dollarmath import dollarmath_plugin
+def test_banner_text_keeps_dollars_and_roles_as_text():
+    """A user's name with a pair of dollars or a MyST role in a banner's detail (the model list of chapter 01's
+    battle-data line): MyST would typeset or act on it; the banner is HTML in which the name is text."""
+    from bookbuild import banner
 
-    from bookbuild.banner import sanitize
-    md = MarkdownIt().use(dollarmath_plugin)
-    detail = f"Model ids kept as-is: {MATH}, {SCRIPT}; code `{MATH}` stays code."
-    assert "math" in md.render(detail)  # unescaped, the name is maths
-    rendered = md.render(sanitize(detail))
-    assert "math" not in rendered and "x$\\undefinedcommand$y," in rendered and "<script>" not in rendered
+    detail = f"Model ids kept as-is: {MATH}, {SCRIPT}, {ROLES[0]}; code `{MATH}` stays code."
+    rendered = banner.data_banner("user", detail)
+    assert 'class="math' not in rendered and "<script>" not in rendered and "<a " not in rendered
+    assert "x$\\undefinedcommand$y," in rendered and "{download}<code>" in rendered
     assert f"<code>{html.escape(MATH, quote=False)}</code>" in rendered
 
 

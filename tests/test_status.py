@@ -349,7 +349,7 @@ def test_build_with_chapters_and_a_failure(tmp_path):
     assert "<details><summary>simulated: 2</summary>" in page
     assert "beta_length = 0.331 (paper 0.334)" in page
     assert status_page.counts_markdown(table).count("| **failed** | ") == 1
-    assert "`04_citations`: ValueError\\: boom" in status_page.failed_markdown(build.failed)
+    assert "<code>04_citations</code>: ValueError: boom" in status_page.failed_markdown(build.failed)
 
 
 def test_a_number_carries_its_planted_value_and_note():
@@ -398,15 +398,14 @@ def test_user_text_reaches_markdown_escaped():
         assert "<script>" not in rendered and "<a " not in rendered and "<strong>c</strong>" not in rendered
         assert "<b>" not in rendered
         assert "&lt;script&gt;" in rendered
-    assert failed.count("\n:::") == 1  # the admonition closes once: the message opened none
-    assert status_page.markdown_code("a``b") == "```a``b```" and status_page.markdown_code("`a") == "`` `a ``"
+    assert failed.count("</div>") == 1  # the box closes once: the message opened none
 
 
 def test_build_banner_warns_on_simulated_data():
     banner = status_page.build_banner("sample:2000", 0, 100, [], {})
-    assert banner.startswith(":::{admonition} Simulated data\n:class: warning")
+    assert banner.startswith('<div class="admonition warning"><p class="admonition-title">Simulated data</p>')
     real = status_page.build_banner("/data/release/search-arena-chat-24k.parquet", 1, 1000, [], {})
-    assert "search-arena-chat-24k.parquet" in real and "/data/release" not in real and ":::" not in real
+    assert "search-arena-chat-24k.parquet" in real and "/data/release" not in real and "admonition" not in real
 
 
 # --- the catalogue against ANALYSES.md ------------------------------------------------------------------------

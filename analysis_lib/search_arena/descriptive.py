@@ -8,13 +8,11 @@ as everywhere in the library (notebooks show them as percentages).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import polars as pl
 
-from analysis_lib import paths
 from analysis_lib.search_arena import languages, loader
 from analysis_lib.search_arena.prompt_sets import benchmark_prompts, search_arena_prompts
 
@@ -204,27 +202,3 @@ def factual_vs_rest_samples(battles: pl.DataFrame) -> dict[str, np.ndarray]:
     factual = pl.col("primary_intent") == FACTUAL
     return {FACTUAL: known.filter(factual)["prompt_words"].to_numpy(),
             "other intents": known.filter(~factual)["prompt_words"].to_numpy()}
-
-
-def load_summary(load_report: loader.LoadReport, root: str | Path | None = None) -> str:
-    """One Markdown paragraph for a page's data banner: where the battles came from, rows read and kept, and
-    every drop or flag with its count (nothing left out silently).
-
-    A file source is shown relative to ``root`` (default: the repository root) when it lies inside it, else
-    by its file name, so a page never shows the build machine's absolute paths.
-    """
-    source = load_report.source
-    path = Path(source)
-    if path.is_absolute():
-        source = paths.display_path(path, root)
-    text = f"Battle data: `{source}`: {load_report.n_raw:,} rows read, {load_report.n_rows:,} kept."
-    dropped = [f"{v:,} {k}" for k, v in load_report.dropped.items() if v]
-    flagged = [f"{v:,} {k}" for k, v in load_report.flags.items() if v]
-    if dropped:
-        text += f" Dropped: {'; '.join(dropped)}."
-    if flagged:
-        text += f" Flagged (kept, counted): {'; '.join(flagged)}."
-    if load_report.unmapped_models:
-        text += (" Model ids kept as-is (not in `resources/model_names.csv`): "
-                 f"{', '.join(load_report.unmapped_models)}.")
-    return text

@@ -18,7 +18,7 @@ import polars as pl
 from analysis_lib.search_arena import describe, intents, prompt_sets
 from analysis_lib.search_arena.citation_style import StyleCoefficient, StyleRatings
 from analysis_lib.search_arena.cross_arena import F1_COLUMNS, FactSynthTranscription, TieShareComparison
-from bookbuild import paper_values
+from bookbuild import markup, paper_values
 from bookbuild.sections import Number, Table, not_run
 
 # ----------------------------------------------------------------------------------------------- shared
@@ -50,15 +50,15 @@ def paper_marks(analysis_id: str, quantities: Mapping[str, str], scale: float = 
     return out
 
 
-def llm_note(available: bool, model: str, reason: str, steps: str) -> str:
-    """The chapter's one note on its LLM steps (Markdown admonition): where the calls go, or that ``steps`` show
-    cached results or *not run* and why (``reason``: the client's ``not_run_reason()``)."""
+def llm_note(available: bool, model: str, reason: str, steps: str) -> markup.Html:
+    """The chapter's one note on its LLM steps (a note box): where the calls go, or that ``steps`` show cached
+    results or *not run* and why (``reason``: the client's ``not_run_reason()``)."""
     if available:
-        return (f":::{{admonition}} LLM steps\n:class: note\nLLM calls go to the configured endpoint (default model "
-                f"`{model}`) and are cached.\n:::")
-    return (":::{admonition} LLM steps without an endpoint\n:class: note\nThis build has no LLM endpoint: "
-            f"{steps} show cached results where there are any, else *not run* ({reason.removeprefix('not run: ')}). "
-            "Set `OPENAI_BASE_URL` and `OPENAI_API_KEY` to run them.\n:::")
+        return markup.admonition("LLM steps", f"LLM calls go to the configured endpoint (default model "
+                                 f"{markup.code_span(model)}) and are cached.")
+    return markup.admonition("LLM steps without an endpoint", f"This build has no LLM endpoint: {steps} show cached "
+                             f"results where there are any, else *not run* ({reason.removeprefix('not run: ')}). "
+                             "Set `OPENAI_BASE_URL` and `OPENAI_API_KEY` to run them.")
 
 
 def why_not(note: str | None, chapter_reason: str) -> str:

@@ -20,6 +20,7 @@ from analysis_lib.search_arena import bt
 from analysis_lib.search_arena.models import ANCHOR
 from analysis_lib.search_arena.simulate.calibration import P_BOTHBAD, P_TIE
 from analysis_lib.search_arena.simulate.voting import TIE_MODELS
+from bookbuild import markup
 from bookbuild.sections import Number
 
 #: The intervals' nominal coverage.
@@ -52,16 +53,15 @@ def row(quantity: str, ours: Any, *, planted: Any = None, note: str = "") -> Num
     return Number(VAL, quantity, ours, note=note, planted=planted)
 
 
-def banner(n_conversations: int, n_seeds: int, n_replicates: int, replicate_size: int) -> str:
+def banner(n_conversations: int, n_seeds: int, n_replicates: int, replicate_size: int) -> markup.Html:
     """The page's data banner: this chapter always runs on the simulator, whatever data the book is built on."""
-    return (
-        ":::{admonition} Simulated data, by design\n:class: warning\n"
+    return markup.admonition(
+        "Simulated data, by design",
         "Every number on this page comes from the project's Search Arena simulator, whatever data the book is built "
         "on: the chapter checks the estimators where the truth is known. The simulated releases hold "
         f"{n_conversations:,} conversations each ({n_seeds} of them for the study over releases) and "
         f"{replicate_size:,} conversations for each of the {n_replicates} coverage replicates; the planted values "
-        "are the simulator's, not the paper's.\n:::"
-    )
+        "are the simulator's, not the paper's.", kind="warning")
 
 
 # ------------------------------------------------------------------------------------------- one release

@@ -20,7 +20,7 @@ from analysis_lib.dr_arena.plots import tick_label
 from analysis_lib.fetch import published
 from analysis_lib.plotting import Reference
 from analysis_lib.stats import LeaderboardAgreement
-from bookbuild import paper_values
+from bookbuild import markup, paper_values
 from bookbuild.sections import Number, Table, not_run
 
 #: DR-T6: "by round 2 Spearman reaches the all-rounds value" within this margin.
@@ -100,10 +100,11 @@ def mle_note(board: pl.DataFrame, n_bootstrap: int) -> str:
         resamples = "No bootstrap (`n_bootstrap = 0`): no intervals."
     if has_mle:
         return f"The MLE exists for these matches (the beat graph is strongly connected). {resamples}"
-    return (":::{admonition} No maximum-likelihood estimate for these matches\n:class: warning\nThe beat graph is not "
-            "strongly connected: some group of models never beat or tied a model outside it. The ratings are the "
-            f"ridge fit (reg = {board['ridge'][0]:g}); the gaps between the separated groups come from the ridge, "
-            f"not the data. {resamples}\n:::")
+    return markup.admonition(
+        "No maximum-likelihood estimate for these matches", "The beat graph is not strongly connected: some group of "
+        "models never beat or tied a model outside it. The ratings are the ridge fit "
+        f"(reg = {board['ridge'][0]:g}); the gaps between the separated groups come from the ridge, not the data. "
+        f"{resamples}", kind="warning")
 
 
 def _paper(quantity: str) -> float:

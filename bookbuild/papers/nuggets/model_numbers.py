@@ -25,6 +25,7 @@ from analysis_lib.nuggets import llm_analyses, nli
 from analysis_lib.nuggets.agreement import NuggetConfusion
 from analysis_lib.nuggets.records import NuggetRecords
 from analysis_lib.nuggets.sampling import sample_note
+from bookbuild import markup
 from bookbuild.sections import Number, not_run
 
 F6_QUANTITIES = ("LLM judge vs human: weighted kappa", "LLM judge agreements model_a / model_b",
@@ -40,16 +41,17 @@ NO_TEXTS = "the nugget records carry no response texts (answer_text)"
 NO_QUERIES = "the nugget records carry no query texts (query)"
 
 
-def llm_note(client: LLMClient) -> str:
-    """The chapter's note on its LLM steps, as a MyST admonition: where the calls go, or why they cannot."""
+def llm_note(client: LLMClient) -> markup.Html:
+    """The chapter's note on its LLM steps, as a note box: where the calls go, or why they cannot."""
     if client.available:
-        text = (f"LLM calls go to the configured endpoint (default model `{client.model}`) and are cached, so a "
+        text = (f"LLM calls go to the configured endpoint (default model {markup.code_span(client.model)}) and are "
+                "cached, so a "
                 "rebuild repeats none.")
     else:
         text = ("This build has no LLM endpoint: the LLM steps of this chapter (NG-F6, NG-T3, NG-Q) show replies "
                 "cached by an earlier build where there are any, else *not run*. Set `OPENAI_BASE_URL` and "
                 "`OPENAI_API_KEY` to run them.")
-    return f":::{{admonition}} LLM steps\n:class: note\n{text}\n:::"
+    return markup.admonition("LLM steps", text)
 
 
 def llm_pairs(records: NuggetRecords, kind: str) -> tuple[pl.DataFrame | None, str]:
