@@ -22,7 +22,8 @@ ROLES = ("download", "doc", "ref", "numref", "eq", "math", "abbr", "any", "term"
          "guilabel", "menuselection", "pep", "rfc", "raw-html", "sub-ref", "cite:t", "cite:p", "glue:text", "eval",
          "octicon", "fa", "bdg-primary", "button-ref", "code", "index", "keyword", "option", "envvar")
 #: Directives as a name or a file name could carry them (colon and backtick fences; the book enables colon_fence).
-DIRECTIVES = (":::{include} /etc/hostname\n:::", "```{include} /etc/hostname\n```", "```{literalinclude} /etc/passwd\n```",
+DIRECTIVES = (":::{include} /etc/hostname\n:::", "```{include} /etc/hostname\n```",
+              "```{literalinclude} /etc/passwd\n```",
               ":::{raw} html\n<script>alert(1)</script>\n:::", "```{eval-rst}\n.. include:: /etc/hostname\n```",
               ":::{figure} /etc/hostname\n:::", "$$x^2$$")
 MYST = create_md_parser(MdParserConfig(enable_extensions={"colon_fence", "dollarmath"}), RendererHTML)

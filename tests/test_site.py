@@ -210,7 +210,7 @@ def test_llm_model_is_named_only_when_its_outputs_were_used(tmp_path):
     _results(tmp_path, "07_nuggets", [{"analysis_id": "NG-F6", "quantity": "kappa", "llm": "gpt-4.1-mini"}])
     assert identity.read_used_models(tmp_path) == {"02_prompts": [], "07_nuggets": ["gpt-4.1-mini"]}
     block = identity.status_block(tmp_path)
-    assert "LLM: model `gpt-4.1-mini` (cached outputs, no endpoint called)" in block
+    assert "LLM: model <code>gpt-4.1-mini</code> (cached outputs, no endpoint called)" in block
     live = {"endpoint": "http://127.0.0.1:9/v1", "model": "m", "offline": False}
     assert identity.describe_llm(live, ["m"]) == "model `m` (endpoint `http://127.0.0.1:9/v1`)"
     assert "`m`" not in identity.describe_llm(live, [])
