@@ -1,7 +1,8 @@
-# Two entry points (see README):
+# Entry points (see README):
 #   make book   build the whole book on the embedded default (or `make book DATA=path/to/release.parquet`;
 #               also NUGGETS=, MATCH_LOGS=, ANSWERS=, ANSWER_LABELS=, ATTRIBUTION=, TEXT_ARENA=: see README)
 #   make test   install, lint (ruff), type-check (mypy) and run the test suite
+#   make lab    open notebooks/ in JupyterLab with the chapters' kernel, to re-run a chapter by hand
 # Both create or reuse the virtual environment in .venv/, installed from the lock file (requirements.lock).
 #   make lock     resolve the full install afresh in a scratch environment and write requirements.lock
 #   make publish  push book/_build/html to the gh-pages branch of REMOTE (default origin) with ghp-import
@@ -26,13 +27,15 @@ ANSWERS ?=
 ANSWER_LABELS ?=
 ATTRIBUTION ?=
 TEXT_ARENA ?=
+LAB_ARGS ?=
 # Command-line variables are exported (expanded) to every recipe by default: not these.
-unexport INSTALLER DATA SEED BOOTSTRAP JOBS MEMORY_GB NUGGETS MATCH_LOGS ANSWERS ANSWER_LABELS ATTRIBUTION TEXT_ARENA
+unexport INSTALLER DATA SEED BOOTSTRAP JOBS MEMORY_GB NUGGETS MATCH_LOGS ANSWERS ANSWER_LABELS ATTRIBUTION TEXT_ARENA \
+  LAB_ARGS
 # A local mirror of the inputs pre-seeds the download cache (hashes are still checked): $ANALYSIS_DATA_MIRROR when
 # set, else the runner's one default, ../shared/data beside the repository when it exists
 # (bookbuild/config.py: config.default_mirror), so `make book` and `python -m bookbuild` find the same data.
 
-.PHONY: book test install lock publish clean-book
+.PHONY: book test lab install lock publish clean-book
 
 # Installs exactly the locked versions (-c: constraints; the project's own ranges in pyproject.toml stay open).
 # Byte-compiled at install: with PYTHONDONTWRITEBYTECODE set, as on the project's machines, an uncompiled install
@@ -73,6 +76,13 @@ book: export BOOK_ATTRIBUTION = $(value ATTRIBUTION)
 book: export BOOK_TEXT_ARENA = $(value TEXT_ARENA)
 book: $(VENV)/.installed
 	$(PY) -m bookbuild
+
+# JupyterLab (the [lab] extra) serving notebooks/, a notebook opening in the runner's kernel (python3 of .venv/) and
+# finding the data mirror as the runner's kernels do (bookbuild/lab.py); LAB_ARGS: options for jupyter lab, e.g.
+# `make lab LAB_ARGS="--no-browser --port 8899"`, reaching it through the environment like the book's variables.
+lab: export BOOK_LAB_ARGS = $(value LAB_ARGS)
+lab: $(VENV)/.installed
+	$(PY) -m bookbuild.lab
 
 test: $(VENV)/.installed
 	bash scripts/ensure_chromium.sh

@@ -37,6 +37,9 @@ from typing import Any
 EXIT_OK, EXIT_NOTEBOOK, EXIT_USAGE, EXIT_BOOK = 0, 1, 2, 3
 #: The most bootstrap rounds a build takes (``--bootstrap`` / ``BOOTSTRAP``); the default is 100.
 MAX_BOOTSTRAP = 10_000
+#: The Jupyter kernel the chapters run in (``--kernel``; ``make lab`` opens them with it): the ipykernel that
+#: ``make install`` puts into .venv/ (``.venv/share/jupyter/kernels/python3``, this environment's Python).
+DEFAULT_KERNEL = "python3"
 EXIT_MEANING = {EXIT_OK: "done", EXIT_NOTEBOOK: "a notebook failed", EXIT_USAGE: "bad arguments or inputs",
                 EXIT_BOOK: "the book build failed"}
 
@@ -77,7 +80,7 @@ class Config:
     data: str = "sample"
     seed: int = 0
     n_bootstrap: int = 100
-    kernel: str = "python3"
+    kernel: str = DEFAULT_KERNEL
     #: chapters run at once (the status page always runs alone, last)
     jobs: int = 1
     #: memory the chapters running at once may plan to use, in GB (their measured peaks, bookbuild.schedule)
@@ -260,7 +263,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
     p.add_argument("--book-dir", default=None, help="book folder (default: <root>/book)")
     p.add_argument("--state-dir", default=None, help="build state folder (default: <root>/.build_state)")
     p.add_argument("--cache-dir", default=None, help="cache_dir passed to the notebooks (default: <root>/.cache)")
-    p.add_argument("--kernel", default="python3", help="Jupyter kernel name (default: python3)")
+    p.add_argument("--kernel", default=DEFAULT_KERNEL, help=f"Jupyter kernel name (default: {DEFAULT_KERNEL})")
     p.add_argument("--jobs", default=_env("BOOK_JOBS", "1"),
                    help="chapters run at once, each in its own kernel (default: $BOOK_JOBS or 1)")
     p.add_argument("--memory-gb", default=_env("BOOK_MEMORY_GB", "3"),

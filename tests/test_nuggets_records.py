@@ -305,6 +305,52 @@ def test_figures_name_the_paper_figure():
     plt.close("all")
 
 
+def _vote_groups(seed: int = 4) -> tuple[dict[str, np.ndarray], pl.DataFrame]:
+    """Score differences per human vote without ties (continuous draws) and their K-S tests."""
+    rng = np.random.default_rng(seed)
+    groups = {"model_a": rng.normal(-0.2, 0.25, 300), "tie": rng.normal(0.0, 0.15, 120),
+              "model_b": rng.normal(0.2, 0.25, 280)}
+    d = np.concatenate(list(groups.values()))
+    w = np.concatenate([[v] * g.size for v, g in groups.items()])
+    return groups, ng.ks_by_vote(d, w)
+
+
+def test_figure_3_draws_the_librarys_densities_with_its_bandwidth():
+    """NG-F3's curves (seaborn's kdeplot) are the densities the library computes with scipy (kde_curves): a
+    Gaussian KDE with bandwidth KDE_BW_ADJUST (0.5) × Scott's factor, at every x drawn, within −1…1."""
+    from analysis_lib.nuggets import plots
+
+    groups, _ = _vote_groups()
+    fig = plots.kde_by_vote(groups, "Figure 3")
+    curves = {str(line.get_label()).split()[1]: line for line in fig.axes[0].get_lines()
+              if str(line.get_label()).startswith("human: ")}
+    assert set(curves) == set(groups) and ng.perbattle.KDE_BW_ADJUST == 0.5
+    for vote, line in curves.items():
+        x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+        assert -1 <= x.min() and x.max() <= 1 and x.size >= 200
+        assert y == pytest.approx(ng.kde_curves({vote: groups[vote]}, grid=x)["density"].to_numpy(), rel=1e-9)
+        half_scott = sps.gaussian_kde(groups[vote], bw_method=lambda k: 0.5 * k.scotts_factor())
+        assert y == pytest.approx(half_scott(x), rel=1e-9)
+        assert not np.allclose(y, sps.gaussian_kde(groups[vote])(x), rtol=0.01)  # Scott's own bandwidth differs
+    plt.close(fig)
+
+
+def test_figure_2_draws_each_groups_ecdf():
+    """NG-F2's curves (seaborn's ecdfplot) are each vote group's empirical CDF, #{d ≤ x} / n, as steps."""
+    from analysis_lib.nuggets import plots
+
+    groups, ks = _vote_groups()
+    fig = plots.ecdf_panels(groups, ks, "Figure 2")
+    for ax, r in zip(fig.axes, ks.iter_rows(named=True), strict=True):
+        for g in (r["group_1"], r["group_2"]):
+            line = next(ln for ln in ax.get_lines() if ln.get_label() == f"human: {g}")
+            x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+            finite = np.isfinite(x)
+            assert np.sort(groups[g]) == pytest.approx(x[finite]) and line.get_drawstyle() == "steps-post"
+            assert y[finite] == pytest.approx(np.arange(1, groups[g].size + 1) / groups[g].size)
+    plt.close(fig)
+
+
 # ---------------------------------------------------------------- conventions: tie boundary, empty sets, NaN
 
 

@@ -128,6 +128,33 @@ def test_count_histograms_show_small_bars():
     plt.close("all")
 
 
+def test_kde_draws_scotts_bandwidth_times_bw_adjust_over_each_groups_range():
+    """plotting.kde (seaborn's kdeplot): each curve is scipy's Gaussian KDE with Scott's factor × bw_adjust from the
+    group's smallest to its largest value; with log_x, the density of log10 of the values (clipped to ≥ 1), per
+    log10 unit, on a log axis whose ticks read as plain numbers."""
+    from scipy.stats import gaussian_kde
+
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(0, 1, 300), rng.normal(2, 0.5, 200)
+    ax = plotting.kde({"a": a, "b": b, "constant": np.ones(5)}, xlabel="x", bw_adjust=0.5).axes[0]
+    assert [str(line.get_label()).split()[0] for line in ax.get_lines()] == ["a", "b"]  # no density of a constant
+    for line, v in zip(ax.get_lines(), (a, b), strict=True):
+        x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+        assert (x[0], x[-1]) == pytest.approx((v.min(), v.max()))
+        assert y == pytest.approx(gaussian_kde(v, bw_method=lambda k: 0.5 * k.scotts_factor())(x), rel=1e-9)
+        assert not np.allclose(y, gaussian_kde(v)(x), rtol=0.01)
+    words = np.r_[rng.lognormal(3, 1, 400), 0.0, np.nan]
+    ax = plotting.kde({"words": words}, xlabel="words", log_x=True).axes[0]
+    x, y = np.asarray(ax.get_lines()[0].get_xdata()), np.asarray(ax.get_lines()[0].get_ydata())
+    logs = np.log10(np.clip(words[np.isfinite(words)], 1, None))
+    assert y == pytest.approx(gaussian_kde(logs)(np.log10(x)), rel=1e-9)
+    assert ax.get_xscale() == "log" and ax.get_ylabel() == "density (per log10 unit)"
+    assert ax.get_lines()[0].get_label() == f"words (mean {np.nanmean(words):.1f}, n=401)"
+    ax.figure.canvas.draw()
+    ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert ticks and all(t.replace(",", "").isdigit() for t in ticks), ticks  # "10", not "$\\mathdefault{10^{1}}$"
+
+
 def test_heatmap_text_contrasts_with_cell():
     assert plotting.contrast_text_color((0.03, 0.19, 0.42, 1.0)) == "white"  # darkest Blues cell
     assert plotting.contrast_text_color((0.97, 0.98, 1.0, 1.0)) == "black"   # lightest Blues cell

@@ -12,8 +12,6 @@ with bandwidth factor 0.5 × Scott's (seaborn's ``bw_adjust=0.5``, which we read
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import polars as pl
 from scipy.stats import gaussian_kde
@@ -129,12 +127,6 @@ def kde_curves(groups: dict[str, np.ndarray], grid: np.ndarray | None = None,
         parts.append(pl.DataFrame({"vote": [name] * grid.size, "x": grid, "density": k(grid)}))
     return (pl.concat(parts) if parts
             else pl.DataFrame(schema={"vote": pl.String, "x": pl.Float64, "density": pl.Float64}))
-
-
-def ecdf(values: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted values and their empirical CDF F(x) = #{v ≤ x} / n."""
-    v = np.sort(np.asarray(values, dtype=float))
-    return v, np.arange(1, v.size + 1) / max(1, v.size)
 
 
 def score_summary(scores: pl.DataFrame) -> dict[str, float]:

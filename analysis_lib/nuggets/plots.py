@@ -14,12 +14,13 @@ from collections.abc import Mapping
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
+import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
 from analysis_lib import plotting
 from analysis_lib.nuggets.agreement import NuggetConfusion
-from analysis_lib.nuggets.perbattle import ecdf, kde_curves
+from analysis_lib.nuggets.perbattle import KDE_BW_ADJUST
 
 ROW_LABELS = ["human: model_a", "human: tie", "human: model_b", "human: tie (bothbad)"]
 PREFERENCE_NAMES = ("model_a", "tie", "model_b")
@@ -96,12 +97,18 @@ def shares_figure(shares: Mapping[str, float], title: str, paper: Mapping[str, f
 
 
 def kde_by_vote(groups: dict[str, np.ndarray], title: str) -> Figure:
-    """NG Figure 3: KDE of score_B − score_A per human vote (bandwidth factor 0.5 × Scott)."""
-    curves = kde_curves(groups)
+    """NG Figure 3: the kernel density of score_B − score_A per human vote, drawn by ``seaborn.kdeplot`` with the
+    library's bandwidth (:data:`~analysis_lib.nuggets.perbattle.KDE_BW_ADJUST` × Scott's factor, the densities
+    :func:`~analysis_lib.nuggets.perbattle.kde_curves` computes with scipy) on −1…1, the range of a score
+    difference. A vote with fewer than two distinct finite differences has no density and no curve."""
     fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 4.0), layout="constrained")
-    for (vote,), g in curves.group_by("vote", maintain_order=True):
-        n = groups[str(vote)].size
-        ax.plot(g["x"], g["density"], color=plotting.OUTCOME_COLORS.get(str(vote)), label=f"human: {vote} (n={n:,})")
+    for vote, values in groups.items():
+        v = np.asarray(values, dtype=float)
+        v = v[np.isfinite(v)]
+        if v.size < 2 or np.ptp(v) == 0:
+            continue
+        sns.kdeplot(x=v, bw_adjust=KDE_BW_ADJUST, clip=(-1.0, 1.0), color=plotting.OUTCOME_COLORS.get(vote),
+                    label=f"human: {vote} (n={np.asarray(values).size:,})", ax=ax)
     ax.axvline(0, color="#444444", lw=0.8)
     ax.set_xlabel("nugget score difference, All_B − All_A (score units)")
     ax.set_ylabel("density")
@@ -124,7 +131,8 @@ def _ks_location(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float] | N
 
 def ecdf_panels(groups: dict[str, np.ndarray], ks: pl.DataFrame, title: str,
                 paper_d: Mapping[tuple[str, str], float] | None = None) -> Figure:
-    """NG Figure 2: ECDFs of score_B − score_A for each pair of vote groups, one panel per row, with this build's
+    """NG Figure 2: ECDFs of score_B − score_A for each pair of vote groups (``seaborn.ecdfplot``), one panel per row,
+    with this build's
     K-S D drawn where the curves are furthest apart and the paper's D (``paper_d``, by group pair) beside it as a
     dashed segment of its length."""
     fig, axes = plt.subplots(ks.height, 1, figsize=(FIGURE_WIDTH_IN, 2.7 * ks.height + 0.6), sharex=True,
@@ -132,8 +140,7 @@ def ecdf_panels(groups: dict[str, np.ndarray], ks: pl.DataFrame, title: str,
     for ax, r in zip(axes[:, 0], ks.iter_rows(named=True), strict=True):
         g1, g2 = r["group_1"], r["group_2"]
         for g in (g1, g2):
-            x, y = ecdf(groups[g])
-            ax.step(x, y, where="post", color=plotting.OUTCOME_COLORS.get(g), label=f"human: {g}")
+            sns.ecdfplot(x=groups[g], color=plotting.OUTCOME_COLORS.get(g), label=f"human: {g}", ax=ax)
         where = _ks_location(groups[g1], groups[g2])
         ref = (paper_d or {}).get((g1, g2))
         if where is not None:
@@ -175,13 +182,13 @@ def sweep_figure(sweep: pl.DataFrame, title: str, paper_range: tuple[float, floa
 
 
 def histogram(values: np.ndarray, xlabel: str, title: str, bins: int = 30, paper_mean: float | None = None) -> Figure:
-    """Distribution of one per-battle quantity (nuggets per battle, NG-T2 similarities), with this build's mean
-    and the paper's (``paper_mean``) as vertical lines."""
+    """Histogram of one per-battle quantity in ``bins`` equal bins (``seaborn.histplot``; nuggets per battle, NG-T2
+    similarities), with this build's mean and the paper's (``paper_mean``) as vertical lines."""
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 3.6))
-    ax.hist(v, bins=bins, color=plotting.ACCENT)
     if v.size:
+        sns.histplot(x=v, bins=bins, color=plotting.ACCENT, alpha=1.0, ax=ax)
         ax.axvline(float(v.mean()), color="black", lw=1.5, label=f"mean {v.mean():.2f} (this build)")
     if paper_mean is not None:
         ax.axvline(paper_mean, color=PAPER_COLOR, lw=1.8, ls="--", label=f"mean {paper_mean:g} (paper)")

@@ -7,7 +7,7 @@
   measure of its smallest text at display size (:func:`smallest_font_pt`)
 - :mod:`~analysis_lib.plotting.figures`        estimates and comparisons: bars, matrices, forest, scatter with a fit
   or error bars, radar, slope charts
-- :mod:`~analysis_lib.plotting.distributions`  kernel densities, integer histograms, vote counts per category
+- :mod:`~analysis_lib.plotting.distributions`  kernel densities and integer histograms, drawn by seaborn
 - :mod:`~analysis_lib.plotting.labels`         label placement clear of points, labels and error bars
 - :mod:`~analysis_lib.plotting.text`           user text drawn plain and bounded (:func:`plain`, and every figure
   through :func:`~analysis_lib.plotting.text.bound_figure_texts` when it is prepared)
@@ -28,7 +28,7 @@ from analysis_lib.plotting.display import (
     smallest_font_pt,
     stamp,
 )
-from analysis_lib.plotting.distributions import LOG_COUNT_RATIO, count_histograms, kde, vote_distribution
+from analysis_lib.plotting.distributions import LOG_COUNT_RATIO, count_histograms, kde
 from analysis_lib.plotting.figures import barh, error_scatter, forest, heatmap, radar, scatter_fit, slope_chart
 from analysis_lib.plotting.labels import labels_overlap, place_labels, spread_1d
 from analysis_lib.plotting.style import (
@@ -47,5 +47,4 @@ __all__ = [
     "add_legend", "apply_style", "barh", "contrast_text_color", "count_histograms", "default_alt", "draw_reference",
     "error_scatter", "figure_html", "forest", "heatmap", "kde", "labels_overlap", "mark_simulated", "place_labels",
     "plain", "prepare", "radar", "scatter_fit", "show", "slope_chart", "smallest_font_pt", "spread_1d", "stamp",
-    "vote_distribution",
 ]

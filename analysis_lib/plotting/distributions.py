@@ -1,7 +1,9 @@
-"""Figure kinds for distributions: kernel densities per group, integer histograms, vote counts per category.
+"""Figure kinds for distributions, drawn by seaborn: kernel densities per group (``seaborn.kdeplot``) and integer
+histograms (``seaborn.histplot``).
 
-Every function takes plain arrays or a polars frame, returns the matplotlib ``Figure`` and labels its axes with
-units.
+seaborn draws on the figure's own axes under the compendium's rcParams (:func:`~analysis_lib.plotting.style.
+apply_style`; no seaborn theme is set), so these figures look like the others. Every function takes plain arrays,
+returns the matplotlib ``Figure`` and labels its axes with units.
 """
 
 from __future__ import annotations
@@ -10,12 +12,16 @@ from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
-import polars as pl
+import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
-from scipy.stats import gaussian_kde
 
-from analysis_lib.plotting.style import ACCENT, SMALL_PT, VOTE_COLORS
+from analysis_lib.plotting.style import ACCENT, SMALL_PT
+
+
+def plain_numbers() -> FuncFormatter:
+    """Tick labels of a log axis as plain numbers (1, 10, 1,000); one per axis (matplotlib binds it to its axis)."""
+    return FuncFormatter(lambda value, _: f"{value:,.0f}")
 
 
 def kde(
@@ -28,27 +34,23 @@ def kde(
     bw_adjust: float = 1.0,
     clip: tuple[float, float] | None = None,
 ) -> Figure:
-    """Kernel density per group (Gaussian, Scott's bandwidth times ``bw_adjust``), means in the legend."""
+    """Kernel density per group over the group's range (``seaborn.kdeplot``: Gaussian, Scott's bandwidth times
+    ``bw_adjust``), each group's mean and size in the legend. With ``log_x`` the density is that of log10 of the
+    values (clipped to at least 1), per log10 unit, on a log axis; ``clip`` bounds the curves (in log10 units with
+    ``log_x``). A group with fewer than two distinct finite values has no density and is left out."""
     fig, ax = plt.subplots()
     colors = colors or {}
     for name, values in samples.items():
         values = np.asarray(values, dtype=float)
         values = values[np.isfinite(values)]
-        data = np.log10(np.clip(values, 1, None)) if log_x else values
+        data = np.clip(values, 1, None) if log_x else values
         if data.size < 2 or np.ptp(data) == 0:
             continue
-        k = gaussian_kde(data)
-        k.set_bandwidth(k.factor * bw_adjust)
-        lo, hi = clip if clip else (data.min(), data.max())
-        grid = np.linspace(lo, hi, 400)
-        ax.plot(
-            10**grid if log_x else grid,
-            k(grid),
-            label=f"{name} (mean {values.mean():.1f}, n={values.size:,})",
-            color=colors.get(name),
-        )
-    if log_x:
-        ax.set_xscale("log")
+        sns.kdeplot(x=data, ax=ax, log_scale=log_x, bw_adjust=bw_adjust, cut=0, clip=clip, color=colors.get(name),
+                    label=f"{name} (mean {values.mean():.1f}, n={values.size:,})")
+    if log_x:  # the style turns mathtext off: the default labels would read "$\\mathdefault{10^{1}}$"
+        ax.xaxis.set_major_formatter(plain_numbers())
+        ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(xlabel)
     ax.set_ylabel("density" + (" (per log10 unit)" if log_x else ""))
     ax.legend()
@@ -56,36 +58,6 @@ def kde(
         ax.set_title(title)
     return fig
 
-def vote_distribution(
-    long: pl.DataFrame, *, by: str = "intent", order: Sequence[str] | None = None, title: str = "",
-    ylabel: str = "battles",
-) -> Figure:
-    """Grouped bars of vote counts per category (Figure 8): one bar per ``vote`` (search, non-search, tie),
-    labelled with its share of the category's battles. ``long`` has columns ``by``, ``vote``, ``count``, ``share``."""
-    cats = list(order) if order is not None else long[by].unique(maintain_order=True).to_list()
-    cats = [c for c in cats if c in set(long[by].to_list())]
-    votes = [v for v in VOTE_COLORS if v in set(long["vote"].to_list())]
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(cats) + 1.5), 3.8))
-    width = 0.8 / max(len(votes), 1)
-    x = np.arange(len(cats))
-    for k, vote in enumerate(votes):
-        sub = {r[by]: r for r in long.filter(pl.col("vote") == vote).iter_rows(named=True)}
-        counts = np.array([sub[c]["count"] if c in sub else 0 for c in cats], dtype=float)
-        shares = [sub[c]["share"] if c in sub else float("nan") for c in cats]
-        pos = x + (k - (len(votes) - 1) / 2) * width
-        ax.bar(pos, counts, width, label=vote, color=VOTE_COLORS[vote], edgecolor="black", linewidth=0.5)
-        for xi, c, s in zip(pos, counts, shares, strict=True):
-            if np.isfinite(s):
-                ax.text(xi, c, f"{s:.0%}", ha="center", va="bottom", fontsize=SMALL_PT)
-    ax.set_xticks(x, cats, rotation=30, ha="right")
-    ax.set_ylabel(ylabel)
-    # headroom for the legend; polars types Series.max() as any Python literal, an integer column gives an int
-    ax.set_ylim(0, max(1.0, float(long["count"].max() or 0)) * 1.22)  # type: ignore[arg-type]
-    ax.legend(loc="upper right", fontsize=SMALL_PT, ncols=len(votes))
-    ax.grid(axis="x", visible=False)
-    if title:
-        ax.set_title(title)
-    return fig
 
 #: A count panel goes logarithmic when its tallest bar is this many times its shortest (the short bar would
 #: be under 2% of a linear axis).
@@ -99,8 +71,9 @@ def count_histograms(
     log_y: bool | None = None,
     title: str = "",
 ) -> Figure:
-    """Side-by-side bar histograms of integer values, one bin per integer (``panels``: ``(values, xlabel)``;
-    DR-Arena Fig 8: tree depth and width), each bar labelled with its count.
+    """Side-by-side histograms of integer values, one bar per integer (``seaborn.histplot`` with ``discrete=True``;
+    ``panels``: ``(values, xlabel)``; DR-Arena Fig 8: tree depth and width), each bar labelled with its count and
+    integers that do not occur left without a bar.
 
     The y axis is linear from 0 unless a panel's tallest bar is :data:`LOG_COUNT_RATIO` times its shortest or
     more (or ``log_y`` is True): then it is logarithmic from 0.5, so a bar of 1 still shows, with plain integer
@@ -108,16 +81,19 @@ def count_histograms(
     fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 3.8), squeeze=False)
     for ax, (values, xlabel) in zip(axes[0], panels, strict=True):
         v = np.asarray(values, dtype=int)
-        counts = np.bincount(v)
-        xs = np.nonzero(counts)[0]
-        ax.bar(xs, counts[xs], color=ACCENT, width=0.8)
-        for x, c in zip(xs, counts[xs], strict=True):
-            ax.annotate(str(c), (x, c), ha="center", va="bottom", fontsize=SMALL_PT)
-        log = counts[xs].max() >= LOG_COUNT_RATIO * counts[xs].min() if log_y is None else log_y
+        sns.histplot(x=v, discrete=True, shrink=0.8, color=ACCENT, alpha=1.0, linewidth=0, ax=ax)
+        for bar in list(ax.patches):
+            if bar.get_height() == 0:
+                bar.remove()  # an integer between the values that does not occur
+        counts = np.array([bar.get_height() for bar in ax.patches])
+        for bar, c in zip(ax.patches, counts, strict=True):
+            ax.annotate(f"{c:.0f}", (bar.get_x() + bar.get_width() / 2, c), ha="center", va="bottom",
+                        fontsize=SMALL_PT)
+        log = counts.max() >= LOG_COUNT_RATIO * counts.min() if log_y is None else log_y
         if log:
             ax.set_yscale("log")
             ax.set_ylim(0.5, counts.max() * 2.0)
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:,.0f}"))
+            ax.yaxis.set_major_formatter(plain_numbers())
             ax.yaxis.set_minor_formatter(NullFormatter())
         else:
             ax.set_ylim(0, counts.max() * 1.12)

@@ -22,6 +22,8 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
+import seaborn as sns
+from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -116,31 +118,30 @@ def matrix_heatmap(matrix: np.ndarray, row_labels: Sequence[str], col_labels: Se
 
 def vote_bars(long: pl.DataFrame, order: Sequence[str], *, title: str = "", by: str = "intent") -> Figure:
     """Figure 8 sized for the page: per category (``order``, first on top) one horizontal bar per vote (search,
-    non-search, tie) with its count, labelled with its share of the category's battles right of the bar; every
-    text 10 pt in a 7 in figure (vertical bars three to a category left their 10 pt labels overlapping).
-    ``long`` has columns ``by``, ``vote``, ``count``, ``share`` (:func:`~analysis_lib.search_arena.cross_arena.
-    vote_shares_long`)."""
+    non-search, tie) with its count (``seaborn.barplot``, dodged by vote), labelled with its share of the
+    category's battles right of the bar; every text 10 pt in a 7 in figure (vertical bars three to a category
+    left their 10 pt labels overlapping). ``long`` has columns ``by``, ``vote``, ``count``, ``share``
+    (:func:`~analysis_lib.search_arena.cross_arena.vote_shares_long`)."""
     present = set(long[by].to_list())
     cats = [c for c in order if c in present]
     votes = [v for v in VOTE_COLORS if v in set(long["vote"].to_list())]
-    height = 0.8 / max(len(votes), 1)
+    shown = long.filter(pl.col(by).is_in(cats) & pl.col("vote").is_in(votes))
     fig, ax = plt.subplots(figsize=(WIDTH, 0.62 * len(cats) + 1.6))
-    y = np.arange(len(cats))[::-1].astype(float)
-    for k, vote in enumerate(votes):
-        sub = {r[by]: r for r in long.filter(pl.col("vote") == vote).iter_rows(named=True)}
-        counts = np.array([sub[c]["count"] if c in sub else 0 for c in cats], dtype=float)
-        pos = y + ((len(votes) - 1) / 2 - k) * height
-        ax.barh(pos, counts, height * 0.92, label=vote, color=VOTE_COLORS[vote], edgecolor="black", linewidth=0.4)
-        for yi, n, c in zip(pos, counts, cats, strict=True):
-            if c in sub:
-                ax.annotate(f"{sub[c]['share']:.0%}", (n, yi), xytext=(3, 0), textcoords="offset points",
-                            va="center", fontsize=10)
-    ax.set_yticks(y, cats, fontsize=10)
+    sns.barplot(x=shown["count"].to_numpy(), y=shown[by].to_list(), hue=shown["vote"].to_list(), order=cats,
+                hue_order=votes, palette=VOTE_COLORS, saturation=1, orient="h", errorbar=None, width=0.8, gap=0.08,
+                edgecolor="black", linewidth=0.4, ax=ax)
+    groups = [c for c in ax.containers if isinstance(c, BarContainer)]  # one per vote, its bars in ``cats`` order
+    for vote, bars in zip(votes, groups, strict=True):
+        share = {r[by]: r["share"] for r in shown.filter(pl.col("vote") == vote).iter_rows(named=True)}
+        ax.bar_label(bars, labels=[f"{share[c]:.0%}" if c in share else "" for c in cats], padding=3, fontsize=10)
+    ax.tick_params(axis="y", labelsize=10)
+    ax.set_ylabel("")
     ax.set_xlim(0, max(1.0, float(long["count"].max() or 0)) * 1.15)  # type: ignore[arg-type]
     ax.set_xlabel("battles (label: share of the intent's battles)", fontsize=10)
     ax.tick_params(axis="x", labelsize=10)
     ax.grid(axis="y", visible=False)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=len(votes), fontsize=10, frameon=False)
+    sns.move_legend(ax, "upper center", bbox_to_anchor=(0.5, -0.1), ncol=len(votes), fontsize=10, frameon=False,
+                    title=None)
     if title:
         ax.set_title(title, fontsize=11)
     return fig
