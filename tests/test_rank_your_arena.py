@@ -233,3 +233,18 @@ def test_the_search_arena_command_points_other_data_to_the_general_command(tmp_p
     assert main([str(path), "--rounds", "0"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "use: arena-leaderboard FILE" in err
+
+
+def test_the_readme_section_for_this_user_is_near_the_top_and_its_commands_parse():
+    from analysis_lib.ranking import cli
+
+    lines = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index("## Ranking your own arena")
+    assert start < 60
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("## "))
+    assert end - start <= 32
+    text = "\n".join(lines[start:end]).replace("\\\n", " ")
+    commands = [line.split() for line in text.splitlines() if line.startswith("arena-leaderboard ")]
+    assert len(commands) == 2
+    for words in commands:
+        cli.build_parser().parse_args(words[1:])  # every option shown exists (argparse exits on one that does not)
