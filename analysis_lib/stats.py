@@ -315,13 +315,37 @@ def rank_swaps(a: np.ndarray, b: np.ndarray) -> int:
     return int(np.triu(da * db < 0, 1).sum())
 
 
-def leaderboard_agreement(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> LeaderboardAgreement:
-    """Spearman's rho (average ranks) and Pearson's r between two rating vectors over the same models, with
-    scipy's p-values, and the number of pairs the two order differently. ``spearman_published_ranks`` equals
-    ``spearman`` here (no separate rank columns)."""
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+def _ratings(board: object, rating: str) -> pl.DataFrame | None:
+    """``model, rating`` of a leaderboard frame or of a result with ``to_frame()`` (a ``ranking.Ranking``); ``None``
+    for a plain vector."""
+    frame = board.to_frame() if hasattr(board, "to_frame") and not isinstance(board, pl.DataFrame) else board
+    if not isinstance(frame, pl.DataFrame):
+        return None
+    for c in ("model", rating):
+        if c not in frame.columns:
+            raise ValueError(f"a leaderboard frame needs the columns 'model' and {rating!r}; {c!r} not found "
+                             f"(columns: {', '.join(frame.columns)})")
+    return frame.select(pl.col("model").cast(pl.String), pl.col(rating).cast(pl.Float64).alias("_r"))
+
+
+def leaderboard_agreement(a: object, b: object, *, rating: str = "rating") -> LeaderboardAgreement:
+    """Spearman's rho (average ranks) and Pearson's r between two leaderboards, with scipy's p-values, and the
+    number of model pairs the two order differently. ``spearman_published_ranks`` equals ``spearman`` here.
+
+    ``a``, ``b``: two leaderboard frames (columns ``model`` and ``rating``; another rating column with
+    ``rating=``) or two :class:`~analysis_lib.ranking.Ranking`, joined by model (the models of both; e.g. the full
+    arena against a subset's board); or two rating vectors already aligned over the same models."""
+    fa, fb = _ratings(a, rating), _ratings(b, rating)
+    if (fa is None) != (fb is None):
+        raise ValueError("pass two leaderboards (frames or Rankings) or two aligned rating vectors, not one of each")
+    if fa is not None and fb is not None:
+        joined = fa.join(fb, on="model", how="inner", suffix="_b")
+        x, y = joined["_r"].to_numpy(), joined["_r_b"].to_numpy()
+    else:
+        x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape or x.size < 3:
-        raise ValueError(f"need two rating vectors of the same length >= 3, got {x.size} and {y.size}")
+        raise ValueError(f"need two rating vectors of the same length >= 3 (models in both leaderboards), got "
+                         f"{x.size} and {y.size}")
     rho = _sps.spearmanr(x, y)
     r = _sps.pearsonr(x, y)
     return LeaderboardAgreement(x.size, float(rho.statistic), float(rho.pvalue), float(r.statistic),

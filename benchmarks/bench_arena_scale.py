@@ -29,7 +29,7 @@ features (per-side gamma values, planted effects of their normalised differences
 
 ``--threads 2`` pins the run to two cores on a larger machine: the process's CPU affinity is set to two of its
 cores and BLAS, OpenMP and polars are started with two threads (the script re-executes itself with those
-settings); the library's thread pools follow the affinity (:data:`analysis_lib.ranking.blas.THREADS`).
+settings); the library's thread pools follow the affinity (:data:`analysis_lib.ranking._blas.THREADS`).
 
 Targets (2 cores): point fit ≤ 0.5 s, bootstrap ≤ 5 s, sandwich ≥ 10× faster than arena-rank's, every rating
 within 0.01 Elo of the converged reference; contextual (1.6M battles, 8 features, 100 rounds): bootstrap ≤ 15 s
@@ -54,7 +54,9 @@ from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
 from analysis_lib import ranking
-from analysis_lib.ranking import blas, solver
+from analysis_lib.ranking import _blas as blas
+from analysis_lib.ranking import reference as solver
+from analysis_lib.ranking._pairs import PairData, competitors, incidence, pair_indices
 
 REG = 0.5
 
@@ -98,7 +100,7 @@ def load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def reference_fit(data: ranking.PairData, gtol: float = 1e-10) -> tuple[np.ndarray, dict[str, float]]:
+def reference_fit(data: PairData, gtol: float = 1e-10) -> tuple[np.ndarray, dict[str, float]]:
     """Elo ratings (mean 1000) of scipy L-BFGS-B on the mean negative log-likelihood per battle, ``‖∇‖∞ ≤ gtol``.
 
     Near the optimum the loss changes by less than its own rounding error and the line search stalls; each restart
@@ -181,7 +183,7 @@ def target(label: str, ok: bool, value: str) -> tuple[str, bool, str]:
 
 def plain(args: argparse.Namespace, with_ar: bool) -> list[tuple[str, bool, str]]:
     frame = simulate(args.battles, args.models, args.zipf, args.seed)
-    data = ranking.PairData.from_frame(frame)
+    data = PairData.from_frame(ranking.Battles.from_frame(frame).fit_frame())
     per_model = data.battles_per_model()
     print(f"[plain BT] {frame.height:,} battles, {len(data.models)} models, {len(data.counts):,} unique (a, b, outcome)"
           f" rows; battles per model: min {per_model.min():,.0f}, median {np.median(per_model):,.0f}, "
@@ -263,8 +265,8 @@ def contextual(args: argparse.Namespace, with_ar: bool) -> list[tuple[str, bool,
     line("ours: sandwich intervals", t_sw, f"   CPU {CPU['sandwich']:.2f} s; load {load()}")
     _, t_none = timed(lambda: ranking.leaderboard(frame, features=feats, reg=REG, ci="none"), "none")
     line("  of which the full-data fit and its preparation", t_none, f"   CPU {CPU['none']:.2f} s")
-    models = ranking.competitors(frame)
-    pr = ranking.pair_indices(frame, models)
+    models = competitors(frame)
+    pr = pair_indices(frame, models)
     z, _ = ranking.style_features(frame, feats, "float")
     y = frame["winner"].replace_strict(ranking.OUTCOME_OF_WINNER, return_dtype=pl.Float64).to_numpy()
     m = len(models)
@@ -282,7 +284,7 @@ def contextual(args: argparse.Namespace, with_ar: bool) -> list[tuple[str, bool,
                   f"{t_sw:.2f} s (CPU {CPU['sandwich']:.2f} s, / {cores} = {CPU['sandwich'] / cores:.2f} s)")]
     kk = min(args.serial_rounds, args.rounds)
     if kk > 0:
-        x = np.hstack([ranking.ALPHA * ranking.incidence(pr, m), z])
+        x = np.hstack([ranking.ALPHA * incidence(pr, m), z])
         w, t_draw = timed(lambda: ranking.bootstrap_counts(n, kk, seed=0))
         with threadpool_limits(1):  # its best time: a multi-threaded BLAS mostly waits on its threads here
             fits, t_fits = timed(lambda: solver.fit_logistic_lbfgs(x, y, np.vstack([np.ones(n), w]), reg=REG))

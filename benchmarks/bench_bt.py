@@ -8,7 +8,7 @@ exist (24,069 conversations, the voted battles kept), else synthetic battles of 
 (12 models, planted strengths, length / citation / 11 source-group features, 15% ties).
 
 1. Contextual BT, citation count + 11 source indicators (SA-F6L), ``n_rounds`` bootstrap rounds: the library's
-   sparse batched solver (``ranking.contextual_solver.chord_rounds``; the whole ``bt.style_control`` call beside
+   sparse batched solver (``ranking._contextual.chord_rounds``; the whole ``bt.style_control`` call beside
    it) vs a serial loop of scipy L-BFGS-B fits (the authors' approach), on the *same* resampling weights; max
    |Δ coefficient| reported. The serial loop is run with tolerances tight
    enough to agree to 1e-6 (``gtol=1e-9, ftol=1e-13``) and, for reference, with the authors' settings.
@@ -26,8 +26,9 @@ import numpy as np
 import polars as pl
 
 from analysis_lib import ranking
-from analysis_lib.ranking import contextual_solver
-from analysis_lib.ranking.pairs import incidence
+from analysis_lib.ranking import _contextual as contextual_solver
+from analysis_lib.ranking._pairs import incidence
+from analysis_lib.ranking.reference import fit_logistic_lbfgs
 from analysis_lib.search_arena import bt, models
 from analysis_lib.search_arena.domains import DOMAIN_GROUPS
 
@@ -71,7 +72,7 @@ def contextual_design(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         [prep["model_a"].replace_strict(idx).to_numpy(), prep["model_b"].replace_strict(idx).to_numpy()]
     )
     z, _ = ranking.style_features(prep, bt.SOURCES, "paper")
-    y = ranking.clean_battles(prep).frame["y"].to_numpy()
+    y = ranking.Battles.from_frame(prep).fit_frame()["y"].to_numpy()
     return np.hstack([ranking.ALPHA * incidence(pairs, len(models)), z]), y
 
 
@@ -105,10 +106,10 @@ def main() -> None:
     assert whole.rounds is not None
     k = args.serial_rounds or args.rounds
     t0 = time.perf_counter()
-    serial = ranking.fit_logistic_lbfgs(x, y, w[:k], reg=bt.REG, gtol=1e-9, ftol=1e-13, max_iter=2000)
+    serial = fit_logistic_lbfgs(x, y, w[:k], reg=bt.REG, gtol=1e-9, ftol=1e-13, max_iter=2000)
     t_serial = (time.perf_counter() - t0) * args.rounds / k
     t0 = time.perf_counter()
-    serial_paper = ranking.fit_logistic_lbfgs(x, y, w[:k], reg=bt.REG)  # gtol=1e-6, maxiter=100
+    serial_paper = fit_logistic_lbfgs(x, y, w[:k], reg=bt.REG)  # gtol=1e-6, maxiter=100
     t_paper = (time.perf_counter() - t0) * args.rounds / k
     d_tight = np.abs(batched[:k, m:] - serial[:, m:]).max()
     d_paper = np.abs(batched[:k, m:] - serial_paper[:, m:]).max()

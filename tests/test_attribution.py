@@ -30,7 +30,7 @@ def subset():
 def _fit(raw: pl.DataFrame, seed: int = 0) -> tuple[pl.DataFrame, np.ndarray, int]:
     attr = bt.attribution_battles(bt.prepare_battles(loader.load_battles(raw)).frame)
     assert attr is not None
-    fit = bt.style_control(attr, bt.ATTRIBUTION, rounds=100, seed=seed)
+    fit = bt.style_control(attr, ATTRIBUTION_COUNTS, rounds=100, seed=seed)
     assert fit.rounds is not None
     return fit.coefficients(), fit.rounds[:, len(fit.models):].std(axis=0), attr.height
 

@@ -13,10 +13,22 @@ import pytest
 import statsmodels.api as sm
 
 from analysis_lib import ranking
+from analysis_lib.ranking import _newton as newton
+from analysis_lib.ranking import _pairs as pairs
+from analysis_lib.ranking import reference as solver
 from analysis_lib.search_arena import bt, domains, models, schema
 
 MODELS = ["gpt-4o-search", "sonar", "sonar-pro", "gemini-2.0-flash-grounding", "gpt-4o-mini-search"]
 STRENGTH = np.array([0.0, 0.20, 0.10, -0.05, -0.15])  # log10-odds units
+
+
+def bt_fits(data: pairs.PairData, w: np.ndarray) -> np.ndarray:
+    """Exact BT fits (``Σ r = 0``) of ``data`` for every row of weights ``w`` (the sparse Newton)."""
+    stats = newton.PairStats.from_rows(data.pairs, data.outcomes, len(data.models))
+    n, s = stats.totals(np.atleast_2d(w))
+    theta, report = newton.fit_pairs(stats, n, s)
+    assert report.converged.all()
+    return theta - theta.mean(axis=1, keepdims=True)
 
 
 def synthetic_battles(n: int = 4000, seed: int = 0, tie_rate: float = 0.15) -> pl.DataFrame:
@@ -57,7 +69,7 @@ def _glm_elo(battles: pl.DataFrame, anchor: str = "gpt-4o-search") -> dict[str, 
 
 def _ml(battles: pl.DataFrame, anchor: str = "gpt-4o-search") -> dict[str, float]:
     """The Search Arena layer's full-data fit: model -> Elo with the anchor at 1000."""
-    return dict(bt.leaderboard(battles, anchor, rounds=0).to_frame().select("model", "rating").iter_rows())
+    return dict(bt.leaderboard(battles, anchor=anchor, rounds=0).to_frame().select("model", "rating").iter_rows())
 
 
 def test_bt_matches_statsmodels_glm(battles):
@@ -110,10 +122,10 @@ def test_rank_rule_hand_made():
     lower = np.array([1100.0, 1090.0, 1050.0, 1000.0])
     upper = np.array([1120.0, 1110.0, 1080.0, 1040.0])
     # A: nobody's lower > 1120 -> 1. B: A's 1100 > 1110? no -> 1. C: A, B above 1080 -> 3. D: A, B, C -> 4.
-    assert ranking.rank_from_intervals(lower, upper).tolist() == [1, 1, 3, 4]
+    assert ranking.result.rank_from_intervals(lower, upper).tolist() == [1, 1, 3, 4]
     # D's interval reaching C's lower bound (1050 > 1055? no) shares C's rank
     upper[3] = 1055.0
-    assert ranking.rank_from_intervals(lower, upper).tolist() == [1, 1, 3, 3]
+    assert ranking.result.rank_from_intervals(lower, upper).tolist() == [1, 1, 3, 3]
 
 
 def test_leaderboard_columns_convention_and_determinism(battles):
@@ -127,7 +139,7 @@ def test_leaderboard_columns_convention_and_determinism(battles):
     assert row["rating_ml"] == pytest.approx(1000.0, abs=1e-9)  # full-data fit: anchor exactly 1000
     assert row["ci_lower"] < 1000.0 < row["ci_upper"]  # the anchor keeps an interval (paper: 999.2)
     assert (lb1["ci_lower"] <= lb1["rating"]).all() and (lb1["rating"] <= lb1["ci_upper"]).all()
-    expected = ranking.rank_from_intervals(lb1["ci_lower"].to_numpy(), lb1["ci_upper"].to_numpy())
+    expected = ranking.result.rank_from_intervals(lb1["ci_lower"].to_numpy(), lb1["ci_upper"].to_numpy())
     assert lb1["rank"].to_list() == expected.tolist()
     counts = pl.concat([battles["model_a"], battles["model_b"]]).value_counts()
     assert dict(lb1.select("model", "num_battles").iter_rows()) == dict(counts.iter_rows())
@@ -135,19 +147,20 @@ def test_leaderboard_columns_convention_and_determinism(battles):
 
 def test_bootstrap_rounds_equal_resampled_refits(battles):
     """Weights over unique (pair, outcome) rows = refitting on battles resampled with replacement."""
-    data = ranking.PairData.from_frame(battles)
+    data = pairs.PairData.from_frame(ranking.Battles.from_frame(battles).fit_frame())
     rng = np.random.default_rng(5)
     for _ in range(2):
         resampled = battles[rng.integers(0, battles.height, battles.height)]
-        sub = ranking.PairData.from_frame(resampled, models=data.models)
+        sub = pairs.PairData.from_frame(ranking.Battles.from_frame(resampled).fit_frame(), data.models)
         key = {(int(a), int(b), float(y)): c for (a, b), y, c in zip(sub.pairs, sub.outcomes, sub.counts, strict=True)}
         w = np.array([key.get((int(a), int(b), float(y)), 0.0)
                       for (a, b), y in zip(data.pairs, data.outcomes, strict=True)])
-        np.testing.assert_allclose(ranking.bt_params(data, w[None, :])[0], ranking.bt_params(sub)[0], atol=1e-10)
+        np.testing.assert_allclose(bt_fits(data, w)[0], bt_fits(sub, sub.counts)[0], atol=1e-10)
     w = ranking.bootstrap_counts(data.n_battles, 3, seed=1, p=data.counts / data.counts.sum())
     assert (w.sum(axis=1) == data.n_battles).all()
-    batched = ranking.bt_params(data, w)
-    lbfgs = ranking.bt_params(data, w, solver="lbfgs")
+    batched = bt_fits(data, w)
+    lbfgs = solver.fit_logistic_lbfgs(data.design(), data.outcomes, w)
+    lbfgs -= lbfgs.mean(axis=1, keepdims=True)
     np.testing.assert_allclose(batched, lbfgs, atol=2e-4)  # the authors' L-BFGS settings stop near, not at, the optimum
 
 
@@ -161,10 +174,11 @@ def test_prepare_battles_reports_drops():
         }
     )
     prep = bt.prepare_battles(frame)
-    assert (prep.frame.height, prep.n_no_vote, prep.n_excluded_model, prep.n_self) == (2, 1, 1, 1)
+    d = prep.dropped
+    assert (prep.frame.height, d["no vote"], d["excluded model"], d["self-battle"]) == (2, 1, 1, 1)
     assert prep.frame.columns == frame.columns and prep.frame["primary_intent"].to_list() == ["a", "e"]
     # before: an unknown label was silently a battle "without a vote"; now it is counted and reported apart
-    assert prep.n_unknown == 1 and "1 with an unknown winner label" in prep.summary()
+    assert d["unknown outcome"] == 1 and "1 with an unknown winner label" in prep.summary()
     assert models.non_leaderboard_models() == ("gemini-2.5-pro",)
     decided = bt.prepare_battles(frame, decided_only=True)
     assert decided.frame["winner"].to_list() == ["model_a"] and decided.dropped["tie (decided only)"] == 1

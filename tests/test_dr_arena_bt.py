@@ -17,6 +17,8 @@ from analysis_lib import ranking
 from analysis_lib.dr_arena import simulate as dr_simulate
 from analysis_lib.dr_arena import tournament as tn
 from analysis_lib.dr_arena.match_log import matches
+from analysis_lib.ranking import _pairs as pairs
+from analysis_lib.ranking import reference as solver
 
 SCHEMA = {"model_a": pl.String, "model_b": pl.String, "winner": pl.String}
 
@@ -38,11 +40,11 @@ def test_separable_data_are_flagged_fitted_with_the_ridge_and_its_models_named(r
     assert board.filter(pl.col("ridge_set"))["model"].to_list() == ridge_set
     assert (board["ridge_resamples"] == 10).all()  # a resample never has more edges than the data
     assert np.isfinite(board["rating"].to_numpy()).all()
-    data = ranking.PairData.from_frame(frame(rows))
+    data = pairs.PairData.from_frame(ranking.Battles.from_frame(frame(rows)).fit_frame())
     # the reported rating is the ridge optimum: its gradient vanishes
     elo = dict(zip(board["model"], board["rating"], strict=True))
     theta = (np.array([elo[m] for m in data.models]) - 1000.0) / 400.0
-    _, grad = ranking.logistic_loss_and_grad(theta, data.design(), data.outcomes, data.counts, reg=ranking.RIDGE)
+    _, grad = solver.logistic_loss_and_grad(theta, data.design(), data.outcomes, data.counts, reg=ranking.RIDGE)
     assert np.abs(grad).max() < 1e-6
 
 
@@ -90,7 +92,7 @@ REVIEW_ROWS = ([("A", "B", "model_a")] * 9 + [("A", "B", "model_b")] + [("B", "C
 
 def test_the_ridge_is_used_only_on_resamples_without_an_mle():
     board = tn.ratings(frame(REVIEW_ROWS), rounds=200, seed=0)
-    data = ranking.PairData.from_frame(frame(REVIEW_ROWS))
+    data = pairs.PairData.from_frame(ranking.Battles.from_frame(frame(REVIEW_ROWS)).fit_frame())
     w = ranking.bootstrap_counts(data.n_battles, 200, 0, p=data.counts / data.counts.sum())
     no_mle = sum(not strongly_connected_beat_graph(data.models, data.pairs, data.outcomes, wk) for wk in w)
     assert board["ridge_resamples"][0] == no_mle and 0 < no_mle < 200  # networkx, resample by resample
@@ -128,7 +130,7 @@ def test_ratings_equal_the_dr_arena_fit_they_replace(case):
     else:
         battles = tn.battles(_swiss_matches(1 if "round 1" in case else 4))
     board = tn.ratings(battles, rounds=60, seed=2)
-    data = ranking.PairData.from_frame(tn.battles(battles))
+    data = pairs.PairData.from_frame(ranking.Battles.from_frame(tn.battles(battles)).fit_frame())
     elo, lo, hi, mle, n_ridge = frozen_dr_ratings(data.models, data.pairs, data.outcomes, data.counts, 60, 2)
     got = {r["model"]: r for r in board.iter_rows(named=True)}
     for i, m in enumerate(data.models):

@@ -14,7 +14,8 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from analysis_lib import ranking
-from analysis_lib.ranking import pairs, solver
+from analysis_lib.ranking import _pairs as pairs
+from analysis_lib.ranking import reference as solver
 
 
 def _logistic_data(n: int = 600, p: int = 4, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -50,11 +51,11 @@ def test_lbfgs_reference_matches_sklearn_penalised_logistic_regression(reg):
 
 
 def test_bootstrap_counts():
-    counts = solver.bootstrap_counts(50, 4, seed=0)
+    counts = ranking.bootstrap_counts(50, 4, seed=0)
     assert counts.shape == (4, 50) and (counts.sum(axis=1) == 50).all()
-    assert (solver.bootstrap_counts(50, 4, seed=0) == counts).all()
+    assert (ranking.bootstrap_counts(50, 4, seed=0) == counts).all()
     p = np.array([0.2, 0.8])
-    assert (solver.bootstrap_counts(10, 3, seed=1, p=p).sum(axis=1) == 10).all()
+    assert (ranking.bootstrap_counts(10, 3, seed=1, p=p).sum(axis=1) == 10).all()
 
 
 # -------------------------------------------------------------------------------------------------- pairs
@@ -66,12 +67,12 @@ def _battles(rows: list[tuple[str, str, str]]) -> pl.DataFrame:
 
 def test_pair_data_counts_unique_matchups():
     frame = _battles([("x", "y", "model_a"), ("x", "y", "model_a"), ("y", "x", "tie"), ("x", "z", "tie (bothbad)")])
-    data = pairs.PairData.from_frame(frame)
+    data = pairs.PairData.from_frame(ranking.Battles.from_frame(frame).fit_frame())
     assert data.models == ("x", "y", "z") == pairs.competitors(frame)
     rows = {(int(a), int(b), float(o)): int(c) for (a, b), o, c in zip(data.pairs, data.outcomes, data.counts)}
     assert rows == {(0, 1, 1.0): 2, (1, 0, 0.5): 1, (0, 2, 0.5): 1}
     assert data.n_battles == 4 and data.battles_per_model().tolist() == [4.0, 3.0, 1.0]
-    assert ranking.clean_battles(frame).frame["y"].to_list() == [1.0, 1.0, 0.5, 0.5]
+    assert ranking.Battles.from_frame(frame).fit_frame()["y"].to_list() == [1.0, 1.0, 0.5, 0.5]
 
 
 def test_pair_indices_and_unknown_names():
@@ -120,7 +121,7 @@ def test_contextual_fit_matches_sklearn_on_its_design():
     fit = ranking.leaderboard(frame, features=["len"], reg=0.5, convention="paper", ci="none")
     z, _ = ranking.style_features(frame, ["len"], "paper")
     x = np.hstack([pairs.ALPHA * pairs.incidence(pairs.pair_indices(frame, fit.models), 4), z])
-    ref = _sklearn(x, ranking.clean_battles(frame).frame["y"].to_numpy(), np.ones(n), reg=0.5)
+    ref = _sklearn(x, ranking.Battles.from_frame(frame).fit_frame()["y"].to_numpy(), np.ones(n), reg=0.5)
     assert fit.theta == pytest.approx(ref, abs=1e-6)
     coef = fit.coefficients().row(0, named=True)
     assert coef["feature"] == "len" and coef["estimate"] == pytest.approx(ref[-1], abs=1e-6)

@@ -53,7 +53,7 @@ def test_the_three_file_types_give_the_library_leaderboard(files, tmp_path):
         done = run(path, "--anchor", "gamma", "--rounds", 30, "--seed", 2, "--out", out)
         assert done.returncode == 0, done.stderr
         board = pl.read_csv(out)
-        assert board.columns == [*expected.columns, "set_by_ridge", "ridge_rounds"]  # the ridge flags
+        assert board.columns == [*expected.columns, "set_by_ridge", "ridge_rounds", "rank_lower", "rank_upper"]
         np.testing.assert_allclose(board["rating"].to_numpy(), expected["rating"].to_numpy(), atol=1e-9)
         assert board["model"].to_list() == expected["model"].to_list()
         assert "1,500 battles, 4 models; 30 bootstrap rounds" in done.stderr  # the summary line

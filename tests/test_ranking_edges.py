@@ -14,7 +14,8 @@ import polars as pl
 import pytest
 
 from analysis_lib import ranking
-from analysis_lib.ranking import cli, pairs
+from analysis_lib.ranking import _pairs as pairs
+from analysis_lib.ranking import cli
 
 NAMES = np.array(["alpha", "beta", "gamma", "delta"])
 STRENGTH = np.array([0.2, 0.1, 0.0, -0.1])
@@ -59,7 +60,7 @@ def refused(capsys, *argv: object) -> str:
     (["--ridge", "0"], "--ridge must be a finite number > 0"),
     (["--level", "1.5"], "--level must be between 0 and 1 (e.g. 0.95), not 1.5"),  # before: numpy's percentiles
     (["--level", "0"], "--level must be between 0 and 1"),
-    (["--intervals", "anchored"], "--intervals anchored needs --anchor"),
+    (["--anchored"], "--anchored needs --anchor"),
 ])
 def test_a_bad_option_is_one_line_naming_it(capsys, csv, argv, expected):
     assert expected in refused(capsys, csv, *argv)
@@ -187,7 +188,7 @@ def test_centred_and_anchored_intervals_cover_their_planted_values(ci):
 
 
 def test_anchored_board_is_the_interval_of_the_difference(capsys, csv, tmp_path):
-    result = ranking.leaderboard(battles(), anchor="gamma", rounds=40, seed=3)
+    result = ranking.leaderboard(battles(), anchor="gamma", rounds=40, seed=3, point="bootstrap_mean")
     m = len(result.models)
     j = result.models.index("gamma")
     assert result.rounds is not None
@@ -201,7 +202,7 @@ def test_anchored_board_is_the_interval_of_the_difference(capsys, csv, tmp_path)
     np.testing.assert_allclose(ml.sort("model")["rating"].to_numpy(),
                                result.to_frame().sort("model")["rating_ml"].to_numpy())
     out = tmp_path / "a.csv"
-    assert cli.main([csv, "--anchor", "gamma", "--rounds", "40", "--seed", "3", "--intervals", "anchored", "--quiet",
+    assert cli.main([csv, "--anchor", "gamma", "--rounds", "40", "--seed", "3", "--anchored", "--quiet",
                      "--out", str(out)]) == 0
     np.testing.assert_allclose(pl.read_csv(out)["ci_lower"].to_numpy(), board["ci_lower"].to_numpy())
     assert "anchored" in cli.build_parser().format_help()
@@ -236,7 +237,7 @@ def skewed_arena(seed: int = 5) -> tuple[pl.DataFrame, str]:
 
 def test_a_resample_without_an_mle_does_not_stop_a_skewed_arena(capsys, tmp_path):
     frame, rare = skewed_arena()
-    data = pairs.PairData.from_frame(frame)
+    data = pairs.PairData.from_frame(ranking.Battles.from_frame(frame).fit_frame())
     assert ranking.diagnose(data.models, data.pairs, data.outcomes, data.counts).identifiable  # the data: an MLE
     i = data.models.index(rare)
     won = ((data.pairs[:, 0] == i) & (data.outcomes > 0)) | ((data.pairs[:, 1] == i) & (data.outcomes < 1))

@@ -12,10 +12,21 @@ import pytest
 import statsmodels.api as sm
 
 from analysis_lib import ranking
-from analysis_lib.ranking import features, pairs
+from analysis_lib.ranking import _newton as newton
+from analysis_lib.ranking import _pairs as pairs
+from analysis_lib.ranking import features
 
 MODELS = ["p", "q", "r", "s", "t", "u"]
 STRENGTH = np.array([0.25, 0.1, 0.0, -0.05, -0.15, -0.3])
+
+
+def bt_fits(data: pairs.PairData, w: np.ndarray) -> np.ndarray:
+    """Exact BT fits (``Σ r = 0``) of ``data`` for every row of weights ``w`` (the sparse Newton)."""
+    stats = newton.PairStats.from_rows(data.pairs, data.outcomes, len(data.models))
+    n, s = stats.totals(np.atleast_2d(w))
+    theta, report = newton.fit_pairs(stats, n, s)
+    assert report.converged.all()
+    return theta - theta.mean(axis=1, keepdims=True)
 
 
 def battles(n: int = 6000, seed: int = 0, beta: float = 0.0, tie_rate: float = 0.15) -> pl.DataFrame:
@@ -116,19 +127,20 @@ def test_sandwich_equals_statsmodels_hc0(with_style):
 
 def test_bootstrap_intervals_are_percentiles_of_the_rounds_and_ranks_follow_the_rule():
     frame = battles(seed=3)
-    res = ranking.leaderboard(frame, rounds=50, seed=4, anchor="r", level=0.9)
+    res = ranking.leaderboard(frame, rounds=50, seed=4, anchor="r", level=0.9, point="bootstrap_mean")
     assert res.rounds is not None and res.rounds.shape == (50, 6) and res.ci_method == "bootstrap"
     elo = 400 * res.rounds + res.offset
     np.testing.assert_allclose(res.ci_lower, np.percentile(elo, 5, axis=0))
     np.testing.assert_allclose(res.ci_upper, np.percentile(elo, 95, axis=0))
     np.testing.assert_allclose(res.rating, elo.mean(axis=0))
-    data = pairs.PairData.from_frame(frame)  # the rounds are fits of the documented draws, one by one
+    # the rounds are fits of the documented draws, one by one
+    data = pairs.PairData.from_frame(ranking.Battles.from_frame(frame).fit_frame())
     w = ranking.bootstrap_counts(data.n_battles, 50, 4, p=data.counts / data.counts.sum())
-    np.testing.assert_allclose(res.rounds, ranking.bt_params(data, w), atol=1e-9)
+    np.testing.assert_allclose(res.rounds, bt_fits(data, w), atol=1e-9)
     board = res.to_frame()
     assert board.columns == ["model", "rating", "ci_lower", "ci_upper", "rank", "num_battles", "rating_ml"]
     assert board["rating"].is_sorted(descending=True)
-    assert board["rank"].to_list() == ranking.rank_from_intervals(board["ci_lower"].to_numpy(),
+    assert board["rank"].to_list() == ranking.result.rank_from_intervals(board["ci_lower"].to_numpy(),
                                                                   board["ci_upper"].to_numpy()).tolist()
     rel = res.relative_to_anchor()
     anchor_row = rel.filter(pl.col("model") == "r").row(0, named=True)

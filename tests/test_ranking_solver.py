@@ -1,5 +1,5 @@
-"""The sparse solvers: plain BT on unique pairs (:mod:`analysis_lib.ranking.newton`) and contextual BT on battle rows
-(:mod:`analysis_lib.ranking.contextual_solver`).
+"""The sparse solvers: plain BT on unique pairs (:mod:`analysis_lib.ranking._newton`) and contextual BT on battle rows
+(:mod:`analysis_lib.ranking._contextual`).
 
 Known answers: the dense row-wise loss, gradient and Hessian (``ranking.solver``), scikit-learn's penalised
 logistic regression, statsmodels' unpenalised GLM, an independent scipy L-BFGS fit converged to gtol 1e-10, and
@@ -19,8 +19,10 @@ from scipy.optimize import minimize
 from sklearn.linear_model import LogisticRegression
 
 from analysis_lib import ranking
-from analysis_lib.ranking import contextual_solver as cs
-from analysis_lib.ranking import newton, pairs, solver
+from analysis_lib.ranking import _contextual as cs
+from analysis_lib.ranking import _newton as newton
+from analysis_lib.ranking import _pairs as pairs
+from analysis_lib.ranking import reference as solver
 
 
 def arena(n: int, m: int, s: float = 1.2, seed: int = 0, k: int = 0) -> tuple[pl.DataFrame, np.ndarray]:
@@ -141,7 +143,7 @@ def _lbfgs_reference(data: pairs.PairData, gtol: float = 1e-10) -> np.ndarray:
 def test_arena_scale_fit_is_within_a_hundredth_of_an_elo_of_a_converged_lbfgs_fit():
     battles, strength = arena(200_000, 60, seed=5)
     result = ranking.leaderboard(battles, ci="none")
-    data = pairs.PairData.from_frame(battles)
+    data = pairs.PairData.from_frame(ranking.Battles.from_frame(battles).fit_frame())
     ref = 400 * _lbfgs_reference(data) + 1000
     ours = dict(zip(result.models, result.rating, strict=True))
     assert max(abs(ours[mm] - r) for mm, r in zip(data.models, ref, strict=True)) < 0.01
@@ -159,11 +161,12 @@ def _peak(fit) -> int:
 
 def test_no_array_of_size_unique_rows_times_models():
     battles, _ = arena(300_000, 300, seed=6)
-    data = pairs.PairData.from_frame(battles)
+    checked = ranking.Battles.from_frame(battles)
+    data = pairs.PairData.from_frame(checked.fit_frame())
     dense = len(data.counts) * len(data.models) * 8  # bytes of one unique rows × models design
-    peak = _peak(lambda: ranking.rank_pairs(data, rounds=30, on_separation="ridge"))
+    peak = _peak(lambda: ranking.leaderboard(checked, rounds=30, on_separation="ridge"))
     assert peak < dense / 3  # a battles × models design would be another 10× larger
-    assert _peak(lambda: ranking.rank_pairs(data, ci="sandwich", on_separation="ridge")) < dense / 10
+    assert _peak(lambda: ranking.leaderboard(checked, ci="sandwich", on_separation="ridge")) < dense / 10
 
 
 # ------------------------------------------------------------------------------------------- contextual
@@ -233,7 +236,7 @@ def test_sorted_battles_give_the_dense_designs_loss_gradient_and_hessian():
     design x = (α (e_a − e_b), z) with the input's sides and outcomes, for random θ and weights."""
     from scipy.special import expit
 
-    from analysis_lib.ranking import sorted_battles as sb
+    from analysis_lib.ranking import _sorted as sb
 
     pr, z, y, x = _contextual(seed=21)
     battles = sb.SortedBattles.build(pr, z, y, 5)
@@ -257,7 +260,7 @@ def test_sorted_fit_and_rounds_reach_the_exact_optimum(reg):
     each round's weights mapped back to the input rows."""
     from scipy.special import expit
 
-    from analysis_lib.ranking import sorted_battles as sb
+    from analysis_lib.ranking import _sorted as sb
 
     pr, z, y, _ = _contextual(n=2000, seed=13)
     design = cs.ContextualDesign.build(pr, z, y, 5)
@@ -287,13 +290,10 @@ def test_sorted_fit_and_rounds_reach_the_exact_optimum(reg):
 def test_the_arena_scale_path_gives_the_small_paths_fit_and_sandwich(reg, monkeypatch):
     """A leaderboard through the arena-scale path (threshold lowered) against the ordinary path on the same
     battles: the same full-data fit and sandwich intervals; its bootstrap converges in every round."""
-    import importlib
-
-    lb = importlib.import_module("analysis_lib.ranking.leaderboard")  # the module (the package exports the function)
     battles, _ = arena(6000, 8, seed=31, k=3)
     feats = [f"f{j}" for j in range(3)]
     small = {ci: ranking.leaderboard(battles, features=feats, reg=reg, ci=ci) for ci in ("none", "sandwich")}
-    monkeypatch.setattr(lb, "LARGE_BATTLES", 1)
+    monkeypatch.setattr(cs, "LARGE_BATTLES", 1)
     for ci in ("none", "sandwich"):
         large = ranking.leaderboard(battles, features=feats, reg=reg, ci=ci)
         np.testing.assert_allclose(large.theta, small[ci].theta, atol=1e-9)
@@ -309,15 +309,16 @@ def test_arena_scale_features_are_the_style_features_sorted_and_oriented():
     """sorted_style_features (one feature per task, no (n, k) arrays) against style_features laid out by
     SortedBattles.build, on both conventions, with a zero-spread feature; a non-finite transform raises the same
     error."""
-    from analysis_lib.ranking import sorted_battles as sb
+    from analysis_lib.ranking import _sorted as sb
     from analysis_lib.ranking.features import sorted_style_features
 
     battles, _ = arena(3000, 7, seed=41, k=3)
-    frame = ranking.clean_battles(battles, features=[f"f{j}" for j in range(3)]).frame
+    frame = ranking.Battles.from_frame(battles, features=[f"f{j}" for j in range(3)]).fit_frame(
+        [f"f{j}" for j in range(3)])
     frame = frame.with_columns(pl.lit(2.0).alias("c_a"), pl.lit(2.0).alias("c_b"))  # zero spread
     feats = ["f0", "c", "f1", "f2"]
-    models = ranking.competitors(frame)
-    pr = ranking.pair_indices(frame, models)
+    models = pairs.competitors(frame)
+    pr = pairs.pair_indices(frame, models)
     y = frame["y"].to_numpy()
     for convention in ("float", "paper"):
         z, d = ranking.style_features(frame, feats, convention)
@@ -345,7 +346,7 @@ def test_arena_scale_passes_split_over_threads_give_the_one_block_sums(reg):
     the same on one thread as on two, bit for bit."""
     from scipy.special import expit
 
-    from analysis_lib.ranking import sorted_battles as sb
+    from analysis_lib.ranking import _sorted as sb
 
     pr, z, y, _ = _contextual(n=3000, seed=17)
     full = sb.SortedBattles.build(pr, z, y, 5).full()
@@ -369,20 +370,20 @@ def test_arena_scale_passes_split_over_threads_give_the_one_block_sums(reg):
 def test_arena_scale_rounds_do_not_depend_on_the_threads():
     """Each arena-scale round draws its counts from its own generator (SeedSequence children): the rounds on one
     thread and on two are the same arrays, every round resamples all battles, and another seed gives other rounds."""
-    from analysis_lib.ranking import bootstrap as bs
-    from analysis_lib.ranking import sorted_battles as sb
+    from analysis_lib.ranking import _bootstrap as bs
+    from analysis_lib.ranking import _sorted as sb
 
     pr, z, y, _ = _contextual(n=2000, seed=19)
     battles = sb.SortedBattles.build(pr, z, y, 5)
     theta, _ = sb.fit(battles.full(), 0.5)
     models = tuple("abcde")
-    one = bs.bootstrap_sorted(battles, models, theta, 6, seed=3, reg=0.5, threads=1)
-    two = bs.bootstrap_sorted(battles, models, theta, 6, seed=3, reg=0.5, threads=2)
+    one = cs.bootstrap_sorted(battles, models, theta, 6, seed=3, reg=0.5, threads=1)
+    two = cs.bootstrap_sorted(battles, models, theta, 6, seed=3, reg=0.5, threads=2)
     np.testing.assert_array_equal(one[0], two[0])
     assert len({tuple(r) for r in one[0]}) == 6
     counts = [bs.draw_round(len(y), s) for s in bs.round_draws(6, 3)]
     assert all(c.sum() == len(y) and c.min() >= 0 for c in counts)
-    other = bs.bootstrap_sorted(battles, models, theta, 6, seed=4, reg=0.5, threads=2)
+    other = cs.bootstrap_sorted(battles, models, theta, 6, seed=4, reg=0.5, threads=2)
     assert not np.array_equal(other[0], one[0])
 
 
@@ -390,15 +391,15 @@ def test_pair_indices_through_an_enum_match_the_name_map():
     """pair_indices (a polars Enum of the model names) against index_expr's name -> position map, for a model list
     in any order; names outside the list are refused by name, a null name too."""
     battles, _ = arena(500, 9, seed=23)
-    models = tuple(reversed(ranking.competitors(battles)))
-    ref = battles.select(ranking.index_expr("model_a", models), ranking.index_expr("model_b", models)).to_numpy()
-    np.testing.assert_array_equal(ranking.pair_indices(battles, models), ref)
+    models = tuple(reversed(pairs.competitors(battles)))
+    ref = battles.select(pairs.index_expr("model_a", models), pairs.index_expr("model_b", models)).to_numpy()
+    np.testing.assert_array_equal(pairs.pair_indices(battles, models), ref)
     cat = battles.with_columns(pl.col("model_a").cast(pl.Categorical))
-    np.testing.assert_array_equal(ranking.pair_indices(cat, models), ref)
+    np.testing.assert_array_equal(pairs.pair_indices(cat, models), ref)
     with pytest.raises(ValueError, match="outside the model list: \\['m000'\\]"):
-        ranking.pair_indices(battles, models[:-1])
+        pairs.pair_indices(battles, models[:-1])
     with pytest.raises(ValueError, match="outside the model list: \\[None\\]"):
-        ranking.pair_indices(battles.with_columns(pl.lit(None, pl.String).alias("model_b")), models)
+        pairs.pair_indices(battles.with_columns(pl.lit(None, pl.String).alias("model_b")), models)
 
 
 def test_contextual_memory_does_not_grow_with_battles_times_models():

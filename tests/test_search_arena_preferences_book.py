@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from analysis_lib.search_arena import bt, loader
+from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS
 from analysis_lib.search_arena.simulate import simulate_release
 from bookbuild.papers import search_arena_preferences as book
 from bookbuild.recorder import Recorder
@@ -97,7 +98,7 @@ def _f6r(subset):
     attr = bt.attribution_battles(bt.prepare_battles(subset.tidy).frame)
     if attr is None:
         return book.f6r_section(subset, 0, None, None)
-    fit = bt.style_control(attr, bt.ATTRIBUTION, rounds=5, seed=0)
+    fit = bt.style_control(attr, ATTRIBUTION_COUNTS, rounds=5, seed=0)
     return book.f6r_section(subset, attr.height, fit, Figure(plt.figure(), subset.kind))
 
 
@@ -120,7 +121,7 @@ def test_attribution_section_without_counts_is_not_run():
 
     tidy = loader.load_battles(simulate_release(60, seed=0).raw)
     sec = _f6r(AttributionSubset(tidy, "simulated", None, None))
-    assert [n.quantity for n in sec.numbers] == [f"beta {f}" for f in bt.ATTRIBUTION]
+    assert [n.quantity for n in sec.numbers] == [f"beta {f}" for f in ATTRIBUTION_COUNTS]
     assert all(n.reason == book.NO_COUNTS for n in sec.numbers) and not sec.figures
 
 

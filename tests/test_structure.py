@@ -46,7 +46,7 @@ def test_ranking_and_simulator_do_not_load_the_data_loader(module):
 
 def test_import_analysis_lib_loads_nothing_and_submodules_load_on_use():
     assert _imported_after("import analysis_lib") == {"analysis_lib"}
-    loaded = _imported_after("import analysis_lib; analysis_lib.ranking.to_elo")
+    loaded = _imported_after("import analysis_lib; analysis_lib.ranking.leaderboard")
     assert "analysis_lib.ranking" in loaded and "analysis_lib.search_arena.loader" not in loaded
     assert _imported_after("import bookbuild") == set()  # the book package imports none of its modules either
 

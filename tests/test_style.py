@@ -15,7 +15,9 @@ import statsmodels.api as sm
 from scipy.optimize import check_grad
 
 from analysis_lib import ranking
-from analysis_lib.ranking import contextual_solver as cs
+from analysis_lib.ranking import _contextual as cs
+from analysis_lib.ranking import _pairs as pairs
+from analysis_lib.ranking import reference as solver
 from analysis_lib.ranking import validation
 from analysis_lib.search_arena import bt, schema
 from analysis_lib.search_arena.domains import DOMAIN_GROUPS
@@ -85,13 +87,13 @@ def test_penalised_gradient_and_optimum(battles):
     x = np.hstack([ranking.ALPHA * inc, z])
     w = np.random.default_rng(0).poisson(1.0, len(y)).astype(float)
     theta = np.random.default_rng(1).normal(scale=0.1, size=x.shape[1])
-    f = lambda t: ranking.logistic_loss_and_grad(t, x, y, w, 0.5)[0]  # noqa: E731
-    g = lambda t: ranking.logistic_loss_and_grad(t, x, y, w, 0.5)[1]  # noqa: E731
+    f = lambda t: solver.logistic_loss_and_grad(t, x, y, w, 0.5)[0]  # noqa: E731
+    g = lambda t: solver.logistic_loss_and_grad(t, x, y, w, 0.5)[1]  # noqa: E731
     assert check_grad(f, g, theta) / np.linalg.norm(g(theta)) < 1e-5
-    pairs = ranking.pair_indices(battles, models)
-    fit, report = cs.newton(cs.ContextualDesign.build(pairs, z, y, len(models)), w, 0.5)
+    sides = pairs.pair_indices(battles, models)
+    fit, report = cs.newton(cs.ContextualDesign.build(sides, z, y, len(models)), w, 0.5)
     assert report.converged[0] and np.abs(g(fit)).max() < 1e-7
-    ref = ranking.fit_logistic_lbfgs(x, y, w[None, :], reg=0.5, gtol=1e-10, ftol=1e-15, max_iter=5000)[0]
+    ref = solver.fit_logistic_lbfgs(x, y, w[None, :], reg=0.5, gtol=1e-10, ftol=1e-15, max_iter=5000)[0]
     np.testing.assert_allclose(fit, ref, atol=1e-6)
     assert abs(fit[: len(models)].sum()) < 1e-9  # the penalty centres the ratings
 
@@ -104,7 +106,7 @@ def test_penalised_matches_authors_loss_scale(battles):
     eta = x @ theta
     manual = (-np.sum(y * np.log(1 / (1 + np.exp(-eta))) + (1 - y) * np.log(1 / (1 + np.exp(eta))))
               + 0.25 * theta @ theta)
-    assert ranking.logistic_loss_and_grad(theta, x, y, np.ones(len(y)), 0.5)[0] == pytest.approx(manual, rel=1e-12)
+    assert solver.logistic_loss_and_grad(theta, x, y, np.ones(len(y)), 0.5)[0] == pytest.approx(manual, rel=1e-12)
 
 
 @pytest.mark.parametrize("n", [6000, 300])
@@ -116,9 +118,9 @@ def test_batched_bootstrap_equals_one_exact_fit_per_round(n):
     w = ranking.bootstrap_counts(len(y), 12, 4)
     assert fit.rounds is not None
     for k in (0, 5, 11):  # the reference: scipy L-BFGS on the dense design, converged far below the default
-        exact = ranking.fit_logistic_lbfgs(x, y, w[k][None, :], reg=0.5, gtol=1e-9, ftol=0.0, max_iter=20_000)[0]
+        exact = solver.fit_logistic_lbfgs(x, y, w[k][None, :], reg=0.5, gtol=1e-9, ftol=0.0, max_iter=20_000)[0]
         np.testing.assert_allclose(fit.rounds[k], exact, atol=2e-6)
-    assert np.abs(ranking.logistic_loss_and_grad(fit.rounds[3], x, y, w[3], 0.5)[1]).max() < 1e-6
+    assert np.abs(solver.logistic_loss_and_grad(fit.rounds[3], x, y, w[3], 0.5)[1]).max() < 1e-6
 
 
 def test_bootstrap_determinism_per_seed(battles):
@@ -326,11 +328,12 @@ def test_attribution_battles():
         }
     )
     assert bt.attribution_battles(frame) is None  # no attribution columns
-    nulls = frame.with_columns(pl.lit(None, dtype=pl.Float64).alias(f"{c}_{s}") for c in bt.ATTRIBUTION for s in "ab")
+    nulls = frame.with_columns(pl.lit(None, dtype=pl.Float64).alias(f"{c}_{s}")
+                               for c in schema.ATTRIBUTION_COUNTS for s in "ab")
     assert bt.attribution_battles(nulls) is None
     labelled = frame.with_columns(
         pl.Series(f"{c}_{s}", [1.0, 1.0, 1.0, 1.0] if c != "support_count" or s != "b" else [1.0, 1.0, None, 1.0])
-        for c in bt.ATTRIBUTION for s in "ab"
+        for c in schema.ATTRIBUTION_COUNTS for s in "ab"
     )
     out = bt.attribution_battles(labelled)
     # row 1 is a tie, row 2 lacks a count, row 3: side A does not cite

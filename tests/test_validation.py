@@ -102,7 +102,7 @@ def test_offset_study_holds_each_seeds_three_fits_as_fitted_by_hand(study, d1_ta
         by_hand = {
             "plain": (dict(bt.leaderboard(battles, rounds=0).to_frame().select("model", "rating").iter_rows()),
                       d1_target),
-            "controlled": (dict(bt.style_control(battles, bt.ALL_CONTROLS, 0, seed).to_frame()
+            "controlled": (dict(bt.style_control(battles, bt.ALL_CONTROLS, rounds=0, seed=seed).to_frame()
                                 .select("model", "rating_ml").iter_rows()), sim.planted.ratings),
             "plain, expected votes": (methods_validation.expected_outcome_fit(sim.planted.truth, d1_target),
                                       d1_target),
@@ -144,7 +144,7 @@ def replicate() -> tuple[pl.DataFrame, dict[str, float]]:
 
 
 def _centred(battles: pl.DataFrame, truth: dict[str, float], ci: str = "bootstrap", seed: int = 1) -> pl.DataFrame:
-    fit = bt.style_control(battles, bt.ALL_CONTROLS, 40, seed, ci=ci)
+    fit = bt.style_control(battles, bt.ALL_CONTROLS, rounds=40, seed=seed, ci=ci)
     cov = ranking.result_coverage(fit, truth, {}, ANCHOR)
     return cov.filter(pl.col("kind") == "rating, anchor-free (centred)")
 
@@ -155,7 +155,7 @@ def test_centred_coverage_known_answers(replicate, ci):
     moves every centred truth (that one by +5000 (k-1)/k, the others by -5000/k) outside every interval; adding a
     constant to every truth changes nothing (the ratings are centred: anchor-free)."""
     battles, planted = replicate
-    fit = bt.style_control(battles, bt.ALL_CONTROLS, 0, 0)
+    fit = bt.style_control(battles, bt.ALL_CONTROLS, rounds=0, seed=0)
     own = dict(zip(fit.models, fit.rating_ml.tolist(), strict=True))
     cover = _centred(battles, own, ci)
     assert cover["covered"].all() and cover.height == len(own)
@@ -173,7 +173,7 @@ def test_centred_intervals_are_the_percentiles_of_the_centred_rounds(replicate):
     """Known answer: the 2.5 / 97.5 percentiles (numpy) of the bootstrap rounds of the same contextual fit, each
     round centred over the models with a truth; for the sandwich, ± 1.96 SD of the centred covariance P Σ Pᵀ."""
     battles, planted = replicate
-    fit = bt.style_control(battles, bt.ALL_CONTROLS, 30, 7)
+    fit = bt.style_control(battles, bt.ALL_CONTROLS, rounds=30, seed=7)
     got = fit.centred([m for m in fit.models if m in planted])
     assert fit.rounds is not None
     idx = [i for i, m in enumerate(fit.models) if m in planted]
@@ -192,7 +192,7 @@ def test_centred_intervals_are_the_percentiles_of_the_centred_rounds(replicate):
     assert (c["ci_upper"] - c["ci_lower"]).to_numpy() == pytest.approx(2 * 1.959963984540054 * sd)
     assert c["rating"].sum() == pytest.approx(0.0, abs=1e-9)
     with pytest.raises(ValueError, match="need intervals"):
-        bt.style_control(battles, bt.ALL_CONTROLS, 0).centred()
+        bt.style_control(battles, bt.ALL_CONTROLS, rounds=0).centred()
 
 
 def test_coverage_study_is_each_replicate_fitted_four_ways():
@@ -207,7 +207,8 @@ def test_coverage_study_is_each_replicate_fitted_four_ways():
     plain_truth = methods_validation.expected_outcome_fit(sim.planted.truth, on_board)
     by_hand = {
         ("contextual", "bootstrap"): ranking.result_coverage(
-            bt.style_control(battles, bt.ALL_CONTROLS, 20, 4), sim.planted.ratings, sim.planted.betas, ANCHOR),
+            bt.style_control(battles, bt.ALL_CONTROLS, rounds=20, seed=4), sim.planted.ratings, sim.planted.betas,
+            ANCHOR),
         ("contextual", "sandwich"): ranking.result_coverage(
             bt.style_control(battles, bt.ALL_CONTROLS, ci="sandwich"), sim.planted.ratings, sim.planted.betas,
             ANCHOR),

@@ -101,9 +101,8 @@ def test_vote_shares_and_expected_scores_follow_the_tie_model():
 def _contextual_on_expected_scores(sim, expected: np.ndarray) -> np.ndarray:
     """The population values of the contextual fit: fitted on each battle's expected half-win score."""
     b = bt.prepare_battles(sim.battles.with_columns(pl.Series("e", expected))).frame
-    frame = b.select("model_a", "model_b", pl.col("e").alias("y"),
-                     *[pl.col(f"{f}_{s}").cast(pl.Float64) for f in bt.ALL_CONTROLS for s in "ab"])
-    return ranking.rank_contextual(frame, bt.ALL_CONTROLS, ci="none", reg=bt.REG, convention="paper").coef_ml
+    return ranking.leaderboard(b, fmt=ranking.BattleFormat(outcome="e"), features=bt.ALL_CONTROLS, ci="none",
+                               reg=bt.REG, convention="paper").coef_ml
 
 
 def test_the_half_win_estimator_recovers_the_planted_coefficients_only_under_the_default_tie_model():

@@ -9,7 +9,8 @@ The names below, by group (each submodule has one job; its docstring states the 
   :mod:`.battles`: single-turn battles, vote and language shares, cited URLs);
 - **nugget types and scores** (:mod:`.scores`): nuggets and assignments, the 30-nugget cap, the four scores, the
   tie-threshold preference;
-- **analyses**: scores of both sides per battle and confusions by subset (:mod:`.perbattle`); confusion
+- **analyses**: scores of both sides per battle and confusions by subset, scores of responses without votes and
+  their means with bootstrap intervals over queries (:mod:`.perbattle`); confusion
   matrices, weighted κ, inversions, the threshold sweep and K-S tests (:mod:`.agreement`); the paper's published
   matrices and K-S statistics, and the K-S p-from-D check (:mod:`.published`); within-battle diversity
   (:mod:`.diversity`; embeddings in :mod:`.embedding`); ROUGE-L alignment with the retrieved chunks
@@ -36,7 +37,9 @@ from analysis_lib.nuggets.perbattle import (
     battle_scores,
     diffs_by_vote,
     kde_curves,
+    nugget_metrics,
     preferences,
+    response_scores,
     score_summary,
     subset_confusions,
 )
@@ -75,9 +78,9 @@ __all__ = [
     "nugget_preference", "nugget_scores",
     # analyses
     "NuggetConfusion", "battle_diversity", "battle_scores", "confusion", "diffs_by_vote", "inversion_table",
-    "kappa_table", "kde_curves", "ks_by_vote", "ks_consistency", "preferences", "published_confusions",
-    "published_ks", "responses_only_confusion", "score_summary", "subset_confusions", "threshold_sweep",
-    "top_kappa_classes",
+    "kappa_table", "kde_curves", "ks_by_vote", "ks_consistency", "nugget_metrics", "preferences",
+    "published_confusions", "published_ks", "response_scores", "responses_only_confusion", "score_summary",
+    "subset_confusions", "threshold_sweep", "top_kappa_classes",
     # simulator
     "simulate_nuggets",
 ]

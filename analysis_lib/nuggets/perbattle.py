@@ -6,11 +6,22 @@ Everything is vectorised over battles (polars group-bys, numpy arrays); see
 Cap (NG §4): per battle, all vital nuggets are kept and okay nuggets in list order until 30 nuggets; in
 polars, an okay nugget at okay-rank ``r`` (0-based, by position) is kept iff ``r < 30 − n_vital``.
 
+Scores without a vote (:func:`response_scores`): the four scores of every response of nuggetizer-style records
+(``qid``, ``nuggets`` with ``importance`` and ``assignment``, any other fields kept as keys: ``model``, ``side``,
+``run_id`` …), no human ``winner`` needed. Their means with bootstrap intervals over queries
+(:func:`nugget_metrics`): the queries are resampled with replacement, ``rounds`` multinomial draws over the
+distinct ``qid`` (``numpy.random.default_rng(seed)``), the same draws for every group (e.g. every model: paired), and
+each round's mean is ``Σ_q c_q s_q / Σ_q c_q`` over the group's queries with a score (``s_q`` the mean score of
+query ``q`` in the group; NaN scores, such as a Vital score without vital nuggets, left out); the interval is
+the ``(1 ∓ level)/2`` percentiles of the rounds (nuggetizer reports the plain mean only).
+
 KDE (NG-F3): Gaussian kernel density of ``d = score_B − score_A`` per human vote, both-bad battles left out,
 with bandwidth factor 0.5 × Scott's (seaborn's ``bw_adjust=0.5``, which we read the paper's "bandwidth 0.5" as).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -33,17 +44,19 @@ METRICS: tuple[str, ...] = ("all", "vital", "strict_all", "strict_vital")
 KDE_BW_ADJUST = 0.5
 
 
-def cap_frame(nuggets: pl.DataFrame, max_nuggets: int = MAX_NUGGETS) -> pl.DataFrame:
-    """The long nugget frame with the 30-nugget cap applied per (qid, side) (rule in the module docstring).
+def cap_frame(nuggets: pl.DataFrame, max_nuggets: int = MAX_NUGGETS,
+              by: Sequence[str] = ("qid", "side")) -> pl.DataFrame:
+    """The long nugget frame with the 30-nugget cap applied per ``by`` group (rule in the module docstring).
 
     The vital count is signed, so a side with more than ``max_nuggets`` vital nuggets keeps all of them and no
     okay nugget (an unsigned count would wrap ``30 − n_vital`` round to ~4.3e9 and keep every okay nugget)."""
     okay = pl.col("importance") == "okay"
+    keys = list(by)
     return (
-        nuggets.sort("qid", "side", "position")
+        nuggets.sort(*keys, "position")
         .with_columns(
-            (pl.col("importance") == "vital").sum().over("qid", "side").cast(pl.Int64).alias("_n_vital"),
-            pl.when(okay).then(okay.cast(pl.Int64).cum_sum().over("qid", "side") - 1).otherwise(None)
+            (pl.col("importance") == "vital").sum().over(keys).cast(pl.Int64).alias("_n_vital"),
+            pl.when(okay).then(okay.cast(pl.Int64).cum_sum().over(keys) - 1).otherwise(None)
             .alias("_okay_rank"),
         )
         .filter(~okay | (pl.col("_okay_rank") < (max_nuggets - pl.col("_n_vital"))))
@@ -69,6 +82,71 @@ def battle_scores(records: NuggetRecords, max_nuggets: int | None = MAX_NUGGETS,
         .drop("_raw")
     )
     return records.battles().join(wide, on="qid", how="inner", maintain_order="left")
+
+
+def response_scores(records: Iterable[Mapping[str, object]], max_nuggets: int | None = MAX_NUGGETS,
+                    empty: Empty = "nan") -> pl.DataFrame:
+    """The four scores of every response, without votes (module docstring): one row per record with its key fields
+    (every field but ``nuggets``, ``winner`` and long texts: ``qid``, ``model``, ``side``, …), ``n_nuggets``,
+    ``n_vital``, ``all``, ``vital``, ``strict_all``, ``strict_vital``, in the records' order.
+
+    A record needs ``qid`` and ``nuggets`` (a list of ``{"text", "importance", "assignment"}``); a missing one is a
+    ``ValueError`` naming the record (from 0); unknown labels are refused by
+    :func:`~analysis_lib.nuggets.scores.score_frame`. ``max_nuggets``: the cap per response (``None``: none)."""
+    frame = pl.from_dicts(list(records), infer_schema_length=None)
+    for key in ("qid", "nuggets"):
+        if key not in frame.columns:
+            raise ValueError(f"nugget records need a {key!r} field; none of the {frame.height:,} records has one")
+        missing = np.flatnonzero(frame[key].is_null().to_numpy())
+        if missing.size:
+            raise ValueError(f"{missing.size:,} of {frame.height:,} nugget records have no {key!r} (records from 0: "
+                             f"{', '.join(map(str, missing[:5]))}{', …' if missing.size > 5 else ''})")
+    texts = {"nuggets", "winner", "query", "answer_text", "chunks", "candidate", "narrative"}
+    keys = [c for c in frame.columns if c not in texts and frame[c].dtype != pl.List]
+    frame = frame.with_row_index("_record")
+    long = (frame.select("_record", "nuggets").explode("nuggets").drop_nulls("nuggets")
+            .with_columns(pl.int_range(pl.len()).over("_record").alias("position")).unnest("nuggets"))
+    for c in ("importance", "assignment"):
+        if c not in long.columns:
+            raise ValueError(f"nugget records: the nuggets have no {c!r} field")
+    long = long.with_columns(pl.col("importance", "assignment").cast(pl.String))
+    if max_nuggets is not None:
+        long = cap_frame(long, max_nuggets, by=("_record",))
+    sc = score_frame(long, by=("_record",), empty=empty)
+    return frame.select("_record", *keys).join(sc, on="_record", how="left").with_columns(
+        pl.col("n_nuggets", "n_vital").fill_null(0).cast(pl.Int64),
+        *(pl.col(m).fill_null(float("nan") if empty == "nan" else 0.0) for m in METRICS),
+    ).drop("_record")
+
+
+def nugget_metrics(scores: pl.DataFrame, by: Sequence[str] = (), *, rounds: int = 1000, seed: int = 0,
+                   level: float = 0.95) -> pl.DataFrame:
+    """Mean of each score over queries with a bootstrap interval over queries (module docstring).
+
+    ``scores``: :func:`response_scores` (or any frame with ``qid`` and the four score columns); ``by``: group
+    columns (e.g. ``["model"]``). Columns ``*by, metric, mean, ci_lower, ci_upper, n_queries`` (``n_queries``:
+    queries with a score for that metric)."""
+    if rounds < 1 or not 0.0 < level < 1.0:
+        raise ValueError(f"rounds must be >= 1 and level in (0, 1), not {rounds} and {level}")
+    per_query = scores.group_by([*by, "qid"], maintain_order=True).agg(pl.col(list(METRICS)).mean())
+    qids = per_query["qid"].unique(maintain_order=True)
+    counts = np.random.default_rng(seed).multinomial(len(qids), np.full(len(qids), 1.0 / len(qids)), size=rounds)
+    position = {q: i for i, q in enumerate(qids.to_list())}
+    tail = 100.0 * (1.0 - level) / 2.0
+    rows: list[dict[str, object]] = []
+    for key, group in per_query.group_by(list(by), maintain_order=True) if by else [((), per_query)]:
+        c = counts[:, [position[q] for q in group["qid"].to_list()]].astype(float)
+        for m in METRICS:
+            v = group[m].to_numpy().astype(float)
+            ok = np.isfinite(v)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                boot = (c[:, ok] @ v[ok]) / c[:, ok].sum(axis=1)
+            rows.append({**dict(zip(by, key, strict=True)), "metric": m,
+                         "mean": float(v[ok].mean()) if ok.any() else float("nan"),
+                         "ci_lower": float(np.nanpercentile(boot, tail)) if ok.any() else float("nan"),
+                         "ci_upper": float(np.nanpercentile(boot, 100.0 - tail)) if ok.any() else float("nan"),
+                         "n_queries": int(ok.sum())})
+    return pl.DataFrame(rows)
 
 
 def preferences(scores: pl.DataFrame, threshold: float = TIE_THRESHOLD, metric: str = "all",

@@ -1,60 +1,47 @@
-"""Paper-agnostic pairwise ranking at arena scale: Bradley–Terry and contextual BT, exact sparse Newton,
-bootstrap and sandwich intervals, input checks, one result type, one leaderboard.
+"""Paper-agnostic pairwise ranking at arena scale: one battles type, one leaderboard, one result type.
 
-- :mod:`~analysis_lib.ranking.votes`              the vote vocabulary (LMArena labels by default), column names,
-  the input checks every frame passes (:func:`clean_battles`, :func:`screen_battles`)
-- :mod:`~analysis_lib.ranking.pairs`              competitor indices, :class:`PairData` (unique matchups)
-- :mod:`~analysis_lib.ranking.graph`              when the MLE exists (beat graph, strong components), the
-  diagnosis of a failure, the ridge
-- :mod:`~analysis_lib.ranking.newton`             exact sparse Newton for BT on unique matchups, batched
-- :mod:`~analysis_lib.ranking.contextual_solver`  Newton for contextual BT, sparse in the ratings; chord rounds
-- :mod:`~analysis_lib.ranking.features`           style features (normalised, z-scored differences)
-- :mod:`~analysis_lib.ranking.bootstrap`          resample draws and batched, warm-started bootstrap rounds
-- :mod:`~analysis_lib.ranking.blas`               one BLAS thread for the solvers' small dense products
-- :mod:`~analysis_lib.ranking.intervals`          percentile and sandwich (robust) intervals
-- :mod:`~analysis_lib.ranking.result`             :class:`Ranking`, the one result type
-- :mod:`~analysis_lib.ranking.leaderboard`        :func:`leaderboard`: the one leaderboard (plain or contextual)
-- :mod:`~analysis_lib.ranking.bradley_terry`      point fits for many weight vectors (:func:`bt_params`), the Elo
-  scale
-- :mod:`~analysis_lib.ranking.solver`             reference fits on a dense design (L-BFGS, the authors' kind of
-  fit) and :func:`bootstrap_counts`
-- :mod:`~analysis_lib.ranking.validation`         interval coverage over replicate datasets (bootstrap or
-  sandwich)
-- ``python -m analysis_lib.ranking FILE …``        the leaderboard command (:mod:`~analysis_lib.ranking.cli`)
+    battles = ranking.Battles.from_frame(frame)          # checked once (or pass the frame to leaderboard)
+    result = ranking.leaderboard(battles, anchor="gpt-4o", rounds=1000)   # Bradley–Terry, bootstrap intervals
+    print(result)                                        # the fit's settings, then the leaderboard
+    result.differences(); result.rank_intervals()        # anchor-free pairwise intervals; best/worst ranks
+    ranking.leaderboard(frame, by="category", features=["length"])   # one contextual board per category
 
-Nothing here knows about a particular arena: which battles count, the anchor, the excluded models and the
-penalty are the caller's (for Search Arena: :mod:`analysis_lib.search_arena.bt`).
+- :mod:`~analysis_lib.ranking.votes`       the vote vocabulary (LMArena labels by default), :class:`BattleFormat`
+- :mod:`~analysis_lib.ranking.battles`     :class:`Battles`, the checked battles every fit takes (rows without a
+  vote, unknown labels, self-battles, missing features: an error, or dropped and counted)
+- :mod:`~analysis_lib.ranking.fit`         :func:`leaderboard`: plain or contextual BT, bootstrap or sandwich
+  intervals, overall or per subset (``by=``)
+- :mod:`~analysis_lib.ranking.result`      :class:`Ranking` (one result type) and :class:`Leaderboards`
+- :mod:`~analysis_lib.ranking.graph`       when the MLE exists (beat graph, strong components), the diagnosis of a
+  failure, the ridge
+- :mod:`~analysis_lib.ranking.features`    style features (normalised, z-scored differences)
+- :mod:`~analysis_lib.ranking.validation`  interval coverage over replicate datasets (bootstrap or sandwich)
+- :mod:`~analysis_lib.ranking.reference`   reference fits on a dense design (L-BFGS, the authors' kind of fit)
+- :mod:`~analysis_lib.ranking.cli`         the ``arena-leaderboard`` command (``python -m analysis_lib.ranking``)
+
+The solvers are private (``_pairs``, ``_newton``: exact sparse Newton on unique matchups; ``_contextual``: the
+one contextual problem, which switches to ``_sorted``'s arena-scale layout at 200,000 battles; ``_bootstrap``: the
+one bootstrap draw, :func:`bootstrap_counts`, and the threaded runner; ``_intervals``; ``_blas``). Nothing here
+knows about a particular arena: which battles count, the anchor, the excluded models and the penalty are the
+caller's (for Search Arena: :mod:`analysis_lib.search_arena.bt`).
 """
 
 from __future__ import annotations
 
-from analysis_lib.ranking.bootstrap import ConvergenceError
-from analysis_lib.ranking.bradley_terry import bt_params, to_elo
+from analysis_lib.ranking._bootstrap import bootstrap_counts
+from analysis_lib.ranking._newton import ConvergenceError
+from analysis_lib.ranking._pairs import ALPHA
+from analysis_lib.ranking.battles import Battles
 from analysis_lib.ranking.features import Convention, style_features
-from analysis_lib.ranking.graph import RIDGE, Diagnosis, NotIdentifiableError, diagnose, mle_exists
-from analysis_lib.ranking.intervals import sandwich_bt, sandwich_contextual
-from analysis_lib.ranking.leaderboard import leaderboard, rank_contextual, rank_pairs
-from analysis_lib.ranking.pairs import ALPHA, PairData, competitors, incidence, index_expr, pair_indices
-from analysis_lib.ranking.result import BASE, INIT_RATING, SCALE, Convergence, Ranking, rank_from_intervals
-from analysis_lib.ranking.solver import Solver, bootstrap_counts, fit_logistic_lbfgs, logistic_loss_and_grad
+from analysis_lib.ranking.fit import leaderboard
+from analysis_lib.ranking.graph import RIDGE, NotIdentifiableError, diagnose
+from analysis_lib.ranking.result import BASE, INIT_RATING, SCALE, Leaderboards, Ranking
 from analysis_lib.ranking.validation import coverage_summary, ranking_coverage, result_coverage
-from analysis_lib.ranking.votes import (
-    DECISIVE,
-    LMARENA,
-    OUTCOME_OF_WINNER,
-    WINNERS,
-    BattleFormat,
-    InvalidBattlesError,
-    clean_battles,
-    screen_battles,
-)
+from analysis_lib.ranking.votes import DECISIVE, LMARENA, OUTCOME_OF_WINNER, WINNERS, BattleFormat, InvalidBattlesError
 
 __all__ = [
     "ALPHA", "BASE", "DECISIVE", "INIT_RATING", "LMARENA", "OUTCOME_OF_WINNER", "RIDGE", "SCALE", "WINNERS",
-    "BattleFormat", "Convention", "Convergence", "ConvergenceError", "Diagnosis", "InvalidBattlesError",
-    "NotIdentifiableError", "PairData", "Ranking", "Solver", "bootstrap_counts", "bt_params", "clean_battles",
-    "competitors", "coverage_summary", "diagnose", "fit_logistic_lbfgs", "incidence", "index_expr", "leaderboard",
-    "logistic_loss_and_grad", "mle_exists", "pair_indices", "rank_contextual", "rank_from_intervals", "rank_pairs",
-    "ranking_coverage", "result_coverage", "sandwich_bt", "sandwich_contextual", "screen_battles", "style_features",
-    "to_elo",
+    "BattleFormat", "Battles", "Convention", "ConvergenceError", "InvalidBattlesError", "Leaderboards",
+    "NotIdentifiableError", "Ranking", "bootstrap_counts", "coverage_summary", "diagnose", "leaderboard",
+    "ranking_coverage", "result_coverage", "style_features",
 ]

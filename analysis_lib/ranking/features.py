@@ -78,7 +78,7 @@ def _check_finite(f: str, a: np.ndarray, b: np.ndarray, d: np.ndarray) -> None:
 def sorted_style_features(battles: pl.DataFrame, features: Sequence[str], convention: Convention,
                           order: np.ndarray, sign: np.ndarray, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """``(zt, sd)``: the ``z`` of :func:`style_features` laid out for the arena-scale fit
-    (:mod:`~analysis_lib.ranking.sorted_battles`): feature-major ``(k, n)``, row ``j`` holding
+    (:mod:`~analysis_lib.ranking._sorted`): feature-major ``(k, n)``, row ``j`` holding
     ``sign_i · z_{order_i, j}``, and each feature's SD of ``d`` (0: zero spread, that row 0).
 
     Built one feature per task on ``threads`` threads, without the ``(n, k)`` arrays: per feature

@@ -50,26 +50,6 @@ def beat_edges(pairs: np.ndarray, outcomes: np.ndarray) -> tuple[np.ndarray, np.
     return np.concatenate([won, lost]), np.concatenate([a[won], b[lost]]), np.concatenate([b[won], a[lost]])
 
 
-def beat_graph(pairs: np.ndarray, outcomes: np.ndarray, n_models: int, w: np.ndarray) -> np.ndarray:
-    """``(B, n, n)`` booleans, one dense beat graph per row of ``w`` (weights over the unique rows): ``[k, i, j]``
-    is true when model ``i`` beat or tied model ``j`` in a row with positive weight ``w[k]`` (small ``n`` only)."""
-    w = np.atleast_2d(w)
-    row, src, dst = beat_edges(pairs, outcomes)
-    k, e = np.nonzero(w[:, row] > 0)
-    adj = np.zeros((w.shape[0], n_models, n_models), dtype=bool)
-    adj[k, src[e], dst[e]] = True
-    return adj
-
-
-def strongly_connected(adj: np.ndarray) -> np.ndarray:
-    """``(B,)`` booleans: is each directed graph of ``adj`` (``(B, n, n)``, ``[k, i, j]`` = edge ``i → j``)
-    strongly connected? (One strong-components pass over the block-diagonal union of the graphs.)"""
-    adj = np.asarray(adj, dtype=bool)
-    n_graphs, n = adj.shape[0], adj.shape[1]
-    k, i, j = np.nonzero(adj)
-    return _all_one_component(n_graphs, n, k * n + i, k * n + j)
-
-
 def _all_one_component(n_graphs: int, n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     if n <= 1:
         return np.ones(n_graphs, dtype=bool)

@@ -1,4 +1,5 @@
-"""One result type for plain and contextual Bradley–Terry fits: :class:`Ranking`.
+"""One result type for plain and contextual Bradley–Terry fits, :class:`Ranking`, and one per subset,
+:class:`Leaderboards`.
 
 Ratings are on the Elo scale ``400 · r + offset`` (``r`` in log10-odds, ``Σ r = 0``), with the offset that puts the
 anchor at 1000 in the full-data fit (no anchor: offset 1000, so the mean rating is 1000). Bootstrap rounds are
@@ -11,7 +12,14 @@ says where a rating sits among all models; ``"anchored"`` (:meth:`Ranking.relati
 of the rating's difference to the anchor (anchor fixed at 1000 in every round; sandwich ``Var(r_j − r_a)``),
 the one to quote for "how far is model j from the anchor": the centred interval shifted by the anchor's
 full-data offset is not an interval for that difference (it leaves out the anchor's own uncertainty, and the
-anchor keeps an interval although it is 1000 by definition).
+anchor keeps an interval although it is 1000 by definition). Anchor-free intervals: :meth:`Ranking.differences`
+(every pair of models, ``400 (r_i − r_j)`` per round: no anchor enters, so the anchor cannot widen them) and
+:meth:`Ranking.centred`.
+
+Rank intervals (:meth:`Ranking.rank_intervals`): in every bootstrap round each model's rank is 1 + the models
+rated strictly higher in that round; ``rank_lower`` / ``rank_upper`` are the ``(1 − level)/2`` and ``(1 + level)/2``
+quantiles of those ranks over the rounds (the empirical quantile, ``numpy.quantile(method="inverted_cdf")``: a rank
+that some round gave), its best and worst plausible rank.
 """
 
 from __future__ import annotations
@@ -22,8 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
+from scipy.stats import rankdata
 
-from analysis_lib.ranking.intervals import normal_quantile, percentiles
+from analysis_lib.ranking._intervals import normal_quantile, percentiles
 
 SCALE = 400.0
 BASE = 10.0
@@ -62,9 +71,11 @@ class Ranking:
     spread). ``ridge``: the penalty the full-data fit needed (0 when its MLE exists); ``ridge_models``: the models
     outside the largest strongly connected group of wins and losses, whose ratings the ridge sets;
     ``ridge_resamples``: bootstrap rounds fitted with the ridge; ``ridge_rounds``: per model, the bootstrap rounds
-    in which the ridge set that model's rating (``None`` without a bootstrap). ``point``: ``"bootstrap_mean"`` or
-    ``"ml"`` (which rating a bootstrap reports). ``dropped``: input rows left out
-    per reason.
+    in which the ridge set that model's rating (``None`` without a bootstrap). ``point``: ``"ml"`` or
+    ``"bootstrap_mean"`` (which rating a bootstrap reports). ``dropped``: input rows left out per reason. The fit's
+    settings (:meth:`settings`, :meth:`header`): ``reg``, ``seed``, ``convention``, ``ties`` (the labels counted as
+    half a win; empty for a numeric outcome column), ``on_separation``, ``fallback_ridge`` (the ridge for fits and
+    resamples without an MLE), ``hessian_reg``.
     """
 
     models: tuple[str, ...]
@@ -94,7 +105,13 @@ class Ranking:
     ridge_resamples: int = 0
     dropped: Mapping[str, int] = field(default_factory=dict)
     ridge_rounds: np.ndarray | None = None
-    point: str = "bootstrap_mean"
+    point: str = "ml"
+    seed: int = 0
+    convention: str = "float"
+    ties: tuple[str, ...] = ()
+    on_separation: str = "error"
+    fallback_ridge: float = 1e-3
+    hessian_reg: float = 0.0
 
     @property
     def mle_exists(self) -> bool:
@@ -133,7 +150,13 @@ class Ranking:
         return pl.DataFrame(cols).sort("rating", descending=True, maintain_order=True)
 
     def coefficients(self) -> pl.DataFrame:
-        """``feature, estimate, ci_lower, ci_upper, estimate_ml`` (empty for plain BT)."""
+        """``feature, estimate, ci_lower, ci_upper, estimate_ml`` (empty for plain BT).
+
+        Scale: a coefficient ``β_f`` is in **natural log-odds per standard deviation** of feature ``f``'s normalised
+        difference ``d = (x_a − x_b)/(x_a + x_b + 1)`` (the model is ``logit P(A wins) = ln 10 · (r_a − r_b) +
+        Σ_f β_f z_f`` with ``z_f = (d_f − mean d_f)/sd d_f``); ``exp(β_f)`` is the odds ratio of A winning for one SD
+        more of that difference. ``estimate`` is the bootstrap mean with ``point="bootstrap_mean"``, else the
+        full-data fit (``estimate_ml``); NaN for a feature with zero spread."""
         return pl.DataFrame(
             {
                 "feature": list(self.features),
@@ -223,3 +246,128 @@ class Ranking:
         if any(self.dropped.values()):
             parts.append("dropped " + ", ".join(f"{v:,} {k}" for k, v in self.dropped.items() if v))
         return "; ".join(parts)
+
+    def differences(self) -> pl.DataFrame:
+        """``model_a, model_b, difference, ci_lower, ci_upper``: every pair of models, ``model_a`` above
+        ``model_b`` on the leaderboard, with the Elo difference ``400 (r_a − r_b)`` and its interval.
+
+        Anchor-free: bootstrap, the ``(1 ∓ level)/2`` percentiles of ``400 (r_a − r_b)`` over the same rounds as
+        the leaderboard (the estimate their mean with ``point="bootstrap_mean"``, else the full-data fit); sandwich,
+        the full-data difference ``± z σ`` with ``σ² = Var r_a + Var r_b − 2 Cov(r_a, r_b)``. No anchor or
+        offset enters either (FastChat #3377: fixing an anchor widens every other model's own interval; the
+        interval of a difference is the same whichever anchor is chosen). NaN intervals without ``ci``."""
+        m = len(self.models)
+        order = np.argsort(-self.rating, kind="stable")
+        i, j = (order[k] for k in np.triu_indices(m, 1))
+        est = SCALE * (self.theta[i] - self.theta[j])
+        lo = hi = np.full(i.size, np.nan)
+        if self.rounds is not None:
+            d = SCALE * (self.rounds[:, i] - self.rounds[:, j])
+            mean, lo, hi = percentiles(d, self.level)
+            est = mean if self.point == "bootstrap_mean" else est
+        elif self.covariance is not None:
+            c = self.covariance
+            var = c[i, i] + c[j, j] - 2.0 * c[i, j]
+            half = SCALE * normal_quantile(self.level) * np.sqrt(np.clip(var, 0.0, None))
+            lo, hi = est - half, est + half
+        names = np.array(self.models, dtype=object)
+        return pl.DataFrame({"model_a": names[i].tolist(), "model_b": names[j].tolist(), "difference": est,
+                             "ci_lower": lo, "ci_upper": hi},
+                            schema={"model_a": pl.String, "model_b": pl.String, "difference": pl.Float64,
+                                    "ci_lower": pl.Float64, "ci_upper": pl.Float64})
+
+    def rank_intervals(self) -> pl.DataFrame:
+        """``model, rank, rank_lower, rank_upper`` in leaderboard order: each model's best and worst plausible rank
+        over the bootstrap rounds (module docstring); null without a bootstrap (``rank`` is the leaderboard's)."""
+        frame = self.to_frame().select("model", "rank")
+        if self.rounds is None or not self.rounds.shape[0]:
+            return frame.with_columns(pl.lit(None, pl.Int64).alias("rank_lower"),
+                                      pl.lit(None, pl.Int64).alias("rank_upper"))
+        ranks = rankdata(-self.rounds[:, :len(self.models)], method="min", axis=1)
+        tail = (1.0 - self.level) / 2.0
+        lower = np.quantile(ranks, tail, axis=0, method="inverted_cdf").astype(np.int64)
+        upper = np.quantile(ranks, 1.0 - tail, axis=0, method="inverted_cdf").astype(np.int64)
+        by_model = pl.DataFrame({"model": list(self.models), "rank_lower": lower, "rank_upper": upper})
+        return frame.join(by_model, on="model", how="left", maintain_order="left")
+
+    def settings(self) -> dict[str, object]:
+        """The fit's settings, plain values: ``model``, ``features``, ``convention``, ``ties``, ``loss``, ``reg``,
+        ``on_separation``, ``fallback_ridge``, ``anchor``, ``point``, ``ci``, ``level``, ``rounds``, ``seed``,
+        ``hessian_reg``."""
+        return {
+            "model": "contextual Bradley–Terry" if self.features else "Bradley–Terry",
+            "features": list(self.features), "convention": self.convention if self.features else None,
+            "ties": list(self.ties), "loss": "sum", "reg": self.reg, "on_separation": self.on_separation,
+            "fallback_ridge": self.fallback_ridge, "anchor": self.anchor, "point": self.point,
+            "ci": self.ci_method, "level": self.level,
+            "rounds": 0 if self.rounds is None else int(self.rounds.shape[0]),
+            "seed": self.seed if self.rounds is not None else None, "hessian_reg": self.hessian_reg,
+        }
+
+    def header(self) -> str:
+        """The fit's settings in words, one per line (printed above a leaderboard: ``print(result)``)."""
+        s = self.settings()
+        model = str(s["model"])
+        if self.features:
+            model += f" with style features {', '.join(self.features)} (convention {self.convention!r})"
+        ties = (f"ties ({', '.join(map(repr, self.ties))}) count as half a win for each side" if self.ties
+                else "outcomes for A as given in [0, 1]")
+        who = "ratings and coefficients" if self.features else "ratings"
+        anchor = (f"{self.anchor} at {INIT_RATING:g} in the full-data fit" if self.anchor is not None
+                  else f"none (the mean rating is {INIT_RATING:g})")
+        rating = ("bootstrap mean over the rounds" if self.ci_method == "bootstrap" and self.point == "bootstrap_mean"
+                  else "the full-data fit (maximum likelihood)")
+        if self.ci_method == "bootstrap":
+            intervals = (f"{self.level:.0%} bootstrap percentiles over {s['rounds']} rounds (seed {self.seed}); "
+                         "rounds centred, shifted by the anchor's offset")
+        elif self.ci_method == "sandwich":
+            intervals = f"{self.level:.0%} sandwich (robust) normal intervals, hessian_reg {self.hessian_reg:g}"
+        else:
+            intervals = "none"
+        return "\n".join([
+            f"fit: {model}; {self.n_battles:,} battles, {len(self.models)} models",
+            f"loss: negative log-likelihood summed over battles; {ties}",
+            f"penalty: reg/2 ||theta||^2 on the {who}, reg = {self.reg:g}; without an MLE: "
+            f"{'stop' if self.on_separation == 'error' else 'ridge'} (ridge {self.fallback_ridge:g} for resamples "
+            "without one)",
+            f"anchor: {anchor}",
+            f"rating: {rating}",
+            f"intervals: {intervals}",
+            "rank: 1 + the models whose interval lies wholly above; rank_lower, rank_upper: the "
+            f"{(1 - self.level) / 2:.1%} and {(1 + self.level) / 2:.1%} quantiles of the rank per bootstrap round",
+        ])
+
+    def __str__(self) -> str:
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=160):
+            table = str(self.to_frame().join(self.rank_intervals().drop("rank"), on="model", maintain_order="left"))
+            coef = f"\n{self.coefficients()}" if self.features else ""
+        return f"{self.header()}\n{table}{coef}"
+
+
+@dataclass(frozen=True)
+class Leaderboards:
+    """One leaderboard per value of the column ``by`` and the overall one (:func:`analysis_lib.ranking.leaderboard`
+    with ``by=``): every subset fitted as a leaderboard of its battles alone, with the same settings and seed.
+
+    ``subsets``: value -> :class:`Ranking`, in sorted order of the values (null values are in the overall only);
+    ``skipped``: values left out and why (fewer than ``min_battles`` battles)."""
+
+    by: str
+    overall: Ranking
+    subsets: Mapping[object, Ranking]
+    skipped: Mapping[object, str] = field(default_factory=dict)
+
+    def to_frame(self, intervals: str = "centred") -> pl.DataFrame:
+        """The leaderboards stacked: a first column named ``by`` (null for the overall leaderboard, first), then
+        :meth:`Ranking.to_frame`'s columns and the rank intervals."""
+        parts = [(None, self.overall), *self.subsets.items()]
+        return pl.concat([
+            r.to_frame(intervals).join(r.rank_intervals().drop("rank"), on="model", maintain_order="left")
+            .select(pl.lit(None if v is None else str(v), pl.String).alias(self.by), pl.all())
+            for v, r in parts])
+
+    def coefficients(self) -> pl.DataFrame:
+        """The style coefficients of every leaderboard stacked, with the column ``by`` first (null: overall)."""
+        parts = [(None, self.overall), *self.subsets.items()]
+        return pl.concat([r.coefficients().select(pl.lit(None if v is None else str(v), pl.String).alias(self.by),
+                                                  pl.all()) for v, r in parts])

@@ -13,7 +13,8 @@ Prompts through the LLM layer and topics (App. B–C)
     :func:`topic_summary` (BERTopic; ``[topics]`` extra), :func:`describe_differences`, :func:`prompt_comparisons`,
     :func:`response_comparisons`
 Preferences (§3, App. D–E)
-    :func:`prepare_battles`, :func:`leaderboard`, :func:`style_control`
+    the module :mod:`~analysis_lib.search_arena.bt` (``bt.prepare_battles``, ``bt.leaderboard``,
+    ``bt.style_control``: the paper's defaults over :mod:`analysis_lib.ranking`)
 Cross-arena (§3.3, App. F)
     :func:`search_arena_cross_battles`, :func:`load_text_arena`, :func:`vote_table`, :func:`intent_tests`,
     :func:`compare_tie_shares`
@@ -43,7 +44,6 @@ _HOME = {
     **dict.fromkeys(("annotate_sample", "sample_agreement"), "intents"),
     **dict.fromkeys(("fit_topics", "topic_summary"), "topics"),
     **dict.fromkeys(("describe_differences", "prompt_comparisons", "response_comparisons"), "describe"),
-    **dict.fromkeys(("prepare_battles", "leaderboard", "style_control"), "bt"),
     **dict.fromkeys(("search_arena_cross_battles", "load_text_arena", "vote_table", "intent_tests",
                      "compare_tie_shares"), "cross_arena"),
     **dict.fromkeys(("simulate_release", "simulate_attribution", "simulate_text_arena"), "simulate"),
@@ -54,12 +54,11 @@ _HOME = {
 __all__ = [
     "ANCHOR", "LoadReport", "annotate_sample", "compare_tie_shares", "coverage_study", "daily_traffic", "data_kind",
     "dataset_comparison", "describe_differences", "detect_languages", "error_decomposition", "factual_vs_rest",
-    "fit_topics", "intent_tests", "leaderboard", "load_battles", "load_battles_report", "load_text_arena", "mean_by",
-    "model_configurations", "model_table", "multilingual_share", "n_languages", "prepare_battles",
-    "prompt_comparisons", "read_raw", "response_comparisons", "sample_agreement", "search_arena_cross_battles",
-    "seed_study", "shares", "simulate_attribution", "simulate_battles", "simulate_release", "simulate_text_arena",
-    "style_control", "topic_summary", "traffic_summary", "trimmed", "turn_distribution", "users_by_country",
-    "validate_release", "vote_table",
+    "fit_topics", "intent_tests", "load_battles", "load_battles_report", "load_text_arena", "mean_by",
+    "model_configurations", "model_table", "multilingual_share", "n_languages", "prompt_comparisons", "read_raw",
+    "response_comparisons", "sample_agreement", "search_arena_cross_battles", "seed_study", "shares",
+    "simulate_attribution", "simulate_battles", "simulate_release", "simulate_text_arena", "topic_summary",
+    "traffic_summary", "trimmed", "turn_distribution", "users_by_country", "validate_release", "vote_table",
 ]
 
 

@@ -7,6 +7,9 @@ the released parquet or jsonl, ``hf``, or ``sample[:N]`` for the simulator) with
 (:func:`analysis_lib.search_arena.bt.leaderboard`) and prints the Table D.1 leaderboard: Bradley–Terry ratings on
 the Elo scale with the anchor at 1000, 95% intervals (bootstrap, or ``--ci sandwich``) and ranks. ``--output`` also
 writes it as CSV. Needs only the core install.
+
+For any other arena's battles (a CSV, parquet or JSON-lines file with your own column names) use the general command
+``arena-leaderboard FILE`` (:mod:`analysis_lib.ranking.cli`); this command's errors on reading say so.
 """
 
 from __future__ import annotations
@@ -38,17 +41,27 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+#: What a read error adds: the general command for data that are not a Search Arena release.
+GENERAL = ("this command reads a Search Arena release; to rank another arena's battles file (CSV, parquet or JSON "
+           "lines, your own column names) use: arena-leaderboard FILE --model-a-col A --model-b-col B --winner-col W "
+           "(arena-leaderboard --help)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the leaderboard of ``source``; exit status 0, 2 when the source cannot be read or ranked, 3 when a fit
     does not converge."""
     args = parse_args(argv)
     try:
         battles = loader.load_battles(args.source, seed=args.seed)
+    except (OSError, ValueError) as err:  # not a release (another file type, other columns), unreadable
+        print(f"error: {err}; {GENERAL}", file=sys.stderr)
+        return 2
+    try:
         result = bt.leaderboard(battles, anchor=args.anchor, rounds=args.rounds, seed=args.seed, ci=args.ci)
     except ConvergenceError as err:
         print(f"error: {err}", file=sys.stderr)
         return 3
-    except (OSError, ValueError) as err:  # unreadable source, no battles, unknown anchor, no MLE
+    except ValueError as err:  # no battles, unknown anchor, no MLE
         print(f"error: {err}", file=sys.stderr)
         return 2
     board = result.to_frame()

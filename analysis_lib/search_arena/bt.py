@@ -3,23 +3,24 @@ feature sets and conventions, and the SA-E4 comparison, on top of the paper-agno
 
 Everything here follows the authors' analysis code (``lmarena/search-arena``, ``scripts/utils.py`` and
 ``scripts/preference_analysis.ipynb``); where we choose differently the docstring says so. The models, the
-solvers and the leaderboard convention are documented in :mod:`analysis_lib.ranking`; every fit here is what
-:func:`analysis_lib.ranking.leaderboard` does after its own screen of the battles (one call of
-:func:`analysis_lib.ranking.rank_pairs` or :func:`analysis_lib.ranking.rank_contextual` on the battles screened
-here, the same numbers bit for bit) and returns its :class:`~analysis_lib.ranking.Ranking` (``.to_frame()``: the
-leaderboard, ``.coefficients()``: the style coefficients). This module adds what is Search Arena's:
+solvers and the leaderboard convention are documented in :mod:`analysis_lib.ranking`; every fit here is one call
+of :func:`analysis_lib.ranking.leaderboard` on the battles screened here, with the paper's defaults, and returns its
+:class:`~analysis_lib.ranking.Ranking` (``.to_frame()``: the leaderboard, ``.coefficients()``: the style
+coefficients). The keyword names are the ranking core's (``anchor``, ``rounds``, ``seed``, ``exclude``, ``ci``,
+``reg``, ``convention``, ``progress``), and so is the anchor convention (the model put at 1000 in the full-data fit;
+``None``: the mean rating is 1000); the paper's anchor is the default, and a release without its battles is rated
+with the mean at 1000 (:func:`present_anchor`). The paper's rating is the bootstrap mean
+(``point="bootstrap_mean"``, as Table D.1). This module adds what is Search Arena's:
 
 Battles, screened once
     :func:`prepare_battles` keeps battles with a vote, drops the models outside the leaderboard (the non-search
     ``gemini-2.5-pro``: ``in_leaderboard = false`` in ``resources/model_names.csv``) and self-battles
-    (``model_a == model_b``) through :func:`analysis_lib.ranking.screen_battles`, and reports how many of each it
-    dropped (a ``winner`` label outside the release's vocabulary is counted and reported, never taken for a
+    (``model_a == model_b``) through :meth:`analysis_lib.ranking.Battles.from_frame`, and reports how many of each
+    it dropped (a ``winner`` label outside the release's vocabulary is counted and reported, never taken for a
     missing vote). Outcome for model A: 1 (``model_a``), 0 (``model_b``), 0.5 (``tie`` and ``tie (bothbad)``).
-    Its result, :class:`PreparedBattles`, is the screened-battles type: every fit here takes either a frame
-    (screened on entry) or a :class:`PreparedBattles` (not screened again; its subsets,
-    :meth:`PreparedBattles.where`, and further exclusions, :meth:`PreparedBattles.without`, stay screened), and
-    hands the ranking core the checked battles (:meth:`PreparedBattles.fit_frame`), so the release's battles pass
-    the vote checks once on their way to a leaderboard.
+    Its result is the ranking core's checked :class:`~analysis_lib.ranking.Battles`: every fit here takes either a
+    frame (screened on entry) or those (not screened again; their subsets, ``.where``, and further exclusions,
+    ``.without``, stay screened), so the release's battles pass the vote checks once on their way to a leaderboard.
 
 Bradley–Terry (SA-D5): :func:`leaderboard`
     Unpenalised BT on the unique ``(model_a, model_b, outcome)`` rows; ratings ``400 · r + offset`` with the
@@ -29,12 +30,12 @@ Bradley–Terry (SA-D5): :func:`leaderboard`
 
 Contextual Bradley–Terry (SA-32L, SA-32C, SA-F6L, SA-F6R, SA-E4): :func:`style_control`
     The authors' penalty :data:`REG` ``= 0.5`` on ratings and coefficients alike, summed over battles
-    (:mod:`analysis_lib.ranking.contextual_solver` states how this ``reg`` differs from arena-rank's), z-scored
+    (:mod:`analysis_lib.ranking._contextual` states how this ``reg`` differs from arena-rank's), z-scored
     normalised differences of the feature sets :data:`LENGTH`, :data:`CITATIONS`, :data:`SOURCES`,
-    :data:`ATTRIBUTION`, :data:`ALL_CONTROLS`. ``convention="paper"`` (default): the authors store every
-    per-side value in an ``int32`` array before differencing, so fractional values (mean words per turn,
-    citations per turn, attribution counts per turn) are truncated toward zero. ``convention="float"`` uses the
-    exact values; :func:`convention_shift` reports how much the coefficients move.
+    :data:`~analysis_lib.search_arena.schema.ATTRIBUTION_COUNTS`, :data:`ALL_CONTROLS`. ``convention="paper"``
+    (default): the authors store every per-side value in an ``int32`` array before differencing, so fractional
+    values (mean words per turn, citations per turn, attribution counts per turn) are truncated toward zero.
+    ``convention="float"`` uses the exact values; :func:`convention_shift` reports how much the coefficients move.
 
 Ratings before and after control (SA-E4)
     :func:`control_effect` fits one battle frame twice, with no features (unpenalised BT, as the authors'
@@ -58,25 +59,14 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from analysis_lib.ranking import (
-    Convention,
-    InvalidBattlesError,
-    PairData,
-    Ranking,
-    rank_contextual,
-    rank_pairs,
-)
+from analysis_lib import ranking
+from analysis_lib.ranking import Battles, Convention, Ranking
 from analysis_lib.search_arena.domains import DOMAIN_GROUPS
 from analysis_lib.search_arena.models import ANCHOR
-from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS
 from analysis_lib.search_arena.screening import (
     BOTH_CITE,
     DECIDED,
-    Battles,
-    PreparedBattles,
     attribution_battles,
-    both_cite,
-    decided,
     prepare_battles,
     screened,
 )
@@ -84,9 +74,8 @@ from analysis_lib.search_arena.screening import (
 #: The fits, the paper's feature sets, and the screen with its subsets (:mod:`.screening`, re-exported here).
 __all__ = [
     "leaderboard", "style_control", "style_by_subset", "control_effect", "ControlEffect", "convention_shift",
-    "rating_spread", "present_anchor", "REG", "LENGTH", "CITATIONS", "SOURCES", "ATTRIBUTION", "ALL_CONTROLS", "CI",
-    "prepare_battles", "screened", "PreparedBattles", "Battles", "BOTH_CITE", "DECIDED", "both_cite", "decided",
-    "attribution_battles",
+    "rating_spread", "present_anchor", "REG", "LENGTH", "CITATIONS", "SOURCES", "ALL_CONTROLS",
+    "prepare_battles", "BOTH_CITE", "DECIDED", "attribution_battles",
 ]
 
 log = logging.getLogger(__name__)
@@ -98,108 +87,108 @@ REG = 0.5
 LENGTH: tuple[str, ...] = ("response_length",)
 CITATIONS: tuple[str, ...] = ("citation_count",)
 SOURCES: tuple[str, ...] = ("citation_count", *(f"cites_{g}" for g in DOMAIN_GROUPS))
-ATTRIBUTION: tuple[str, ...] = ATTRIBUTION_COUNTS
 ALL_CONTROLS: tuple[str, ...] = ("response_length", *SOURCES)
 
 # --------------------------------------------------------------------------------------------------------------
 # Bradley-Terry leaderboards (SA-D5) and style control
 # --------------------------------------------------------------------------------------------------------------
 
-CI = Literal["bootstrap", "sandwich"]
+CI = Literal["bootstrap", "sandwich", "none"]
+#: What every fit here takes: a battle frame (screened on entry) or battles already screened.
+Frame = pl.DataFrame | Battles
 
 
 def leaderboard(
-    battles: Battles,
+    battles: Frame,
+    *,
     anchor: str | None = ANCHOR,
     rounds: int = 100,
     seed: int = 0,
-    *,
     exclude: Sequence[str] | None = None,
     ci: CI = "bootstrap",
     progress: bool | None = None,
 ) -> Ranking:
     """The Table D.1 leaderboard of the screened battles (:func:`screened`): plain BT by
-    :func:`analysis_lib.ranking.rank_pairs` with the Search Arena anchor.
+    :func:`analysis_lib.ranking.leaderboard` with the Search Arena anchor and the paper's rating, the bootstrap
+    mean.
 
     Likelihood: ``P(a beats b) = σ(ln 10 · (r_a − r_b))``, ties half a win, no penalty. ``.to_frame()``: ``model,
     rating, ci_lower, ci_upper, rank, num_battles, rating_ml`` with ``rating`` the bootstrap mean of ``400 r +
     offset`` (offset: ``anchor`` at 1000 in the full-data fit), CI the 2.5/97.5 percentiles of ``rounds``
     bootstrap rounds, ``rank`` 1 + the models whose lower bound exceeds this model's upper bound, ``rating_ml`` the
     full-data fit (anchor exactly 1000); ``num_battles`` counts ties too. ``ci="sandwich"``: sandwich intervals
-    around the full-data fit instead; ``rounds=0`` with the bootstrap: no intervals, the rating is the ML fit.
+    around the full-data fit instead; ``ci="none"`` (or ``rounds=0`` with the bootstrap): no intervals, the rating
+    is the ML fit.
     """
     return _fit(screened(battles, exclude), (), anchor, ci, rounds, seed, progress=progress)
 
 
-def _fit(prep: PreparedBattles, features: Sequence[str], anchor: str | None, ci: CI, rounds: int, seed: int,
+def _fit(prep: Battles, features: Sequence[str], anchor: str | None, ci: CI, rounds: int, seed: int,
          **kwargs) -> Ranking:
-    """One fit of screened battles by the ranking core (what :func:`analysis_lib.ranking.leaderboard` does after
-    its own screen): :func:`~analysis_lib.ranking.rank_pairs` without features, else
-    :func:`~analysis_lib.ranking.rank_contextual`."""
-    clean = prep.fit_frame(features)
-    common = dict(anchor=present_anchor(prep.frame, anchor), ci=_ci(ci, rounds), rounds=rounds, seed=seed)
-    if features:
-        return rank_contextual(clean.frame, features, dropped=clean.dropped, **common, **kwargs)  # type: ignore[arg-type]
-    if clean.frame.height == 0:
-        raise InvalidBattlesError("no battles left to rank")
-    return rank_pairs(PairData.from_clean(clean.frame, dropped=clean.dropped), **common, **kwargs)  # type: ignore[arg-type]
+    """One leaderboard of screened battles by the ranking core, with the paper's rating (the bootstrap mean)."""
+    ci = _ci(ci, rounds)
+    return ranking.leaderboard(prep, anchor=present_anchor(prep.frame, anchor), ci=ci, rounds=rounds, seed=seed,
+                               features=features, point="bootstrap_mean", **kwargs)
 
 
 def present_anchor(battles: pl.DataFrame, anchor: str | None = ANCHOR) -> str | None:
     """``anchor`` when some battle of ``battles`` has it. The paper's anchor (:data:`ANCHOR`) missing gives ``None``:
     a release without it (a later one, another arena) is rated with the ratings' mean at 1000 instead; any other
-    anchor missing is a mistake of the caller (``ValueError``). The anchor only sets the offset of the ratings, never
-    their differences or the coefficients."""
+    anchor missing is a mistake of the caller (``ValueError``, naming the closest model). The anchor only sets the
+    offset of the ratings, never their differences or the coefficients."""
     if anchor is None or battles.is_empty():
         return None
     present = battles.select(pl.concat([pl.col("model_a"), pl.col("model_b")]).eq(anchor).any()).item()
     if not present and anchor != ANCHOR:
-        raise ValueError(f"anchor {anchor!r} has no battles here")
+        names = pl.concat([battles["model_a"], battles["model_b"]]).cast(pl.String).unique().to_list()
+        ranking.fit.check_anchor(anchor, names)
     return anchor if present else None
 
 
-def _ci(ci: CI, rounds: int) -> Literal["bootstrap", "sandwich", "none"]:
-    if ci not in ("bootstrap", "sandwich"):
-        raise ValueError(f"ci must be 'bootstrap' or 'sandwich', not {ci!r}")
+def _ci(ci: CI, rounds: int) -> CI:
+    if ci not in ("bootstrap", "sandwich", "none"):
+        raise ValueError(f"ci must be 'bootstrap', 'sandwich' or 'none', not {ci!r}")
     if rounds < 0:
         raise ValueError(f"rounds must be 0 or more, not {rounds}")
     return "none" if ci == "bootstrap" and rounds == 0 else ci
 
 
 def style_control(
-    battles: Battles,
+    battles: Frame,
     features: Sequence[str],
+    *,
+    anchor: str | None = ANCHOR,
     rounds: int = 100,
     seed: int = 0,
     convention: Convention = "paper",
-    *,
-    anchor: str | None = ANCHOR,
     reg: float = REG,
     exclude: Sequence[str] | None = None,
     ci: CI = "bootstrap",
     progress: bool | None = None,
 ) -> Ranking:
     """Contextual (style-controlled) BT of the screened battles (:func:`screened`), by
-    :func:`analysis_lib.ranking.rank_contextual` with ``features``, the authors' penalty and convention.
+    :func:`analysis_lib.ranking.leaderboard` with ``features``, the authors' penalty and convention.
 
     Loss (module docstring): ``−Σ_i [y_i log σ(η_i) + (1−y_i) log σ(−η_i)] + reg/2 ‖(r, β)‖²`` with
     ``η_i = ln 10 (r_a − r_b) + z_iᵀβ``, ``z`` the z-scored normalised differences of ``features`` (base names:
     the frame holds ``<f>_a`` and ``<f>_b``; see :data:`LENGTH`, :data:`CITATIONS`, :data:`SOURCES`,
-    :data:`ATTRIBUTION`, :data:`ALL_CONTROLS`), ``reg = 0.5``. Battles are resampled ``rounds`` times.
+    :data:`~analysis_lib.search_arena.schema.ATTRIBUTION_COUNTS`, :data:`ALL_CONTROLS`), ``reg = 0.5``. Battles are
+    resampled ``rounds`` times.
 
     ``.to_frame()``: the controlled ratings as :func:`leaderboard`'s; ``.coefficients()``: ``feature, estimate``
-    (bootstrap mean, as the paper reports), ``ci_lower, ci_upper`` (2.5/97.5 percentiles), ``estimate_ml``
-    (full-data fit); ``.relative_to_anchor()``, ``.centred()``: the intervals of differences to the anchor and of
-    the anchor-free ratings. ``convention``: ``"paper"`` truncates per-side values to int32 as the authors did;
-    ``"float"`` is exact. Filters of the paper (e.g. both sides cite, decided battles) are the caller's:
-    :func:`both_cite`, :func:`decided`.
+    (bootstrap mean, as the paper reports; natural log-odds per SD of the feature), ``ci_lower, ci_upper``
+    (2.5/97.5 percentiles), ``estimate_ml`` (full-data fit); ``.relative_to_anchor()``, ``.centred()``,
+    ``.differences()``: the intervals of differences to the anchor, of the anchor-free ratings and of every pair.
+    ``convention``: ``"paper"`` truncates per-side values to int32 as the authors did; ``"float"`` is exact.
+    Filters of the paper (e.g. both sides cite, decided battles) are the caller's: ``prep.where(BOTH_CITE)``,
+    ``prep.where(DECIDED)``.
     """
     return _fit(screened(battles, exclude), features, anchor, ci, rounds, seed, reg=reg, convention=convention,
                 progress=progress)
 
 
 def style_by_subset(
-    battles: Battles,
+    battles: Frame,
     features: Sequence[str],
     by: str = "primary_intent",
     *,
@@ -228,8 +217,8 @@ def style_by_subset(
         if sub.frame.height < min_battles:
             continue
         present = set(sub.frame["model_a"].to_list()) | set(sub.frame["model_b"].to_list())
-        coefs = style_control(sub, features, rounds, seed, convention, anchor=anchor if anchor in present else None,
-                              reg=reg).coefficients()
+        coefs = style_control(sub, features, rounds=rounds, seed=seed, convention=convention,
+                              anchor=anchor if anchor in present else None, reg=reg).coefficients()
         frames.append(coefs.with_columns(pl.lit(value).alias("subset"), pl.lit(sub.frame.height).alias("n")))
     if not frames:
         return pl.DataFrame(
@@ -294,7 +283,7 @@ class ControlEffect:
 
 
 def control_effect(
-    battles: Battles,
+    battles: Frame,
     features: Sequence[str] = ALL_CONTROLS,
     rounds: int = 100,
     seed: int = 0,
@@ -313,7 +302,7 @@ def control_effect(
     ``on_separation="ridge"`` sets it, counted in :attr:`ControlEffect.before_ridge_models` and
     :attr:`ControlEffect.before_ridge_resamples`). "After" is the contextual model with ``features`` and the
     authors' penalty ``reg/2 ‖(r, β)‖²`` (``reg = 0.5``, as their ``compute_style_control``). Both are fitted by
-    :func:`analysis_lib.ranking.rank_contextual` on the identical battle frame with the same bootstrap draws of
+    :func:`analysis_lib.ranking.leaderboard` on the identical battles with the same bootstrap draws of
     battles (same ``seed``); ``before_reg=reg`` fits both under the same penalty, so that the controls are the only
     difference. (The authors' Fig E.4 put the plain fit on all voted battles beside the controlled fit on decided
     battles where both sides cite; dropping ties alone moves the spread, so that comparison mixes two effects: here
@@ -323,10 +312,8 @@ def control_effect(
     ci = _ci("bootstrap", rounds)
     fits = []
     for feats, penalty in (((), before_reg), (tuple(features), reg)):
-        clean = prep.fit_frame(feats)
-        fits.append(rank_contextual(clean.frame, feats, anchor=present_anchor(clean.frame, anchor), ci=ci,
-                                    rounds=rounds, seed=seed, reg=penalty, convention=convention,
-                                    on_separation="ridge", progress=False))
+        fits.append(_fit(prep, feats, anchor, ci, rounds, seed, reg=penalty, convention=convention,
+                         on_separation="ridge", progress=False, draws="battles"))  # paired rounds
     plain, ctrl = fits
     before, after = plain.rating_ml, ctrl.rating_ml
     m = len(plain.models)
@@ -349,7 +336,7 @@ def control_effect(
     )
 
 
-def convention_shift(battles: Battles, features: Sequence[str], *, fitted: Ranking | None = None,
+def convention_shift(battles: Frame, features: Sequence[str], *, fitted: Ranking | None = None,
                      **kwargs) -> pl.DataFrame:
     """Full-data coefficients under ``convention="paper"`` (int32 truncation) and ``"float"``, and the shift.
 

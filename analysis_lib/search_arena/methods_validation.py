@@ -42,7 +42,8 @@ import numpy as np
 import polars as pl
 from tqdm import tqdm  # type: ignore[import-untyped]
 
-from analysis_lib.ranking import INIT_RATING, PairData, rank_pairs, result_coverage
+from analysis_lib import ranking
+from analysis_lib.ranking import INIT_RATING, BattleFormat, result_coverage
 from analysis_lib.search_arena import bt
 from analysis_lib.search_arena.models import ANCHOR
 from analysis_lib.search_arena.simulate.voting import TIE_MODELS, TieModel
@@ -90,13 +91,9 @@ def expected_outcome_fit(truth: pl.DataFrame, models: Iterable[str], anchor: str
     keep = list(models)
     rows = pl.col("model_a").is_in(keep) & pl.col("model_b").is_in(keep) & (pl.col("model_a") != pl.col("model_b"))
     t = truth.filter(rows & pl.col("voted")) if "voted" in truth.columns else truth.filter(rows)
-    names = tuple(sorted(set(t["model_a"].to_list()) | set(t["model_b"].to_list())))
-    index = {m: i for i, m in enumerate(names)}
-    pairs = np.column_stack([t["model_a"].replace_strict(index, return_dtype=pl.Int64).to_numpy(),
-                             t["model_b"].replace_strict(index, return_dtype=pl.Int64).to_numpy()])
-    result = rank_pairs(PairData(names, pairs, t["p_a"].to_numpy().astype(float), np.ones(t.height)),
-                        anchor=anchor, ci="none")
-    return dict(zip(names, result.rating_ml.tolist(), strict=True))
+    result = ranking.leaderboard(t.select("model_a", "model_b", "p_a"), fmt=BattleFormat(outcome="p_a"),
+                                 anchor=anchor, ci="none")
+    return dict(zip(result.models, result.rating_ml.tolist(), strict=True))
 
 
 def _each(fn: Callable[[T], R], items: Sequence[T], desc: str, progress: bool) -> list[R]:
@@ -261,7 +258,7 @@ def replicate_coverage(k: int, sim: SimulatedBattles, boot_seed: int, rounds: in
     for fit, method in COVERAGE_FITS:
         if fit == "contextual":
             truth, betas = sim.ratings, sim.betas
-            ranked = bt.style_control(battles, bt.ALL_CONTROLS, rounds, boot_seed, ci=method)
+            ranked = bt.style_control(battles, bt.ALL_CONTROLS, rounds=rounds, seed=boot_seed, ci=method)
         else:
             truth, betas = plain_truth, {}
             ranked = bt.leaderboard(battles, rounds=rounds, seed=boot_seed, ci=method)

@@ -37,8 +37,7 @@ import statsmodels.api as sm
 from scipy import stats
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-from analysis_lib.ranking.pairs import pair_indices
-from analysis_lib.search_arena import bt
+from analysis_lib.search_arena import bt, screening
 from analysis_lib.search_arena.domains import DOMAIN_GROUPS
 from analysis_lib.search_arena.models import non_leaderboard_models, provider_of
 
@@ -74,17 +73,17 @@ def leaderboard_subsets(battles: pl.DataFrame) -> dict[str, pl.DataFrame]:
     return {name: battles.filter(keep) for name, keep in _subset_filters(battles).items()}
 
 
-def table_d1(battles: bt.Battles, rounds: int = 100, seed: int = 0, *,
+def table_d1(battles: bt.Frame, rounds: int = 100, seed: int = 0, *,
              full: pl.DataFrame | None = None) -> pl.DataFrame:
     """Table D.1: rating and rank per model on the full data and the four subsets (wide, one row per model).
 
     Columns ``model, rating, rank, rating_english, rank_english, …`` as in the published CSV
     (``analysis_lib.fetch.published("search_arena_table_d1_leaderboard")``), sorted by the full-data rating; the
     columns of a subset :func:`leaderboard_subsets` leaves out are absent. The battles are screened once
-    (:func:`bt.screened`) and split. ``full``: the leaderboard of all ``battles`` already fitted with the same
+    (:func:`.screening.screened`) and split. ``full``: the leaderboard of all ``battles`` already fitted with the same
     rounds and seed (``bt.leaderboard(...).to_frame()``), not fitted again.
     """
-    prep = bt.screened(battles)
+    prep = screening.screened(battles)
     out: pl.DataFrame | None = None
     for name, keep in _subset_filters(prep.frame).items():
         suffix = "" if name == "all" else f"_{name}"
@@ -109,11 +108,18 @@ def battles_per_model(battles: pl.DataFrame) -> pl.DataFrame:
     return both.group_by("model").len(name="num_battles").sort(["num_battles", "model"], descending=[True, False])
 
 
+def _indices(frame: pl.DataFrame, models: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in ``models`` of each battle's ``model_a`` and ``model_b``."""
+    index = {m: i for i, m in enumerate(models)}
+    sides = frame.select(pl.col(c).replace_strict(index, return_dtype=pl.Int64) for c in ("model_a", "model_b"))
+    return sides["model_a"].to_numpy(), sides["model_b"].to_numpy()
+
+
 def pairwise_counts(battles: pl.DataFrame, order: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
     """Symmetric matrix of battle counts between models (either side), in ``order`` (default: by name)."""
     models = list(order) if order is not None else sorted(set(battles["model_a"]) | set(battles["model_b"]))
     frame = battles.filter(pl.col("model_a").is_in(models) & pl.col("model_b").is_in(models))
-    a, b = pair_indices(frame, models).T
+    a, b = _indices(frame, models)
     mat = np.zeros((len(models), len(models)))
     np.add.at(mat, (a, b), 1.0)
     return models, mat + mat.T - np.diag(np.diag(mat))
@@ -125,9 +131,9 @@ def pairwise_win_fraction(battles: pl.DataFrame, order: Sequence[str] | None = N
     Ties are excluded; NaN where two models never had a decided battle (and on the diagonal). Default order:
     by average win rate, best first (the authors' order when none is given).
     """
-    dec = bt.decided(battles).filter(pl.col("model_a") != pl.col("model_b"))
+    dec = screening.decided(battles).filter(pl.col("model_a") != pl.col("model_b"))
     models = sorted(set(dec["model_a"]) | set(dec["model_b"]))
-    a, b = pair_indices(dec, models).T
+    a, b = _indices(dec, models)
     a_won = (dec["winner"] == "model_a").to_numpy()
     wins = np.zeros((len(models), len(models)))
     np.add.at(wins, (np.where(a_won, a, b), np.where(a_won, b, a)), 1.0)
@@ -183,7 +189,7 @@ def compare_win_rates(battles: pl.DataFrame, model_1: str, model_2: str) -> WinR
     Caveat (the authors' method, kept): battles between ``model_1`` and ``model_2`` enter both samples, with
     opposite outcomes, so the two samples are dependent and the p-value is only approximate.
     """
-    dec = bt.decided(battles).filter(pl.col("model_a") != pl.col("model_b"))
+    dec = screening.decided(battles).filter(pl.col("model_a") != pl.col("model_b"))
 
     def outcomes_of(model: str) -> np.ndarray:
         rows = dec.filter((pl.col("model_a") == model) | (pl.col("model_b") == model))
@@ -289,7 +295,7 @@ FIG4_COLUMNS: tuple[str, ...] = ("response_length", "citation_count")
 
 
 def score_vs_features(
-    battles: bt.Battles,
+    battles: bt.Frame,
     columns: Sequence[str] = FIG4_COLUMNS,
     *,
     rounds: int = 100,
@@ -299,13 +305,13 @@ def score_vs_features(
     """Fig 4: per-model BT score (bootstrap mean) against the per-model mean of each of ``columns``, and their OLS
     line; one leaderboard fit for all columns.
 
-    Battles are screened (:func:`bt.screened`), then every battle involving a model in ``exclude`` is dropped
+    Battles are screened (:func:`.screening.screened`), then every battle involving a model in ``exclude`` is dropped
     (the authors fit Fig 4 without ``gpt-4o-search-high-loc``); the BT fit and the per-model means both use
     these battles. ``citation_count`` is averaged over responses that cite, as in the paper. Per column: the
     merged frame (``model, score, ci_lower, ci_upper, mean, ci``) and the OLS fit of score on mean
     (:func:`ols_band`).
     """
-    kept = bt.screened(battles, [*non_leaderboard_models(), *exclude])
+    kept = screening.screened(battles, [*non_leaderboard_models(), *exclude])
     lb = bt.leaderboard(kept, rounds=rounds, seed=seed).to_frame().select(
         "model", pl.col("rating").alias("score"), "ci_lower", "ci_upper"
     )

@@ -21,6 +21,7 @@ from analysis_lib.ranking import Ranking
 from analysis_lib.search_arena import bt, methods_validation
 from analysis_lib.search_arena.attribution_io import AttributionSubset
 from analysis_lib.search_arena.preference import LineFit
+from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS
 from bookbuild import paper_values
 from bookbuild.recorder import Recorder
 from bookbuild.sections import Figure, Number, Section, Table, not_run
@@ -249,7 +250,7 @@ NO_COUNTS = "needs the citation-attribution subset (support/irrelevant/contradic
 def f6r_paper() -> dict[str, float]:
     """The paper's SA-F6R coefficients that are numbers (feature -> β)."""
     table = paper_values.table()
-    found = {f: table.get(("SA-F6R", f"beta {f}")) for f in bt.ATTRIBUTION}
+    found = {f: table.get(("SA-F6R", f"beta {f}")) for f in ATTRIBUTION_COUNTS}
     return {f: float(pv.paper) for f, pv in found.items() if pv is not None and isinstance(pv.paper, (int, float))}
 
 
@@ -258,7 +259,7 @@ def f6r_section(subset: AttributionSubset, n_fitted: int, fit: Ranking | None, f
     when the data have no counts: every coefficient not run): planted values drawn on the simulated subset (what the
     fit should recover), the paper's on a real file; the records left out for a missing count said."""
     if fit is None or figure is None:
-        return Section(not_run("SA-F6R", [f"beta {f}" for f in bt.ATTRIBUTION], NO_COUNTS))
+        return Section(not_run("SA-F6R", [f"beta {f}" for f in ATTRIBUTION_COUNTS], NO_COUNTS))
     coef = fit.coefficients()
     planted = subset.planted.betas if subset.planted is not None else {}
     marks = planted or f6r_paper()

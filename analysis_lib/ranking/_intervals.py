@@ -37,11 +37,9 @@ import numpy as np
 from scipy.special import expit
 from scipy.stats import norm
 
-from analysis_lib.ranking.blas import THREADS, one_blas_thread
-from analysis_lib.ranking.contextual_solver import ContextualDesign
-from analysis_lib.ranking.newton import PairStats
-from analysis_lib.ranking.pairs import ALPHA
-from analysis_lib.ranking.sorted_battles import Block, sandwich_sums
+from analysis_lib.ranking._blas import one_blas_thread
+from analysis_lib.ranking._newton import PairStats
+from analysis_lib.ranking._pairs import ALPHA
 
 LEVEL = 0.95
 
@@ -60,7 +58,7 @@ def normal_quantile(level: float = LEVEL) -> float:
     return float(norm.ppf(0.5 + level / 2.0))
 
 
-def _invert(h: np.ndarray, n_ratings: int, ridge_free: bool) -> np.ndarray:
+def invert(h: np.ndarray, n_ratings: int, ridge_free: bool) -> np.ndarray:
     if ridge_free and n_ratings:
         h = h.copy()
         scale = np.trace(h[:n_ratings, :n_ratings]) / n_ratings
@@ -87,35 +85,7 @@ def _sandwich_bt(stats: PairStats, counts: np.ndarray, theta: np.ndarray, reg: f
     g = ALPHA**2 * stats.laplacian(q - 2.0 * p * s + p * p * n)[0]
     if reg:
         g -= np.outer(reg * theta, reg * theta) / total
-    h_inv = _invert(h, m, ridge_free=not (reg or hessian_reg))
-    return h_inv @ g @ h_inv
-
-
-def sandwich_contextual(
-    design: ContextualDesign | Block, theta: np.ndarray, *, reg: float = 0.0, hessian_reg: float = 0.0
-) -> np.ndarray:
-    """``H⁻¹ G H⁻¹`` (module docstring) of a contextual fit ``theta = (r, β)`` on the battles of ``design`` (each
-    weight 1): an ``(m + k, m + k)`` covariance (ratings in log10-odds, coefficients per unit of ``z``). At arena
-    scale ``design`` is the full :class:`~analysis_lib.ranking.sorted_battles.Block` of the fit (the battles
-    sorted by pair and oriented: the same sums, one pass each for ``H`` and ``G``)."""
-    with one_blas_thread():  # skinny battles × features products
-        return _sandwich_contextual(design, theta, reg, hessian_reg)
-
-
-def _sandwich_contextual(design: ContextualDesign | Block, theta: np.ndarray, reg: float,
-                         hessian_reg: float) -> np.ndarray:
-    m, total = design.n_models, float(len(design.y))
-    scale = np.concatenate([np.full(m, ALPHA**2), np.ones(design.n_params - m)])
-    if isinstance(design, ContextualDesign):
-        p = expit(design.eta(theta[None, :])[:, 0])
-        h = design.outer_sum(p * (1.0 - p))
-        g = design.outer_sum((design.y - p) ** 2)
-    else:  # arena scale: both sums in one pass over the battles, split over the threads
-        h, g = sandwich_sums(design, theta, THREADS)
-    h[np.diag_indices_from(h)] += reg + hessian_reg * total * scale
-    if reg:
-        g -= np.outer(reg * theta, reg * theta) / total
-    h_inv = _invert(h, m, ridge_free=not (reg or hessian_reg))
+    h_inv = invert(h, m, ridge_free=not (reg or hessian_reg))
     return h_inv @ g @ h_inv
 
 

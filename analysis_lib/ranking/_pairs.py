@@ -1,17 +1,11 @@
-"""Pair data for pairwise-comparison models: competitor indices and the unique matchups, built once from a frame.
-
-A battle frame has columns ``model_a``, ``model_b`` (competitor names) and ``winner`` (by default the LMArena
-labels of :mod:`analysis_lib.ranking.votes`: outcome for A 1, 0, or 0.5 for either kind of tie; other column
-names and labels through :class:`~analysis_lib.ranking.votes.BattleFormat`). Every fit in
-:mod:`analysis_lib.ranking` reads only what this module builds from it:
+"""Competitor indices and the unique matchups of checked battles (internal to :mod:`analysis_lib.ranking`).
 
 - :func:`index_expr` / :func:`pair_indices`: competitor names -> integer indices into a sorted competitor list
   (the one helper every model uses; an unknown name is an error naming it);
-- :class:`PairData`: unique ``(a, b, outcome)`` rows with counts, enough for a plain Bradley–Terry fit
-  (the ``PairDataset`` of ``arena-rank``); :meth:`PairData.from_frame` refuses rows without a vote, unknown
-  labels and self-battles with one error giving their count and the first of them, unless ``drop_invalid``;
+- :class:`PairData`: unique ``(a, b, outcome)`` rows with counts, enough for a plain Bradley–Terry fit (the
+  ``PairDataset`` of ``arena-rank``), built from :meth:`analysis_lib.ranking.Battles.fit_frame`;
 - :func:`incidence`: the dense ``(rows, competitors)`` matrix ``e_a − e_b``, for small designs and comparisons
-  only (the solvers of :mod:`analysis_lib.ranking.newton` never form it).
+  only (the solvers never form it).
 """
 
 from __future__ import annotations
@@ -22,8 +16,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
-
-from analysis_lib.ranking.votes import LMARENA, BattleFormat, as_polars, clean_battles
 
 #: ln 10: the logit per unit of rating in log10-odds (``P(a beats b) = σ(ln 10 · (r_a − r_b))``).
 ALPHA = math.log(10.0)
@@ -83,7 +75,7 @@ class PairData:
 
     ``pairs[i] = (index of model_a, index of model_b)`` into ``models``; ``outcomes[i]`` ∈ [0, 1] (0, 0.5, 1 from
     votes); ``counts[i]`` = number of battles with that (pair, outcome); ``dropped`` = rows left out of the input
-    frame per reason (:func:`~analysis_lib.ranking.votes.clean_battles`).
+    frame per reason (:class:`analysis_lib.ranking.Battles`).
     """
 
     models: tuple[str, ...]
@@ -94,30 +86,13 @@ class PairData:
 
     @classmethod
     def from_frame(
-        cls,
-        battles: object,
-        models: Sequence[str] | None = None,
-        fmt: BattleFormat = LMARENA,
-        *,
-        drop_invalid: bool = False,
-        exclude: Sequence[str] = (),
-    ) -> PairData:
-        """From a polars (or pandas) frame with ``model_a``, ``model_b``, ``winner`` (names and labels: ``fmt``).
-
-        Rows without a vote, with an unknown label, a missing name, or a self-battle raise
-        :class:`~analysis_lib.ranking.votes.InvalidBattlesError` (count and first rows) unless
-        ``drop_invalid`` (then counted in ``dropped``); battles of ``exclude`` models are dropped and counted.
-        """
-        clean = clean_battles(as_polars(battles), fmt, exclude=exclude, drop_invalid=drop_invalid)
-        return cls.from_clean(clean.frame, models, clean.dropped)
-
-    @classmethod
-    def from_clean(
         cls, frame: pl.DataFrame, models: Sequence[str] | None = None, dropped: Mapping[str, int] | None = None
     ) -> PairData:
-        """From checked battles: ``model_a``, ``model_b``, ``y`` (see :func:`~analysis_lib.ranking.clean_battles`).
+        """From checked battles: ``model_a``, ``model_b``, ``y`` (:meth:`analysis_lib.ranking.Battles.fit_frame`).
 
-        Rows are sorted by ``(a, b, y)`` (the order the bootstrap draws refer to)."""
+        Votes (``y`` ∈ {0, ½, 1}): the unique rows sorted by ``(a, b, y)``, models in sorted order (the order the
+        bootstrap draws refer to: :func:`analysis_lib.ranking.bootstrap_counts`). Other outcomes (a numeric
+        outcome column): one row per battle, in the frame's order, each of count 1."""
         if models is None:
             models = competitors(frame)
         unknown = sorted((set(frame["model_a"].unique().to_list()) | set(frame["model_b"].unique().to_list()))
@@ -130,13 +105,17 @@ class PairData:
                            pl.col("model_b").cast(enum).to_physical().cast(pl.Int64).alias("b"), "y")
         a, b, y = (idx[c].to_numpy() for c in ("a", "b", "y"))
         y2 = 2.0 * y
-        if m * m * 3 <= 50_000_000 and np.all((y2 == np.round(y2)) & (y2 >= 0) & (y2 <= 2)):
+        votes = bool(np.all((y2 == np.round(y2)) & (y2 >= 0) & (y2 <= 2)))
+        if votes and m * m * 3 <= 50_000_000:
             # votes only (y ∈ {0, ½, 1}): one bincount over the keys (a, b, 2y), already in sorted order
             counts = np.bincount((a * m + b) * 3 + y2.astype(np.int64), minlength=m * m * 3)
             keys = np.flatnonzero(counts)
             rows, ys = keys // 3, (keys % 3) / 2.0
             return cls(tuple(models), np.column_stack([rows // m, rows % m]).astype(np.int64), ys,
                        counts[keys].astype(float), dict(dropped or {}))
+        if not votes:
+            return cls(tuple(models), np.column_stack([a, b]).astype(np.int64).reshape(len(a), 2), y.astype(float),
+                       np.ones(len(a)), dict(dropped or {}))
         grouped = idx.group_by("a", "b", "y").len().sort("a", "b", "y")
         return cls(
             models=tuple(models),

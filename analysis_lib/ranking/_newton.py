@@ -1,7 +1,7 @@
 r"""Exact Newton for Bradley–Terry on unique matchups, batched over fits, never forming a design matrix.
 
 Model. Ratings ``r ∈ ℝ^m`` in log10-odds units, ``P(a beats b) = σ(α (r_a − r_b))`` with ``α = ln 10``. The
-unique rows ``i = (a_i, b_i, y_i)`` of :class:`~analysis_lib.ranking.pairs.PairData`, with weights ``w_i`` (the
+unique rows ``i = (a_i, b_i, y_i)`` of :class:`~analysis_lib.ranking._pairs.PairData`, with weights ``w_i`` (the
 counts, or one bootstrap round's resampled counts), are folded into unordered pairs ``k = {lo_k < hi_k}``:
 ``n_k = Σ_{i∈k} w_i`` battles and ``s_k = Σ_{i∈k} w_i y_i^{lo}`` points of ``lo`` (``y^{lo} = y`` when
 ``a_i = lo``, else ``1 − y``). With ``η_k = α (r_lo − r_hi)`` and ``p_k = σ(η_k)`` the loss is
@@ -38,12 +38,16 @@ import numpy as np
 from scipy import sparse
 from scipy.special import expit
 
-from analysis_lib.ranking.blas import one_blas_thread
-from analysis_lib.ranking.pairs import ALPHA
+from analysis_lib.ranking._blas import one_blas_thread
+from analysis_lib.ranking._pairs import ALPHA
 
 XTOL = 1e-10
 GTOL = 1e-9
 MAX_ITER = 100
+
+
+class ConvergenceError(RuntimeError):
+    """A fit did not converge (gradient and step tolerances not met, or non-finite values)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,17 @@ class NewtonReport:
             return cls(empty.astype(np.int64), empty, empty, empty.astype(bool))
         return cls(*(np.concatenate([getattr(r, f) for r in reports]) for f in ("iterations", "grad_norm", "step",
                                                                                  "converged")))
+
+
+def check_converged(report: NewtonReport, what: str) -> None:
+    """Raise :class:`ConvergenceError` naming how many fits of ``report`` did not converge."""
+    if not report.converged.all():
+        bad = np.flatnonzero(~report.converged)
+        raise ConvergenceError(
+            f"{what}: Newton did not converge for {bad.size} of {report.converged.size} fits (first: fit {bad[0]}, "
+            f"|grad| {report.grad_norm[bad[0]]:.3g}, step {report.step[bad[0]]:.3g} after "
+            f"{report.iterations[bad[0]]} iterations)"
+        )
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
-"""Reference logistic fits on a dense design (comparisons, benchmarks) and the bootstrap resample weights.
+"""Reference logistic fits on a dense design: what the tests and benchmarks compare the sparse solvers with.
 
-The rating fits themselves use the sparse solvers of :mod:`analysis_lib.ranking.newton` (plain BT on unique
-matchups) and :mod:`analysis_lib.ranking.contextual_solver` (contextual BT), which never form a design matrix.
+The rating fits themselves use the sparse solvers of :mod:`analysis_lib.ranking._newton` (plain BT on unique
+matchups) and :mod:`analysis_lib.ranking._contextual` (contextual BT), which never form a design matrix.
 This module keeps what the tests and benchmarks compare them with. For a design ``X`` (rows = battles or unique
 matchups), targets ``y ∈ [0, 1]`` and one row of non-negative weights ``w_b`` per fit ``b``, each fit minimises
 
@@ -14,19 +14,15 @@ ridge penalty. Bradley–Terry is the case ``X = ln 10 · (e_a − e_b)``; conte
 - :func:`fit_logistic_lbfgs`: one scipy L-BFGS-B per fit from zero (the kind of fit the Search Arena authors
   run: their serial loop), for comparison (``benchmarks/``, tests; tighter ``gtol`` / ``ftol`` give a converged
   reference);
-- :func:`bootstrap_counts` draws the resample weights (the draws of every bootstrap in :mod:`analysis_lib.ranking`).
+
+The bootstrap draws of every leaderboard are :func:`analysis_lib.ranking.bootstrap_counts`.
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
-
-#: ``"newton"``: the exact sparse solvers; ``"lbfgs"``: :func:`fit_logistic_lbfgs` (the authors' kind of fit).
-Solver = Literal["newton", "lbfgs"]
 
 
 def _softplus(x: np.ndarray) -> np.ndarray:
@@ -75,16 +71,3 @@ def fit_logistic_lbfgs(
         )
         out[b] = res.x
     return out
-
-
-def bootstrap_counts(n: int, n_rounds: int, seed: int, p: np.ndarray | None = None) -> np.ndarray:
-    """``(n_rounds, n)`` multinomial counts: resampling ``Σ`` battles with replacement.
-
-    With ``p = None`` each of ``n`` battles is equally likely (contextual BT, one row per battle); with ``p``
-    the unique-row shares ``counts / Σ counts`` and ``Σ counts`` draws (BT on :class:`PairData`), which is
-    the same distribution of resampled battle sets.
-    """
-    rng = np.random.default_rng(seed)
-    if p is None:
-        return rng.multinomial(n, np.full(n, 1.0 / n), size=n_rounds).astype(float)
-    return rng.multinomial(n, p, size=n_rounds).astype(float)

@@ -36,16 +36,33 @@ does not. With a penalty the ratings of the optimum sum to zero (the data part o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import polars as pl
 from scipy import sparse
 from scipy.special import expit
 
-from analysis_lib.ranking.blas import one_blas_thread
-from analysis_lib.ranking.newton import GTOL, MAX_ITER, XTOL, NewtonReport, PairStats
-from analysis_lib.ranking.pairs import ALPHA
+from analysis_lib.ranking import _sorted as sb
+from analysis_lib.ranking._blas import THREADS, one_blas_thread
+from analysis_lib.ranking._bootstrap import (
+    CONTEXTUAL_CHUNK_CELLS,
+    ChunkResult,
+    _chunk_size,
+    _no_mle_error,
+    _run,
+    _threads,
+    count_chunks,
+    draw_round,
+    ridge_outside,
+    round_draws,
+)
+from analysis_lib.ranking._intervals import invert
+from analysis_lib.ranking._newton import GTOL, MAX_ITER, XTOL, NewtonReport, PairStats, check_converged
+from analysis_lib.ranking._pairs import ALPHA
+from analysis_lib.ranking.features import Convention, style_features
+from analysis_lib.ranking.graph import mle_exists
 
 CHORD_ITER = 30
 
@@ -274,7 +291,166 @@ def chord_rounds(
     return theta, NewtonReport(iters, gnorm, stepn, done)
 
 
-def chunks(n_rounds: int, size: int) -> Iterator[slice]:
-    """Consecutive slices of at most ``size`` rounds."""
-    for start in range(0, n_rounds, max(1, size)):
-        yield slice(start, min(start + size, n_rounds))
+def bootstrap_battles(
+    design: ContextualDesign,
+    models: tuple[str, ...],
+    theta_hat: np.ndarray,
+    rounds: int,
+    seed: int,
+    *,
+    reg: float,
+    ridge: float | None = None,
+    progress: bool | None = None,
+    threads: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, NewtonReport]:
+    """``(θ per round (rounds, m + k), models set by the ridge per round (rounds, m), report)`` for contextual BT:
+    battles resampled, rounds from ``theta_hat`` by the block-updated chord iteration (:func:`chord_rounds`)."""
+    n = len(design.y)
+    threads = _threads(threads, rounds, n)
+    sides = np.column_stack([design.a, design.b])
+    h0 = design.hessian(theta_hat, np.ones(n), reg)
+
+    def fit_chunk(start: int, w: np.ndarray) -> ChunkResult:
+        theta = np.empty((w.shape[0], design.n_params))
+        exists = np.ones(w.shape[0], dtype=bool) if reg else mle_exists(sides, design.y, len(models), w)
+        if not exists.all():
+            if ridge is None:
+                raise _no_mle_error(models, sides, design.y, w, exists, start, rounds)
+            for j in np.flatnonzero(~exists):
+                theta[j], rep_r = newton(design, w[j], ridge, theta_hat)
+                check_converged(rep_r, "bootstrap (ridge)")
+        theta[exists], rep = chord_rounds(design, w[exists], theta_hat, h0, reg)
+        check_converged(rep, "bootstrap")
+        return theta, ridge_outside(models, sides, design.y, w, exists), rep
+
+    chunk = _chunk_size(rounds, n, threads, CONTEXTUAL_CHUNK_CELLS, design.n_params)
+    weights = count_chunks(n, rounds, seed, None, chunk)
+    return _run(weights, fit_chunk, rounds, design.n_params, len(models), progress, threads)
+
+
+
+
+def bootstrap_sorted(
+    battles: sb.SortedBattles,
+    models: tuple[str, ...],
+    theta_hat: np.ndarray,
+    rounds: int,
+    seed: int,
+    *,
+    reg: float,
+    ridge: float | None = None,
+    progress: bool | None = None,
+    threads: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, NewtonReport]:
+    """As :func:`bootstrap_battles`, at arena scale (module docstring): each round drawn, by the thread that fits
+    it, as uniform indices over the sorted battles from its own generator (:func:`round_draws`: the rounds do not
+    depend on ``threads``), and fitted on the battles it drew
+    (:func:`~analysis_lib.ranking._sorted.fit_round`) from ``theta_hat``; one round per task, ``threads``
+    rounds at once."""
+    n = len(battles.y)
+    threads = THREADS if threads is None else threads
+    full = battles.full()
+    with one_blas_thread():
+        p_hat, h0 = sb.hessian_at(full, theta_hat, threads)
+    h0[np.diag_indices_from(h0)] += reg
+    sides = battles.sides() if not reg else np.zeros((0, 2), dtype=np.int64)  # for the MLE checks only
+
+    def fit_one(start: int, seq: np.random.SeedSequence) -> ChunkResult:
+        w = draw_round(n, seq)[None, :]
+        exists = np.ones(1, dtype=bool) if reg else mle_exists(sides, battles.y, len(models), w)
+        if not exists[0] and ridge is None:
+            raise _no_mle_error(models, sides, battles.y, w, exists, start, rounds)
+        if exists[0]:
+            theta, rep = sb.fit_round(battles, w[0], theta_hat, h0, p_hat, reg)
+        else:
+            assert ridge is not None
+            theta, rep = sb.fit(battles.block(w[0]), ridge, theta_hat)
+        check_converged(rep, "bootstrap (ridge)" if not exists[0] else "bootstrap")
+        return theta[None, :], ridge_outside(models, sides, battles.y, w, exists), rep
+
+    seeds = iter(enumerate(round_draws(rounds, seed)))
+    return _run(seeds, fit_one, rounds, battles.n_params, len(models), progress, threads)
+
+
+def sandwich_contextual(
+    design: ContextualDesign | sb.Block, theta: np.ndarray, *, reg: float = 0.0, hessian_reg: float = 0.0
+) -> np.ndarray:
+    """``H⁻¹ G H⁻¹`` (module docstring) of a contextual fit ``theta = (r, β)`` on the battles of ``design`` (each
+    weight 1): an ``(m + k, m + k)`` covariance (ratings in log10-odds, coefficients per unit of ``z``). At arena
+    scale ``design`` is the full :class:`~analysis_lib.ranking._sorted.Block` of the fit (the battles
+    sorted by pair and oriented: the same sums, one pass each for ``H`` and ``G``)."""
+    with one_blas_thread():  # skinny battles × features products
+        return _sandwich_contextual(design, theta, reg, hessian_reg)
+
+
+def _sandwich_contextual(design: ContextualDesign | sb.Block, theta: np.ndarray, reg: float,
+                         hessian_reg: float) -> np.ndarray:
+    m, total = design.n_models, float(len(design.y))
+    scale = np.concatenate([np.full(m, ALPHA**2), np.ones(design.n_params - m)])
+    if isinstance(design, ContextualDesign):
+        p = expit(design.eta(theta[None, :])[:, 0])
+        h = design.outer_sum(p * (1.0 - p))
+        g = design.outer_sum((design.y - p) ** 2)
+    else:  # arena scale: both sums in one pass over the battles, split over the threads
+        h, g = sb.sandwich_sums(design, theta, THREADS)
+    h[np.diag_indices_from(h)] += reg + hessian_reg * total * scale
+    if reg:
+        g -= np.outer(reg * theta, reg * theta) / total
+    h_inv = invert(h, m, ridge_free=not (reg or hessian_reg))
+    return h_inv @ g @ h_inv
+
+
+#: Contextual fits with at least this many battles take the arena-scale path (:mod:`~analysis_lib.ranking._sorted`).
+LARGE_BATTLES = 200_000
+
+
+class ContextualProblem:
+    """Contextual BT on checked battles (``model_a``, ``model_b``, ``y``, ``<f>_a``, ``<f>_b``), laid out once:
+    the one interface of both solvers, with the size switch here. Below :data:`LARGE_BATTLES` battles the
+    features are the ``(n, k)`` z-scores of :func:`~analysis_lib.ranking.features.style_features` on a
+    :class:`ContextualDesign` (Newton, then chord rounds over chunks of bootstrap draws); from that size on the
+    battles are sorted by pair and oriented (:class:`~analysis_lib.ranking._sorted.SortedBattles`; split passes
+    on :data:`~analysis_lib.ranking._blas.THREADS` threads, one bootstrap round per task, its own seed per round).
+
+    ``constant``: the features with zero spread (``z = 0``); without a penalty they are left out of the fit (their
+    coefficients are not identified), with one they stay in (``keep``)."""
+
+    def __init__(self, frame: pl.DataFrame, features: Sequence[str], convention: Convention,
+                 models: tuple[str, ...], pairs: np.ndarray, y: np.ndarray, reg: float):
+        self.models, self.pairs, self.y = models, pairs, y
+        self.large = frame.height >= LARGE_BATTLES
+        m = len(models)
+        if self.large:
+            battles, sd = sb.SortedBattles.from_frame(frame, pairs, y, features, convention, m, THREADS)
+            self.constant = ~(sd > 0)
+        else:
+            z, _ = style_features(frame, features, convention)
+            self.constant = ~(z != 0).any(axis=0)  # zero spread: style_features sets z = 0
+        self.keep = ~self.constant if not reg else np.ones(len(features), dtype=bool)
+        if self.large:
+            self._battles = battles.keep_features(self.keep)
+            self._full = self._battles.full()
+        else:
+            self._design = ContextualDesign.build(pairs, z[:, self.keep], y, m)
+
+    def fit(self, penalty: float) -> tuple[np.ndarray, NewtonReport]:
+        """The full-data fit with ``penalty/2 ‖θ‖²`` (θ over the kept features)."""
+        if self.large:
+            with one_blas_thread():  # the passes run on THREADS threads, each with one BLAS thread
+                return sb.fit(self._full, penalty, threads=THREADS)
+        return newton(self._design, np.ones(len(self.y)), penalty)
+
+    def bootstrap(self, theta: np.ndarray, rounds: int, seed: int, *, reg: float, ridge: float,
+                  progress: bool | None) -> tuple[np.ndarray, np.ndarray, NewtonReport]:
+        """``(θ per round, models set by the ridge per round, report)`` (:func:`bootstrap_battles`,
+        :func:`bootstrap_sorted`)."""
+        if self.large:
+            return bootstrap_sorted(self._battles, self.models, theta, rounds, seed, reg=reg, ridge=ridge,
+                                    progress=progress)
+        return bootstrap_battles(self._design, self.models, theta, rounds, seed, reg=reg, ridge=ridge,
+                                 progress=progress)
+
+    def sandwich(self, theta: np.ndarray, penalty: float, hessian_reg: float) -> np.ndarray:
+        """The sandwich covariance of the full-data fit (:func:`sandwich_contextual`)."""
+        return sandwich_contextual(self._full if self.large else self._design, theta, reg=penalty,
+                                   hessian_reg=hessian_reg)

@@ -1,6 +1,6 @@
 r"""Contextual Bradley–Terry at arena scale: battles sorted by pair, oriented ``lo → hi``, fitted on compact blocks.
 
-The model and loss are those of :mod:`~analysis_lib.ranking.contextual_solver` (``η_i = α (r_{a_i} − r_{b_i}) +
+The model and loss are those of :mod:`~analysis_lib.ranking._contextual` (``η_i = α (r_{a_i} − r_{b_i}) +
 z_iᵀβ``, ``L = Σ_i w_i [softplus(η_i) − y_i η_i] + (reg/2) ‖θ‖²``). For millions of battles the work is laid
 out once so that every pass over the battles is a contiguous array operation:
 
@@ -18,7 +18,7 @@ out once so that every pass over the battles is a contiguous array operation:
   full-data fit, the bootstrap's start Hessian, the sandwich's two sums) split the battles at pair boundaries
   into :data:`PARTS` parts run on threads (:class:`Passes`: numpy releases the GIL in the array work), each sum
   the sum of the parts' sums, in order: the results do not depend on the number of threads. Bootstrap rounds
-  run one per thread (:func:`~analysis_lib.ranking.bootstrap.bootstrap_sorted`).
+  run one per thread (:func:`~analysis_lib.ranking._contextual.bootstrap_sorted`).
 
 On a block, for weights ``w`` and ``p = σ(η)``:
 
@@ -27,11 +27,11 @@ On a block, for weights ``w`` and ``p = σ(η)``:
           v_i = w_i p_i (1 − p_i),  V_k = Σ_{i∈k} v_i,  C_k = Σ_{i∈k} v_i z_i.
 
 Without a penalty the rating block has ``𝟙`` in its null space; the Newton system then gets ``h̄ 𝟙𝟙ᵀ/m`` on the
-rating block (as in :mod:`~analysis_lib.ranking.contextual_solver`), so steps keep ``Σ r`` fixed.
+rating block (as in :mod:`~analysis_lib.ranking._contextual`), so steps keep ``Σ r`` fixed.
 
 Full-data fit (:func:`fit`): Newton with step halving from 0 (or a given start), the exact Hessian every
 iteration until a step is below :data:`KEEP_HESSIAN` (then that Hessian is kept), stopped when
-``max |Δ| ≤ xtol`` and ``‖∇L‖∞ ≤ gtol · max(1, Σ w)`` (the tolerances of :mod:`~analysis_lib.ranking.newton`).
+``max |Δ| ≤ xtol`` and ``‖∇L‖∞ ≤ gtol · max(1, Σ w)`` (the tolerances of :mod:`~analysis_lib.ranking._newton`).
 Bootstrap round (:func:`fit_round`): from the full-data optimum ``θ̂``, where ``p = p̂`` needs no ``η``; the
 first step uses the full-data Hessian ``H₀`` with the round's own rating block, the second the round's exact
 Hessian, later ones keep that Hessian (a chord iteration started next to the optimum, where the Hessian has
@@ -56,9 +56,9 @@ import numpy as np
 import polars as pl
 from scipy.special import expit
 
+from analysis_lib.ranking._newton import GTOL, MAX_ITER, XTOL, NewtonReport
+from analysis_lib.ranking._pairs import ALPHA
 from analysis_lib.ranking.features import Convention, sorted_style_features
-from analysis_lib.ranking.newton import GTOL, MAX_ITER, XTOL, NewtonReport
-from analysis_lib.ranking.pairs import ALPHA
 
 CHORD_ITER = 30
 #: :func:`fit` keeps its Hessian once a step is below this (log10-odds): the iterate is then so close to the optimum

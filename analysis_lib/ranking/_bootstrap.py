@@ -1,24 +1,22 @@
-"""Bootstrap rounds of BT and contextual-BT fits: resample weights drawn in chunks, fits batched and warm-started.
+"""Bootstrap draws and the runner that fits rounds in chunks on threads (internal to :mod:`analysis_lib.ranking`).
 
 Resampling battles with replacement is a multinomial draw of ``N`` battles: over the unique ``(a, b, outcome)``
 rows with probabilities ``counts / N`` for plain BT, over the ``N`` battle rows with probability ``1/N`` each for
 contextual BT (the same distribution of resampled battle sets as drawing battle indices). One
 ``numpy.random.default_rng(seed)`` generator draws the rounds in order, ``rng.multinomial(N, p, size=…)`` per
-chunk, so the rounds are exactly those of :func:`analysis_lib.ranking.solver.bootstrap_counts` (the draws of the
-book's Search Arena numbers) however the rounds are chunked. Chunks bound memory (``rounds × rows``); they are
+chunk (:func:`count_chunks`), so the rounds are exactly those of :func:`bootstrap_counts` (all rounds at once:
+the draws of the book's numbers) however they are chunked. Chunks bound memory (``rounds × rows``); they are
 fitted on two threads while the next chunk is drawn, each chunk's rounds batched and warm-started from the
-full-data optimum.
+full-data optimum (:func:`bootstrap_pairs` here; the contextual rounds in :mod:`~analysis_lib.ranking._contextual`).
 
-Arena scale (contextual BT on at least :data:`LARGE_BATTLES` battles: :func:`bootstrap_sorted`). The battles
-are sorted by pair and oriented once (:class:`~analysis_lib.ranking.sorted_battles.SortedBattles`).
+Arena scale (contextual BT on at least :data:`~analysis_lib.ranking._contextual.LARGE_BATTLES` battles).
 ``rng.multinomial`` over ``N`` equally likely battles costs one binomial draw per battle (0.2 s a round at 1.6M
 battles); there each round is drawn as the counts of ``N`` indices drawn uniformly with replacement
-(``bincount(rng.integers(0, N, N))``) over the *sorted* battles, the same multinomial distribution at a tenth of
-the cost. Each round has its own generator, seeded by ``SeedSequence(seed).spawn(rounds)`` (:func:`round_draws`),
-and is drawn by the thread that fits it: the draws run in parallel, and the rounds are reproducible by seed
-whatever the number of threads (not the same draws as below that size: the book's fits are smaller and keep
-theirs). Each round is then fitted on the battles it drew only
-(:func:`~analysis_lib.ranking.sorted_battles.fit_round`: about 63% of them, gathered once), one round per task.
+(``bincount(rng.integers(0, N, N))``, :func:`draw_round`) over the battles sorted by pair, the same multinomial
+distribution at a tenth of the cost. Each round has its own generator, seeded by
+``SeedSequence(seed).spawn(rounds)`` (:func:`round_draws`), and is drawn by the thread that fits it: the draws run
+in parallel, and the rounds are reproducible by seed whatever the number of threads (not the same draws as below
+that size: the book's fits are smaller and keep theirs).
 
 A round without an MLE (an unpenalised fit whose resampled beat graph is not strongly connected:
 :mod:`analysis_lib.ranking.graph`) is decided before fitting: it is fitted with the ridge when one is given (the
@@ -27,8 +25,8 @@ a resample kept must not stop the leaderboard), else it raises
 :class:`~analysis_lib.ranking.graph.NotIdentifiableError`. Every such round is counted, and so is, per model, each
 round in which that model was outside the largest strongly connected group of the resample (its rating in that
 round set by the ridge's prior, not by the data): the second value the bootstrap functions return, a
-``(rounds, models)`` boolean array. A round whose fit does not converge raises :class:`ConvergenceError`; no NaN
-passes silently.
+``(rounds, models)`` boolean array. A round whose fit does not converge raises
+:class:`~analysis_lib.ranking._newton.ConvergenceError`; no NaN passes silently.
 """
 
 from __future__ import annotations
@@ -41,18 +39,14 @@ from typing import TypeVar
 import numpy as np
 from tqdm import tqdm
 
-from analysis_lib.ranking import sorted_battles as sb
-from analysis_lib.ranking.blas import THREADS, one_blas_thread
-from analysis_lib.ranking.contextual_solver import ContextualDesign, chord_rounds, newton
+from analysis_lib.ranking._blas import THREADS, one_blas_thread
+from analysis_lib.ranking._newton import NewtonReport, PairStats, check_converged, fit_pairs
 from analysis_lib.ranking.graph import NotIdentifiableError, diagnose, mle_exists
-from analysis_lib.ranking.newton import NewtonReport, PairStats, fit_pairs
 
 #: Most ``rounds × rows`` weights in one chunk of rounds (unique rows for plain BT, battles for contextual BT).
 CHUNK_CELLS = 250_000
 CONTEXTUAL_CHUNK_CELLS = 500_000
-#: Contextual fits with at least this many battles take the arena-scale path (docstring, :func:`bootstrap_sorted`).
-LARGE_BATTLES = 200_000
-#: Threads fitting chunks of rounds at once (:data:`~analysis_lib.ranking.blas.THREADS`; numpy's element-wise work
+#: Threads fitting chunks of rounds at once (:data:`~analysis_lib.ranking._blas.THREADS`; numpy's element-wise work
 #: releases the GIL), for bootstraps of at least :data:`MIN_THREADED_CELLS` ``rounds × rows``; smaller ones run on
 #: one thread, where starting and feeding the threads costs more than they save (1,500 battles × 100 rounds:
 #: 0.06 s on one thread, 0.11 s on two).
@@ -62,14 +56,20 @@ ChunkResult = tuple[np.ndarray, np.ndarray, NewtonReport]
 W = TypeVar("W")  # what a chunk is fitted from: its resample counts, or the seed its round draws them from
 
 
-class ConvergenceError(RuntimeError):
-    """A fit did not converge (gradient and step tolerances not met, or non-finite values)."""
+def bootstrap_counts(n: int, rounds: int, seed: int, p: np.ndarray | None = None) -> np.ndarray:
+    """``(rounds, n)`` multinomial counts: the bootstrap draws of every leaderboard below arena scale.
+
+    With ``p = None`` each of ``n`` battles is equally likely (contextual BT: the checked battles in their order);
+    with ``p`` the unique-row shares ``counts / Σ counts`` and ``n = Σ counts`` draws (plain BT: the unique
+    ``(model_a, model_b, y)`` rows, models indexed in sorted order, rows sorted by ``(a, b, y)``), which is the
+    same distribution of resampled battle sets. ``leaderboard(…, seed=s)`` fits exactly these rounds."""
+    return next(count_chunks(n, rounds, seed, p, max(1, rounds)))[1] if rounds else np.zeros((0, n))
 
 
 def count_chunks(n: int, rounds: int, seed: int, p: np.ndarray | None,
                  chunk: int) -> Iterator[tuple[int, np.ndarray]]:
-    """``(first round, counts)``: multinomial resample counts, ``chunk`` rounds at a time, from one generator
-    (module docstring)."""
+    """``(first round, counts)``: the counts of :func:`bootstrap_counts`, ``chunk`` rounds at a time, from one
+    generator (module docstring)."""
     rng = np.random.default_rng(seed)
     probs = np.full(n, 1.0 / n) if p is None else p
     for start in range(0, rounds, chunk):
@@ -102,17 +102,6 @@ def ridge_outside(models: tuple[str, ...], pairs: np.ndarray, y: np.ndarray, w: 
         main = set(diagnose(models, pairs, y, w[j]).main)
         out[j] = [m not in main for m in models]
     return out
-
-
-def check_converged(report: NewtonReport, what: str) -> None:
-    """Raise :class:`ConvergenceError` naming how many fits of ``report`` did not converge."""
-    if not report.converged.all():
-        bad = np.flatnonzero(~report.converged)
-        raise ConvergenceError(
-            f"{what}: Newton did not converge for {bad.size} of {report.converged.size} fits (first: fit {bad[0]}, "
-            f"|grad| {report.grad_norm[bad[0]]:.3g}, step {report.step[bad[0]]:.3g} after "
-            f"{report.iterations[bad[0]]} iterations)"
-        )
 
 
 def _run(
@@ -200,43 +189,6 @@ def bootstrap_pairs(
     return _run(weights, fit_chunk, rounds, stats.n_models, len(models), progress, threads)
 
 
-def bootstrap_battles(
-    design: ContextualDesign,
-    models: tuple[str, ...],
-    theta_hat: np.ndarray,
-    rounds: int,
-    seed: int,
-    *,
-    reg: float,
-    ridge: float | None = None,
-    progress: bool | None = None,
-    threads: int | None = None,
-) -> tuple[np.ndarray, np.ndarray, NewtonReport]:
-    """``(θ per round (rounds, m + k), models set by the ridge per round (rounds, m), report)`` for contextual BT:
-    battles resampled, rounds from ``theta_hat`` by the block-updated chord iteration (:mod:`contextual_solver`)."""
-    n = len(design.y)
-    threads = _threads(threads, rounds, n)
-    sides = np.column_stack([design.a, design.b])
-    h0 = design.hessian(theta_hat, np.ones(n), reg)
-
-    def fit_chunk(start: int, w: np.ndarray) -> ChunkResult:
-        theta = np.empty((w.shape[0], design.n_params))
-        exists = np.ones(w.shape[0], dtype=bool) if reg else mle_exists(sides, design.y, len(models), w)
-        if not exists.all():
-            if ridge is None:
-                raise _no_mle_error(models, sides, design.y, w, exists, start, rounds)
-            for j in np.flatnonzero(~exists):
-                theta[j], rep_r = newton(design, w[j], ridge, theta_hat)
-                check_converged(rep_r, "bootstrap (ridge)")
-        theta[exists], rep = chord_rounds(design, w[exists], theta_hat, h0, reg)
-        check_converged(rep, "bootstrap")
-        return theta, ridge_outside(models, sides, design.y, w, exists), rep
-
-    chunk = _chunk_size(rounds, n, threads, CONTEXTUAL_CHUNK_CELLS, design.n_params)
-    weights = count_chunks(n, rounds, seed, None, chunk)
-    return _run(weights, fit_chunk, rounds, design.n_params, len(models), progress, threads)
-
-
 def round_draws(rounds: int, seed: int) -> list[np.random.SeedSequence]:
     """The seeds of ``rounds`` arena-scale rounds: round ``j`` draws its counts from its own
     generator, ``numpy.random.default_rng(SeedSequence(seed).spawn(rounds)[j])`` (:func:`draw_round`), so a
@@ -249,45 +201,3 @@ def draw_round(n: int, seq: np.random.SeedSequence) -> np.ndarray:
     replacement (one multinomial resample)."""
     rng = np.random.default_rng(seq)
     return np.bincount(rng.integers(0, n, size=n, dtype=np.int64), minlength=n)
-
-
-def bootstrap_sorted(
-    battles: sb.SortedBattles,
-    models: tuple[str, ...],
-    theta_hat: np.ndarray,
-    rounds: int,
-    seed: int,
-    *,
-    reg: float,
-    ridge: float | None = None,
-    progress: bool | None = None,
-    threads: int | None = None,
-) -> tuple[np.ndarray, np.ndarray, NewtonReport]:
-    """As :func:`bootstrap_battles`, at arena scale (module docstring): each round drawn, by the thread that fits
-    it, as uniform indices over the sorted battles from its own generator (:func:`round_draws`: the rounds do not
-    depend on ``threads``), and fitted on the battles it drew
-    (:func:`~analysis_lib.ranking.sorted_battles.fit_round`) from ``theta_hat``; one round per task, ``threads``
-    rounds at once."""
-    n = len(battles.y)
-    threads = THREADS if threads is None else threads
-    full = battles.full()
-    with one_blas_thread():
-        p_hat, h0 = sb.hessian_at(full, theta_hat, threads)
-    h0[np.diag_indices_from(h0)] += reg
-    sides = battles.sides() if not reg else np.zeros((0, 2), dtype=np.int64)  # for the MLE checks only
-
-    def fit_one(start: int, seq: np.random.SeedSequence) -> ChunkResult:
-        w = draw_round(n, seq)[None, :]
-        exists = np.ones(1, dtype=bool) if reg else mle_exists(sides, battles.y, len(models), w)
-        if not exists[0] and ridge is None:
-            raise _no_mle_error(models, sides, battles.y, w, exists, start, rounds)
-        if exists[0]:
-            theta, rep = sb.fit_round(battles, w[0], theta_hat, h0, p_hat, reg)
-        else:
-            assert ridge is not None
-            theta, rep = sb.fit(battles.block(w[0]), ridge, theta_hat)
-        check_converged(rep, "bootstrap (ridge)" if not exists[0] else "bootstrap")
-        return theta[None, :], ridge_outside(models, sides, battles.y, w, exists), rep
-
-    seeds = iter(enumerate(round_draws(rounds, seed)))
-    return _run(seeds, fit_one, rounds, battles.n_params, len(models), progress, threads)
