@@ -92,7 +92,7 @@ def test_llm_notes_and_reasons():
     assert sa.why_not("timed out", CHAPTER_REASON) == "timed out"
     note = sa.llm_note(False, "gpt-4.1", CHAPTER_REASON, "the topic names")
     assert "no LLM endpoint configured and no cached result" in note and "not run: no" not in note
-    assert "`gpt-4.1`" in sa.llm_note(True, "gpt-4.1", "", "x")
+    assert "<code>gpt-4.1</code>" in sa.llm_note(True, "gpt-4.1", "", "x")
 
 
 def test_traffic_numbers_compare_the_mean_with_both_ends_of_the_range():
