@@ -28,9 +28,11 @@ Bound = Literal["lower", "upper"]
 DiscrepancyKind = Literal["inconsistent", "assumption"]
 
 DIRECTORY = Path(__file__).resolve().parent / "resources" / "paper_values"
-COLUMNS = ("analysis_id", "quantity", "paper", "tol", "bound", "source", "note", "discrepancy")
-#: Columns a file must have; ``discrepancy`` may be absent (a file without it has no known discrepancy).
-REQUIRED_COLUMNS = COLUMNS[:-1]
+COLUMNS = ("analysis_id", "quantity", "paper", "tol", "bound", "source", "note", "discrepancy", "result", "data")
+#: Columns a file must have; ``discrepancy``, ``result`` and ``data`` may be absent (empty).
+REQUIRED_COLUMNS = COLUMNS[:-3]
+#: The data kinds a row may fix for its number (empty: the recorder's, the chapter's data).
+ROW_DATA_KINDS = ("real", "user", "published", "llm", "simulated", "checked", "transcribed", "none")
 DISCREPANCY_KINDS: tuple[str, ...] = ("inconsistent", "assumption")
 #: The longest reason a discrepancy may give: it is shown in a status cell, a word or two.
 MAX_REASON_CHARS = 24
@@ -79,6 +81,8 @@ class PaperValue:
     file: str
     line: int
     discrepancy: Discrepancy | None = None
+    result: str = ""
+    data: str = ""
 
 
 def _cell_value(text: str) -> float | str | None:
@@ -123,13 +127,17 @@ def read_table(path: str | Path) -> dict[tuple[str, str], PaperValue]:
                 discrepancy = parse_discrepancy(row.get("discrepancy") or "")
             except ValueError as exc:
                 raise ValueError(f"{path}, line {line}, column discrepancy: {exc}") from None
+            data = (row.get("data") or "").strip()
+            if data and data not in ROW_DATA_KINDS:
+                raise ValueError(f"{path}, line {line}, column data: expected one of {list(ROW_DATA_KINDS)} or "
+                                 f"empty, got {data!r}")
             key = (aid, quantity)
             if key in out:
                 raise ValueError(f"{path}, line {line}: duplicate row for {aid} / {quantity!r} "
                                  f"(first at line {out[key].line})")
             out[key] = PaperValue(aid, quantity, _cell_value(row["paper"] or ""), tol, bound,  # type: ignore[arg-type]
                                   (row["source"] or "").strip(), (row["note"] or "").strip(), str(path), line,
-                                  discrepancy)
+                                  discrepancy, (row.get("result") or "").strip(), data)
     return out
 
 
@@ -157,3 +165,8 @@ def lookup(analysis_id: str, quantity: str) -> PaperValue:
             f"no paper value for {analysis_id} / {quantity!r}: add a row to "
             f"bookbuild/resources/paper_values/{paper}.csv (leave 'paper' empty when the paper gives no number)"
         ) from None
+
+
+def rows_of(analysis_id: str, values: Mapping[tuple[str, str], PaperValue] | None = None) -> list[PaperValue]:
+    """The rows of one analysis ID in their file's order (``values``: a table, default :func:`table`)."""
+    return [v for (aid, _), v in (table() if values is None else values).items() if aid == analysis_id]

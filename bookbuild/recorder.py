@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from bookbuild import paper_values, sections
+from bookbuild import fieldpath, paper_values, sections
 from bookbuild.evidence import (
     DATA_ALIASES,
     EVIDENCE,
@@ -140,6 +140,7 @@ class Recorder:
         planted: Any = None,
         reason: str = "",
         interval: tuple[float, float] | None = None,
+        row_note: str | None = None,
     ) -> None:
         """Record one number and persist.
 
@@ -173,7 +174,8 @@ class Recorder:
             status=status,
             tol=row.tol if row is not None else None,
             source=row.source if row is not None else "",
-            note=NOTE_SEPARATOR.join(n for n in (row.note if row is not None else "", note) if n),
+            note=NOTE_SEPARATOR.join(n for n in (row_note if row_note is not None else row.note if row is not None
+                                                 else "", note) if n),
             planted=planted,
             bound=row.bound if row is not None and paper is not None else None,
             reason=discrepancy.reason if discrepancy is not None and status == discrepancy.kind else "",
@@ -183,7 +185,53 @@ class Recorder:
         self.results.append(result)
         self._save()
 
-    def record(self, numbers: Iterable[Number]) -> None:
+    def record(self, analysis_id: str, result: Any, *, note: str = "", data: DataKind | None = None,
+               reason: str = "", planted: Any = None, intervals: Mapping[str, tuple[float, float]] | None = None,
+               notes: Mapping[str, str] | None = None) -> None:
+        """Record every number of ``analysis_id`` from the library's ``result``: each paper-values row of the ID,
+        in the file's order, names the field it compares with (its ``result`` path, :mod:`bookbuild.fieldpath`),
+        so one call records the whole ID and grepping a row finds this call.
+
+        A template row (``board[model=*].rating``, quantity ``{model} rating``) gives one number per row of the
+        frame, except the quantities that have a row of their own (those compare with the paper's value). A path
+        that reaches no value records the number as not run, with the reason the result gives or ``reason``;
+        ``result`` ``None`` records every row of the ID as not run with ``reason``. The row's note is formatted with
+        the fields of the value's record and of ``result`` (``{n_left_out}``), then ``note`` (every number) and
+        ``notes[quantity]`` are added. ``data``: the data kind of every number (default: the row's ``data``, else
+        the recorder's). ``planted``: the simulator's truth, read with the same paths (a mapping of quantities, or
+        a result of the same shape); ``intervals``: 95% intervals by quantity (:meth:`number`)."""
+        rows = paper_values.rows_of(analysis_id, self.values)
+        if not rows:
+            raise KeyError(f"{self.notebook}: the paper values have no row for {analysis_id}")
+        unnamed = [r.quantity for r in rows if not r.result]
+        if unnamed:
+            raise ValueError(f"{rows[0].file}: rows of {analysis_id} without a result field: {unnamed}")
+        if result is None and not reason:
+            raise ValueError(f"{analysis_id}: no result and no reason why it did not run")
+        explicit = {r.quantity for r in rows}
+        notes = notes or {}
+        for row in rows:
+            path = fieldpath.parse(row.result)
+            if result is None:
+                found: list[fieldpath.Found] = [({}, fieldpath.Missing(reason), None)]
+            elif path.template:
+                found = [f for f in fieldpath.expand(result, path) if row.quantity.format_map(f[0]) not in explicit]
+            else:
+                value, owner = fieldpath.resolve(result, path)
+                found = [({}, value, owner)]
+            for keys, value, owner in found:
+                quantity = row.quantity.format_map(keys) if keys else row.quantity
+                if isinstance(value, fieldpath.Missing):
+                    self.not_run(analysis_id, quantity, reason=value.reason or reason or NO_VALUE)
+                    continue
+                context = fieldpath.Context(keys, owner, result)
+                row_note = row.note.format_map(context) if "{" in row.note else row.note
+                extra = NOTE_SEPARATOR.join(n for n in (note, notes.get(quantity, "")) if n)
+                self.number(analysis_id, quantity, value, note=extra, data=data or row.data or None,  # type: ignore[arg-type]
+                            planted=_planted(planted, quantity, path, keys), reason=reason,
+                            interval=(intervals or {}).get(quantity), row_note=row_note)
+
+    def record_numbers(self, numbers: Iterable[Number]) -> None:
         """Record each :class:`~bookbuild.sections.Number` in order (one with a ``reason`` as not run)."""
         sections.record(self, numbers)
 
@@ -225,6 +273,22 @@ class Recorder:
         tmp = self.path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False))
         tmp.replace(self.path)
+
+
+def _planted(planted: Any, quantity: str, path: fieldpath.Path, keys: Mapping[str, str]) -> Any:
+    """The planted value of one number: ``planted[quantity]`` from a mapping of quantities, else the value at the
+    row's path in a result of the same shape (the template's row fixed by ``keys``); ``None`` where there is none."""
+    if planted is None:
+        return None
+    if isinstance(planted, Mapping) and not any(s.name in planted for s in path.steps[:1]):
+        return planted.get(quantity)
+    if keys:
+        fixed = fieldpath.Path(path.text, tuple(
+            fieldpath.Step(s.name, tuple((c, keys.get(c, v) if v == "*" else v) for c, v in s.select), s.index)
+            for s in path.steps), path.factor)
+        path = fixed
+    value, _ = fieldpath.resolve(planted, path)
+    return None if isinstance(value, fieldpath.Missing) else value
 
 
 def _reason_text(reason: str) -> str:
