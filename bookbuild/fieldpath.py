@@ -14,6 +14,8 @@ it. The ``result`` cell is a **path** read from the object the chapter passes (t
 - ``board[model=*].rating``: a **template**, one number per row of the frame: the row's quantity names the
   selected columns in braces (``{model} rating``) and each row of the frame gives one quantity (a model the paper
   does not have is a new row of the page, its paper value "—");
+- ``[dataset=SimpleQA].conversations``: a path may start with a selection, from the rows of the root itself (a
+  chapter passes a frame: ``rec.record("SA-T1", table1)``);
 - ``share * 100``: a factor after the path (percent from a share).
 
 A path that meets ``None`` or a selection with no row gives no value: the number is recorded as not run, with the
@@ -33,7 +35,7 @@ import polars as pl
 
 __all__ = ["Context", "Missing", "Path", "PathError", "Step", "expand", "parse", "resolve"]
 
-_STEP = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[([^\]]*)\])?\s*")
+_STEP = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)?\s*(?:\[([^\]]*)\])?\s*")
 _FACTOR = re.compile(r"^(?P<path>.*?)\s*\*\s*(?P<factor>[0-9.eE+-]+)\s*$")
 _SELECTOR = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*("(?:[^"\\]|\\.)*"|[^,]*?)\s*(?:,|$)')
 
@@ -83,7 +85,7 @@ def parse(text: str) -> Path:
     steps = []
     for i, part in enumerate(_split_steps(body)):
         step = _STEP.fullmatch(part)
-        if not step:
+        if not step or not (step.group(1) or (i == 0 and step.group(2) is not None)):
             raise PathError(f"result path {text!r}: cannot read step {i + 1} ({part!r}); expected name or "
                             "name[column=value, ...]")
         name, inner = step.group(1), step.group(2)
@@ -186,7 +188,7 @@ def _walk(obj: Any, steps: Sequence[Step], path: Path, bound: dict[str, str], ow
     if obj is None:
         yield bound, Missing(), owner
         return
-    value = _field(obj, step.name, path)
+    value = _field(obj, step.name, path) if step.name else obj
     if step.index is not None:
         try:
             value = value[step.index]

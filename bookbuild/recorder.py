@@ -46,8 +46,12 @@ from bookbuild.paper_values import Bound, PaperValue
 from bookbuild.sections import Number, Section, Table
 from bookbuild.tables import HTMLTable, format_value, html_table
 
+#: A value that did not run, with its reason (``NotRun("the release has no languages list")``): a chapter puts it in
+#: the result it records where one field cannot be computed; :meth:`Recorder.record` records that row as not run.
+NotRun = fieldpath.Missing
+
 __all__ = [
-    "DATA_ALIASES", "EVIDENCE", "EVIDENCE_LABEL", "NO_VALUE", "NOTE_SEPARATOR", "STATUSES",
+    "NotRun", "DATA_ALIASES", "EVIDENCE", "EVIDENCE_LABEL", "NO_VALUE", "NOTE_SEPARATOR", "STATUSES",
     "STATUS_LABEL", "DataKind", "Evidence", "Recorder", "Result", "Status", "compare", "data_kind", "evidence",
     "format_paper", "llm_source", "miss_note", "note_parts", "note_text", "results_frame", "section_table",
     "shared_notes", "status_badge", "status_label",

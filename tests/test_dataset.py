@@ -34,9 +34,9 @@ def test_shares_exclude_and_nulls(battles):
     assert shown["share"].to_list() == pytest.approx([2 / 3, 1 / 3])
 
 
-def test_turn_distribution_pools_the_tail(battles):
+def test_turn_distribution_pools_the_tail_and_counts_every_length(battles):
     out = descriptive.turn_distribution(battles, max_turns=10)
-    assert dict(zip(out["turns"], out["count"])) == {1: 2, 2: 1, 3: 1, 10: 1}
+    assert dict(zip(out["turns"], out["count"])) == {1: 2, 2: 1, 3: 1, **dict.fromkeys(range(4, 10), 0), 10: 1}
     assert out["share"].sum() == pytest.approx(1.0)
 
 
@@ -74,13 +74,15 @@ def test_dataset_comparison_counts_languages_without_null():
             "languages": [["English"], None, ["Russian"], ["English"]],
             "turn": [1, 2, 1, 1],
             "judge": ["a", "b", "a", None],
+            "winner": ["model_a", None, "tie", "model_b"],
         }
     )
     sets = pl.DataFrame({"dataset": ["SimpleQA", "SimpleQA", "BrowseComp", "Search Arena"],
                          "text": ["q", "r", "s", "t"]})
     table = descriptive.dataset_comparison(battles, sets)
     row = table.filter(pl.col("dataset") == "Search Arena").row(0, named=True)
-    assert row == {"dataset": "Search Arena", "conversations": 4, "users": 2, "languages": 2, "multi_turn_share": 0.25}
+    assert row == {"dataset": "Search Arena", "conversations": 4, "voted": 3, "users": 2, "languages": 2,
+                   "multi_turn_share": 0.25}
     assert dict(zip(table["dataset"], table["conversations"]))["SimpleQA"] == 2
 
 

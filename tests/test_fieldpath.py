@@ -83,3 +83,10 @@ def test_a_notes_placeholders_read_the_template_keys_then_the_owner_then_the_roo
         context).startswith("a ranks 1; peak Traffic(")
     with pytest.raises(KeyError):
         "{nowhere}".format_map(context)
+
+
+def test_a_path_may_start_by_selecting_rows_of_the_root_frame():
+    assert resolve(BOARD, parse("[model=b].rating"))[0] == 990.0
+    assert [k["model"] for k, _, _ in expand(BOARD, parse("[model=*].rank"))] == ["a", "b", "c, d"]
+    with pytest.raises(PathError, match="cannot read step 2"):
+        parse("board.[model=a]")

@@ -32,10 +32,10 @@ def test_daily_traffic_counts_every_day_including_empty_ones():
     assert days["voted"].to_list() == [1, 0, 1, 3]
     assert days["weekend"].to_list() == [False, True, True, False]
     summary = platform.traffic_summary(days)
-    assert summary["mean conversations per day"] == pytest.approx(6 / 4)
-    assert (summary["peak conversations per day"], summary["minimum conversations per day"]) == (3, 0)
-    assert summary["days in the collection window"] == 4
-    assert summary["weekend / weekday conversations per day"] == pytest.approx((1 / 2) / (5 / 2))
+    assert summary.mean_per_day == pytest.approx(6 / 4)
+    assert (summary.peak_per_day, summary.min_per_day) == (3, 0)
+    assert summary.days == 4
+    assert summary.weekend_ratio == pytest.approx((1 / 2) / (5 / 2))
 
 
 def test_retained_share_divides_by_both_ends_of_the_range():
@@ -91,11 +91,11 @@ def test_model_configurations_by_hand():
     assert sonar["standardized_share"] == pytest.approx(1 / 3)
     assert row["gemini-2.5-pro-exp-03-25-wo-search"]["search_context"] is None
     counts = platform.configuration_counts(configs)
-    assert counts["models including the non-search one (paper names)"] == 3
-    assert counts["search-augmented models (paper names)"] == 2
-    assert counts["models with search_context_size=high"] == 1
-    assert counts["models with user_location enabled"] == 0  # half of its sides only
-    assert counts["sides shown in the standardised citation style (%)"] == pytest.approx(100 * 3 / 5)
+    assert counts.models == 3
+    assert counts.search_models == 2
+    assert counts.context_high == 1
+    assert counts.user_location == 0  # half of its sides only
+    assert counts.standardized_sides_pct == pytest.approx(100 * 3 / 5)
 
 
 def test_simulated_release_configuration_follows_the_model_table():

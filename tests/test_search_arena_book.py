@@ -8,8 +8,9 @@ import polars as pl
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from analysis_lib.search_arena import citation_style, describe, intents, prompt_sets
+from analysis_lib.search_arena import citation_style, describe, intents, platform, prompt_sets
 from bookbuild.papers import search_arena as sa
+from bookbuild.recorder import Recorder
 from bookbuild.sections import Number
 
 CHAPTER_REASON = "not run: no LLM endpoint configured and no cached result"
@@ -85,8 +86,6 @@ def test_external_datasets_load_or_say_why():
 
 
 def test_llm_notes_and_reasons():
-    assert sa.numbers_of("SA-X", {"x": 1.0}, data="real", notes={"x": "n"}) == [
-        Number("SA-X", "x", 1.0, note="n", data="real")]
     assert sa.why_not("", CHAPTER_REASON) == sa.SEE_ABOVE
     assert sa.why_not(CHAPTER_REASON, CHAPTER_REASON) == sa.SEE_ABOVE
     assert sa.why_not("timed out", CHAPTER_REASON) == "timed out"
@@ -95,11 +94,13 @@ def test_llm_notes_and_reasons():
     assert "<code>gpt-4.1</code>" in sa.llm_note(True, "gpt-4.1", "", "x")
 
 
-def test_traffic_numbers_compare_the_mean_with_both_ends_of_the_range():
-    numbers = sa.a2_numbers({"mean conversations per day": 454.0, "days in the collection window": 53.0})
-    assert [(n.analysis_id, n.quantity, n.ours) for n in numbers] == [
-        ("SA-A2", sa.MEAN_AGAINST_RANGE[0], 454.0), ("SA-A2", sa.MEAN_AGAINST_RANGE[1], 454.0),
-        ("SA-A2", "days in the collection window", 53.0)]
+def test_traffic_is_recorded_against_both_ends_of_the_range(tmp_path):
+    rec = Recorder(tmp_path, "01_dataset", data="real")
+    rec.record("SA-A2", platform.TrafficSummary(454.0, 796.0, 57.0, 53, 0.9))
+    got = {r.quantity: r for r in rec.results}
+    low, high = (got[q] for q in sa.MEAN_AGAINST_RANGE)
+    assert low.ours == high.ours == 454.0 and (low.status, high.status) == ("differs", "match")
+    assert got["days in the collection window"].ours == 53 and got["peak conversations per day"].ours == 796
     assert sa.paper_range() == (800.0, 1500.0)  # "roughly 800-1,500 conversations per day" (App. A.1)
 
 
@@ -119,17 +120,21 @@ def test_sa22l_quantities_name_every_group_of_factual_vs_rest():
     assert set(sa.SA22L_QUANTITIES) == set(descriptive.factual_vs_rest(battles)[0]["group"])
 
 
-def test_style_numbers_say_why_the_coefficient_did_not_run():
+def test_style_numbers_say_why_the_coefficient_did_not_run(tmp_path):
     coefficient = citation_style.StyleCoefficient(
         n_battles=40, n_mixed=0, beta=float("nan"), se=float("nan"), p_value=float("nan"),
         reason="no battle shows the two styles on its two sides")
     table = pl.DataFrame({"ci_lower": [-1.0, 2.0], "ci_upper": [1.0, 5.0]})  # the second excludes 0
     ratings = citation_style.StyleRatings(table=table, wald=3.0, df=2, p_value=0.22, kendall_tau=1.0, n_battles=40)
-    numbers = sa.a2c_numbers(coefficient, ratings, {"no vote": 5, "style unknown": 0})
-    by = {n.quantity: n for n in numbers}
-    q = sa.A2C_QUANTITIES
-    assert by[q["battles"]].note == "0 with the two styles on the two sides; left out: 5 no vote"
-    assert by[q["beta"]].reason == by[q["beta_p"]].reason == "no battle shows the two styles on its two sides"
-    assert by[q["joint_p"]].ours == 0.22 and by[q["joint_p"]].note == "W = 3.00, χ² with 2 degrees of freedom"
-    assert by[q["significant"]].ours == 1 and by[q["significant"]].note == "of 2 models"
-    assert {n.analysis_id for n in numbers} == {"SA-A2C"}
+    rec = Recorder(tmp_path, "01_dataset", data="real")
+    rec.record("SA-A2C", {"coefficient": coefficient, "ratings": ratings, "left_out": "5 no vote"})
+    by = {r.quantity: r for r in rec.results}
+    assert by["battles with a vote and both citation styles known"].note.endswith(
+        "; 0 with the two styles on the two sides; left out: 5 no vote")
+    assert {by[q].reason for q in ("style coefficient (standardised vs original; contextual BT)",
+                                   "style coefficient: Wald p-value")} == {coefficient.reason}
+    joint = by["model × style ratings: joint Wald p-value"]
+    assert joint.ours == 0.22 and joint.note.endswith("; W = 3.00, χ² with 2 degrees of freedom")
+    significant = by["models whose rating differs between the styles (95% interval excludes 0)"]
+    assert significant.ours == 1 and significant.note.endswith("; of 2 models")
+    assert {r.analysis_id for r in rec.results} == {"SA-A2C"}

@@ -93,7 +93,8 @@ def prompt_sets(*, cache_dir: str | None = None) -> pl.DataFrame:
 
 
 def dataset_comparison(battles: pl.DataFrame, sets: pl.DataFrame) -> pl.DataFrame:
-    """Table 1: conversations, users, languages and multi-turn share (0–1) per dataset.
+    """Table 1: conversations, those with a vote (``voted``), users, languages and multi-turn share (0–1) per
+    dataset.
 
     SimpleQA and BrowseComp are single-turn English sets (their sizes are counted from the real files);
     Search Arena's row comes from the battle frame: users = distinct ``judge`` ids, languages = distinct
@@ -103,31 +104,35 @@ def dataset_comparison(battles: pl.DataFrame, sets: pl.DataFrame) -> pl.DataFram
         sets.filter(pl.col("dataset") != "Search Arena")
         .group_by("dataset", maintain_order=True)
         .agg(pl.len().cast(pl.Int64).alias("conversations"))
-        .with_columns(users=pl.lit(None, dtype=pl.Int64), languages=pl.lit(1, dtype=pl.Int64),
+        .with_columns(voted=pl.lit(None, dtype=pl.Int64), users=pl.lit(None, dtype=pl.Int64),
+                      languages=pl.lit(1, dtype=pl.Int64),
                       multi_turn_share=pl.lit(0.0))
     )
     arena = pl.DataFrame(
         {
             "dataset": ["Search Arena"],
             "conversations": [battles.height],
+            "voted": [int(battles["winner"].is_not_null().sum())],
             "users": [battles["judge"].drop_nulls().n_unique()],
             "languages": [languages.n_languages(battles)],
             # polars types Series.mean() as any Python literal; a Boolean series gives a float
             "multi_turn_share": [float((battles["turn"] > 1).mean())],  # type: ignore[arg-type]
         },
-        schema={"dataset": pl.String, "conversations": pl.Int64, "users": pl.Int64, "languages": pl.Int64,
-                "multi_turn_share": pl.Float64},
+        schema={"dataset": pl.String, "conversations": pl.Int64, "voted": pl.Int64, "users": pl.Int64,
+                "languages": pl.Int64, "multi_turn_share": pl.Float64},
     )
     return pl.concat([bench, arena], how="vertical_relaxed")
 
 
 def turn_distribution(battles: pl.DataFrame, *, max_turns: int = 10) -> pl.DataFrame:
-    """Conversations per number of turns (``max_turns`` and above pooled), with ``share`` (0–1)."""
+    """Conversations per number of turns, one row for every count from 1 to the longest (``max_turns`` and above
+    pooled; a count no conversation has is 0), with ``share`` (0–1)."""
     capped = battles.select(pl.col("turn").clip(upper_bound=max_turns).alias("turns"))
+    longest = int(capped["turns"].max() or 1)  # type: ignore[arg-type]
+    every = pl.DataFrame({"turns": pl.int_range(1, longest + 1, eager=True).cast(capped["turns"].dtype)})
     return (
-        capped.group_by("turns")
-        .len("count")
-        .sort("turns")
+        every.join(capped.group_by("turns").len("count"), on="turns", how="left")
+        .with_columns(pl.col("count").fill_null(0).cast(pl.UInt32))
         .with_columns((pl.col("count") / capped.height).alias("share"))
     )
 

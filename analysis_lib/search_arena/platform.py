@@ -23,6 +23,7 @@ the paper (:func:`table_a1_name`: the table's ``pplx-`` / ``api-`` prefixes and 
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 from functools import cache
 
 import polars as pl
@@ -71,20 +72,26 @@ def daily_traffic(battles: pl.DataFrame, *, time_zone: str = TIME_ZONE) -> tuple
     return out.select(list(schema)), undated
 
 
-def traffic_summary(days: pl.DataFrame) -> dict[str, float]:
-    """Mean, peak and minimum conversations per day, the days counted, and the weekend dip: mean conversations
-    per weekend day over mean per weekday (below 1 when weekends dip, as Fig A.2 shows), keyed by what each is."""
+@dataclass(frozen=True)
+class TrafficSummary:
+    """Conversations per calendar day of a release (:func:`traffic_summary`): the mean, peak and minimum per day,
+    the days counted, and ``weekend_ratio``, the mean per weekend day over the mean per weekday (below 1 when
+    weekends dip, as Fig A.2 shows; NaN without both kinds of day)."""
+
+    mean_per_day: float
+    peak_per_day: float
+    min_per_day: float
+    days: int
+    weekend_ratio: float
+
+
+def traffic_summary(days: pl.DataFrame) -> TrafficSummary:
+    """The :class:`TrafficSummary` of :func:`daily_traffic`'s days."""
     per = days["conversations"].cast(pl.Float64)
     weekend = days.filter(pl.col("weekend"))["conversations"].cast(pl.Float64)
     weekday = days.filter(~pl.col("weekend"))["conversations"].cast(pl.Float64)
     ratio = float(weekend.mean()) / float(weekday.mean()) if weekend.len() and weekday.len() else float("nan")  # type: ignore[arg-type]
-    return {
-        "mean conversations per day": float(per.mean()),  # type: ignore[arg-type]
-        "peak conversations per day": float(per.max()),  # type: ignore[arg-type]
-        "minimum conversations per day": float(per.min()),  # type: ignore[arg-type]
-        "days in the collection window": float(days.height),
-        "weekend / weekday conversations per day": ratio,
-    }
+    return TrafficSummary(float(per.mean()), float(per.max()), float(per.min()), days.height, ratio)  # type: ignore[arg-type]
 
 
 def retained_share(mean_per_day: float, recorded_per_day: tuple[float, float]) -> tuple[float, float]:
@@ -155,27 +162,37 @@ def model_configurations(battles: pl.DataFrame) -> pl.DataFrame:
     ).sort("provider", "model", "raw_model")
 
 
-def configuration_counts(configs: pl.DataFrame) -> dict[str, float]:
-    """What Table A.1 states, counted in a release: search-augmented models and all models by paper name, raw
-    model ids, models whose main setting is ``search_context_size=high``, models with a user location (on most
-    of their sides), and the share of sides shown in the standardised citation style (weighted by sides)."""
+@dataclass(frozen=True)
+class ConfigurationCounts:
+    """What Table A.1 states, counted in a release (:func:`configuration_counts`): search-augmented models and all
+    models by paper name, raw model ids, models whose main setting is ``search_context_size=high``, models with a
+    user location (on most of their sides), and the percentage of sides shown in the standardised citation style
+    (weighted by sides; NaN when no side's style is known)."""
+
+    search_models: int
+    models: int
+    raw_ids: int
+    context_high: int
+    user_location: int
+    standardized_sides_pct: float
+
+
+def configuration_counts(configs: pl.DataFrame) -> ConfigurationCounts:
+    """The :class:`ConfigurationCounts` of :func:`model_configurations`' frame."""
     first_context = pl.col("search_context").str.split(", ").list.first()
     search = set(models.model_table().filter(pl.col("search"))["model"].to_list())
     named = configs.filter(pl.col("model").is_in(list(search)))
     known = configs.filter(pl.col("styled_sides") > 0)
     weights = known["styled_sides"].cast(pl.Float64)
-    return {
-        "search-augmented models (paper names)": float(named["model"].n_unique()),
-        "models including the non-search one (paper names)": float(configs["model"].n_unique()),
-        "raw model ids": float(configs.height),
-        "models with search_context_size=high": float(configs.filter(first_context == "high")["model"].n_unique()),
-        "models with user_location enabled": float(
-            configs.filter(pl.col("user_location_share") > 0.5)["model"].n_unique()),
-        "sides shown in the standardised citation style (%)": (
-            100 * float((known["standardized_share"] * weights).sum()) / float(weights.sum())
-            if known.height else float("nan")
-        ),
-    }
+    return ConfigurationCounts(
+        search_models=named["model"].n_unique(),
+        models=configs["model"].n_unique(),
+        raw_ids=configs.height,
+        context_high=configs.filter(first_context == "high")["model"].n_unique(),
+        user_location=configs.filter(pl.col("user_location_share") > 0.5)["model"].n_unique(),
+        standardized_sides_pct=(100 * float((known["standardized_share"] * weights).sum()) / float(weights.sum())
+                                if known.height else float("nan")),
+    )
 
 
 def table_a1_comparison(configs: pl.DataFrame) -> pl.DataFrame:

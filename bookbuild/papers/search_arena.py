@@ -16,7 +16,6 @@ from typing import Any
 import polars as pl
 
 from analysis_lib.search_arena import describe, intents, prompt_sets
-from analysis_lib.search_arena.citation_style import StyleCoefficient, StyleRatings
 from analysis_lib.search_arena.cross_arena import F1_COLUMNS, FactSynthTranscription, TieShareComparison
 from bookbuild import markup, paper_values
 from bookbuild.sections import Number, Table, not_run
@@ -29,13 +28,6 @@ SEE_ABOVE = "LLM step not run (see the note at the top)"
 CALIBRATION_TARGET = "calibration target: the simulator is built to reproduce this value"
 #: The data kind of a number computed from an LLM's outputs (its own evidence class: the model is named).
 LLM = "llm"
-
-
-def numbers_of(analysis_id: str, values: Mapping[str, Any], *, data: str | None = None,
-               notes: Mapping[str, str] | None = None) -> list[Number]:
-    """Numbers from ``quantity -> value``, each with its note from ``notes`` (if any) and the data kind ``data``."""
-    notes = notes or {}
-    return [Number(analysis_id, q, v, note=notes.get(q, ""), data=data) for q, v in values.items()]
 
 
 def paper_marks(analysis_id: str, quantities: Mapping[str, str], scale: float = 1.0) -> dict[str, float | None]:
@@ -83,15 +75,6 @@ def paper_turn_shares() -> dict[str, float | None]:
 #: The two SA-A2 quantities that compare the mean per day with the two ends of the paper's range (SA App. A.1).
 MEAN_AGAINST_RANGE = ("mean conversations per day, against the low end of the paper's range",
                       "mean conversations per day, against the high end of the paper's range")
-_MEAN = "mean conversations per day"
-
-
-def a2_numbers(summary: Mapping[str, float]) -> list[Number]:
-    """SA-A2 from :func:`analysis_lib.search_arena.platform.traffic_summary`: the mean per day twice (against
-    each end of the paper's range), then the other statistics under their own names."""
-    mean = summary[_MEAN]
-    rest = [Number("SA-A2", q, v) for q, v in summary.items() if q != _MEAN]
-    return [Number("SA-A2", MEAN_AGAINST_RANGE[0], mean), Number("SA-A2", MEAN_AGAINST_RANGE[1], mean), *rest]
 
 
 def paper_range() -> tuple[float, float]:
@@ -100,38 +83,6 @@ def paper_range() -> tuple[float, float]:
     table = paper_values.table()
     low, high = (table[("SA-A2", q)].paper for q in MEAN_AGAINST_RANGE)
     return float(low), float(high)  # type: ignore[arg-type]
-
-
-#: The SA-A2C quantities (App. A.2: the citation style and the votes), by the part of the analysis they record.
-A2C_QUANTITIES = {
-    "battles": "battles with a vote and both citation styles known",
-    "beta": "style coefficient (standardised vs original; contextual BT)",
-    "beta_p": "style coefficient: Wald p-value",
-    "joint_p": "model × style ratings: joint Wald p-value",
-    "tau": "Kendall τ between the model orders in the two styles",
-    "significant": "models whose rating differs between the styles (95% interval excludes 0)",
-}
-
-
-def a2c_numbers(coefficient: StyleCoefficient, ratings: StyleRatings, left_out: Mapping[str, int]) -> list[Number]:
-    """SA-A2C from :mod:`analysis_lib.search_arena.citation_style`: the style coefficient (not run, with the
-    reason, when the release cannot identify it) and the model × style ratings; the battles number names the
-    battles left out (``left_out``: :func:`~analysis_lib.search_arena.citation_style.style_battles`)."""
-    q, aid = A2C_QUANTITIES, "SA-A2C"
-    out = "; ".join(f"{v:,} {k}" for k, v in left_out.items() if v)
-    numbers = [Number(aid, q["battles"], coefficient.n_battles,
-                      note=f"{coefficient.n_mixed:,} with the two styles on the two sides; left out: {out or 'none'}")]
-    if coefficient.reason:
-        numbers += not_run(aid, (q["beta"], q["beta_p"]), coefficient.reason)
-    else:
-        numbers += [Number(aid, q["beta"], coefficient.beta, note=f"sandwich standard error {coefficient.se:.3f}"),
-                    Number(aid, q["beta_p"], coefficient.p_value)]
-    return numbers + [
-        Number(aid, q["joint_p"], ratings.p_value,
-               note=f"W = {ratings.wald:.2f}, χ² with {ratings.df} degrees of freedom"),
-        Number(aid, q["tau"], ratings.kendall_tau, note=f"{ratings.df} models"),
-        Number(aid, q["significant"], ratings.n_significant, note=f"of {ratings.df} models"),
-    ]
 
 
 # ----------------------------------------------------------------------------------------------- chapter 02
