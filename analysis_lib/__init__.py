@@ -1,7 +1,7 @@
 """analysis_lib: the library behind the search-augmented-LLM evaluation compendium.
 
 One package per paper, a small shared core; pure functions over polars frames and numpy arrays. The module map,
-one line per module, is in ``book/library.md`` and the README (a test keeps it complete):
+one line per module, is in ``book/library.md`` (a test keeps it complete):
 
 - the shared core: :mod:`~analysis_lib.ranking` (paper-agnostic Bradley–Terry and contextual BT),
   :mod:`~analysis_lib.stats`, :mod:`~analysis_lib.llm` (the LLM layer), :mod:`~analysis_lib.plotting`,

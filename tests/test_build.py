@@ -508,15 +508,18 @@ def test_setup_cells_folded_and_injected_paths_removed_from_the_page(tmp_path):
 
 def test_every_user_input_has_a_make_variable_and_a_readme_row():
     """Each runner input (``--nuggets``, ``--text-arena``...) is reachable as ``make book VAR=`` (exported to the
-    runner's environment, unexported elsewhere) and documented in the README's option table."""
+    runner's environment, unexported elsewhere), named in the README and documented in the option table of the book's
+    page on re-running (book/rerun.md)."""
     makefile = (REPO / "Makefile").read_text()
     readme = (REPO / "README.md").read_text()
+    reference = (REPO / "book" / "rerun.md").read_text()
     unexported = next(line for line in makefile.splitlines() if line.startswith("unexport ")).split()[1:]
     for env, param in build.USER_INPUTS.values():
         var = env.removeprefix("BOOK_")
         assert f"book: export {env} = $(value {var})" in makefile, var
         assert var in unexported, var
-        assert f"| `{var}` | `{param}` |" in readme, var
+        assert f"`{var}`" in readme, var
+        assert f"| `{var}` | `{param}` |" in reference, var
 
 
 def test_set_injects_a_declared_parameter_keys_the_rebuild_and_flags_a_chapter_left_with_another_value(tmp_path):
