@@ -21,16 +21,17 @@ chapters use, so the estimate counts what the chapters will send:
 :func:`estimate_book` estimates every step on a client's cache, model, mode and prices without sending anything;
 :func:`print_estimate` is what the runner prints before the first notebook when an endpoint is configured, for the
 chapters that will rerun (none: "nothing to send"; ``--only 03_preferences`` estimates nothing and loads nothing),
-and ``python -m analysis_lib.llm estimate`` prints the same for the whole book.
+and ``python -m bookbuild.llm_plan`` prints the same for the whole book.
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
 import inspect
 import math
 import sys
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -205,11 +206,18 @@ def book_steps(client: llm.LLMClient, inputs: Inputs | None = None,
     return out
 
 
-def main_estimate(data_source: str = "sample", seed: int = 0, cache_dir: str | None = None) -> None:
-    """``python -m analysis_lib.llm estimate``: the estimate of a whole default build, sending nothing."""
+def main_estimate(argv: Sequence[str] | None = None) -> int:
+    """``python -m bookbuild.llm_plan [--data D] [--seed S] [--cache-dir C]``: the estimate of a whole build's LLM
+    steps (requests, prompt tokens, dollars per step), sending nothing; cached requests are not counted as sent."""
+    p = argparse.ArgumentParser(prog="python -m bookbuild.llm_plan", description=main_estimate.__doc__)
+    p.add_argument("--data", default="sample", help="data_source of the build (default: sample)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cache-dir", default=None, help="the build's cache folder (default: <repo>/.cache)")
+    a = p.parse_args(argv)
     root = paths.repo_root()
-    cache = Path(cache_dir) if cache_dir else (root / ".cache" if root is not None else paths.cache_dir())
-    print_estimate(cache, Inputs(data_source, seed, cache), always=True)
+    cache = Path(a.cache_dir) if a.cache_dir else (root / ".cache" if root is not None else paths.cache_dir())
+    print_estimate(cache, Inputs(a.data, a.seed, cache), always=True)
+    return 0
 
 
 def estimate_book(client: llm.LLMClient, inputs: Inputs | None = None,
@@ -256,3 +264,7 @@ def print_estimate(cache_dir: Path | None = None, inputs: Inputs | None = None, 
     client = llm.LLMClient(cache_dir=Path(cache_dir) / "llm" if cache_dir else paths.cache_dir("llm"),
                            progress=False)
     print(format_book_estimate(client, estimate_book(client, inputs, chapters)), file=out, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main_estimate())

@@ -16,8 +16,7 @@ The package, one job per module:
 - :mod:`~analysis_lib.llm.http`: the guarded ``openai`` client (same origin, no redirects, deadlines, size cap);
 - :mod:`~analysis_lib.llm.client`: :class:`LLMClient` (cache lookup, estimate, budget, live requests);
 - :mod:`~analysis_lib.llm.batch`: the Batch API path; :mod:`~analysis_lib.llm.estimate`: counts and costs;
-- :mod:`~analysis_lib.llm.local`: vLLM, Ollama and llama.cpp, and JSON mode; ``python -m analysis_lib.llm
-  estimate`` (:mod:`~analysis_lib.llm.__main__`) prints the estimate of a whole book build.
+- :mod:`~analysis_lib.llm.local`: vLLM, Ollama and llama.cpp, and JSON mode.
 
 Configuration comes from the environment only, never from notebook parameters:
 
