@@ -78,8 +78,8 @@ def main() -> int:
         prompts_file = Path(tmp) / "prompts.json"
         prompts_file.write_text(json.dumps(prompts))
         cache = Path(tmp) / "llm"
-        env = {**os.environ, llm.BASE_URL_ENV: srv.base_url, llm.CACHE_ENV: str(cache)}
-        env.pop(llm.API_KEY_ENV, None)
+        env = {**os.environ, llm.settings.BASE_URL_ENV: srv.base_url, llm.settings.CACHE_ENV: str(cache)}
+        env.pop(llm.settings.API_KEY_ENV, None)
         cmd = [sys.executable, __file__, "--child", str(prompts_file)]
         srv.batch_api.polls = None  # in progress until released
         t1 = time.perf_counter()

@@ -22,7 +22,7 @@ from bookbuild import keys, llm_plan
 def endpoint(monkeypatch):
     for name in ("OPENAI_API_KEY", "ANALYSIS_LLM_MODEL", "ANALYSIS_LLM_OFFLINE", "ANALYSIS_LLM_MAX_REQUESTS"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv(llm.BASE_URL_ENV, "http://127.0.0.1:9/v1")  # nothing listens: an estimate sends nothing
+    monkeypatch.setenv(llm.settings.BASE_URL_ENV, "http://127.0.0.1:9/v1")  # nothing listens: an estimate sends nothing
 
 
 def _rows(rows, analysis):

@@ -12,6 +12,7 @@ from fake_openai_server import FakeOpenAIServer
 
 from analysis_lib import llm
 from analysis_lib.llm import LLMClient, Task
+from analysis_lib.llm import http as llm_http
 
 SCHEMA = {
     "type": "object",
@@ -42,7 +43,7 @@ def server():
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
-    for name in (llm.BASE_URL_ENV, llm.API_KEY_ENV, llm.MODEL_ENV, llm.OFFLINE_ENV, llm.CACHE_ENV):
+    for name in llm.settings.ENV_VARS:
         monkeypatch.delenv(name, raising=False)
 
 
@@ -195,7 +196,7 @@ def test_no_endpoint_returns_not_run(tmp_path):
 
 def test_offline_mode_serves_cache_only(server, tmp_path, monkeypatch):
     _client(server, tmp_path).run(_task(), ["a"])
-    monkeypatch.setenv(llm.OFFLINE_ENV, "1")
+    monkeypatch.setenv(llm.settings.OFFLINE_ENV, "1")
     offline = _client(server, tmp_path)
     assert offline.offline and not offline.available
     df = offline.run(_task(), ["a", "b"])
@@ -204,8 +205,8 @@ def test_offline_mode_serves_cache_only(server, tmp_path, monkeypatch):
 
 
 def test_environment_defaults(monkeypatch, server, tmp_path):
-    monkeypatch.setenv(llm.BASE_URL_ENV, server.base_url)
-    monkeypatch.setenv(llm.MODEL_ENV, "env-model")
+    monkeypatch.setenv(llm.settings.BASE_URL_ENV, server.base_url)
+    monkeypatch.setenv(llm.settings.MODEL_ENV, "env-model")
     c = LLMClient(cache_dir=tmp_path, progress=False)
     assert c.available and c.model == "env-model" and c.base_url == server.base_url
     c.run(_task(), ["a"])
@@ -237,7 +238,7 @@ def _tree_contains(root: Path, needle: str) -> list[Path]:
 
 
 def test_api_key_is_sent_but_never_stored(server, tmp_path, monkeypatch):
-    monkeypatch.setenv(llm.API_KEY_ENV, SECRET)
+    monkeypatch.setenv(llm.settings.API_KEY_ENV, SECRET)
     client = _client(server, tmp_path)
     client.run(_task(), ["a"])
     assert server.headers[0]["Authorization"] == f"Bearer {SECRET}"
@@ -273,7 +274,7 @@ def test_api_key_absent_from_executed_notebook_and_cache(server, tmp_path):
     nbformat.write(nb, src)
     out = tmp_path / "tiny.out.ipynb"
     cache = tmp_path / "llmcache"
-    env = {**os.environ, llm.API_KEY_ENV: SECRET, llm.BASE_URL_ENV: server.base_url}
+    env = {**os.environ, llm.settings.API_KEY_ENV: SECRET, llm.settings.BASE_URL_ENV: server.base_url}
     subprocess.run(
         [sys.executable, "-m", "papermill", str(src), str(out), "-p", "cache_dir", str(cache), "-k", "python3",
          "--log-level", "WARNING"],
@@ -287,7 +288,7 @@ def test_api_key_absent_from_executed_notebook_and_cache(server, tmp_path):
 
 def test_describe_never_shows_credentials_in_the_base_url(monkeypatch, tmp_path):
     url = f"https://user:{SECRET}@proxy.example:8443/v1/?api_key={SECRET}#{SECRET}"
-    monkeypatch.setenv(llm.BASE_URL_ENV, url)
+    monkeypatch.setenv(llm.settings.BASE_URL_ENV, url)
     client = LLMClient(cache_dir=tmp_path, progress=False)
     text = client.describe()
     assert SECRET not in text and "user" not in text
@@ -297,7 +298,8 @@ def test_describe_never_shows_credentials_in_the_base_url(monkeypatch, tmp_path)
     assert llm.safe_url("https://api.openai.com/v1") == "https://api.openai.com/v1"
     assert llm.safe_url(None) == ""
     # an error code that is the key itself is dropped too
-    assert llm._http_reason(401, json.dumps({"error": {"code": SECRET}}).encode(), SECRET) == "HTTP 401 Unauthorized"
+    reply = json.dumps({"error": {"code": SECRET}}).encode()
+    assert llm_http.http_reason(401, reply, SECRET) == "HTTP 401 Unauthorized"
 
 
 # ------------------------------------------------------------------------ nothing of the input is echoed
@@ -386,7 +388,7 @@ def test_task_parse_errors_are_recorded_by_kind_only(server, tmp_path):
 
 
 def test_redirect_never_carries_the_key_to_another_origin(tmp_path, monkeypatch):
-    monkeypatch.setenv(llm.API_KEY_ENV, SECRET)
+    monkeypatch.setenv(llm.settings.API_KEY_ENV, SECRET)
     with FakeOpenAIServer(_echo) as elsewhere, FakeOpenAIServer(_echo) as endpoint:
         endpoint.redirect_to = elsewhere.base_url.rsplit("/v1", 1)[0]  # same host, another port
         client = _client(endpoint, tmp_path, max_retries=2)
@@ -427,7 +429,7 @@ def test_a_dripping_server_hits_the_request_deadline(server, tmp_path):
 
 def test_a_hanging_server_costs_one_deadline_not_all_retries(server, tmp_path, monkeypatch):
     server.script.extend([("slow", 3.0)] * 8)
-    monkeypatch.setenv(llm.REQUEST_DEADLINE_ENV, "0.8")
+    monkeypatch.setenv(llm.settings.REQUEST_DEADLINE_ENV, "0.8")
     client = _client(server, tmp_path, max_concurrency=1, timeout=0.3, max_retries=6)
     assert client.request_deadline == 0.8
     t0 = time.perf_counter()
@@ -443,7 +445,7 @@ def test_run_deadline_leaves_the_rest_not_run(server, tmp_path):
     df = client.run(_task(), [str(i) for i in range(10)], deadline=0.5)
     statuses = df["status"].to_list()
     assert 1 <= statuses.count("ok") <= 3 and statuses.count("not run") >= 6
-    assert set(df.filter(pl.col("status") == "not run")["error"]) == {llm.RUN_DEADLINE_PASSED}
+    assert set(df.filter(pl.col("status") == "not run")["error"]) == {llm.client.RUN_DEADLINE_PASSED}
     assert client.last_stats.timed_out == statuses.count("not run") + statuses.count("failed")
 
 
@@ -461,12 +463,12 @@ def test_cache_is_tied_to_the_endpoint(tmp_path):
 
 
 def test_identity_names_endpoint_model_and_offline_mode_never_the_key(monkeypatch):
-    monkeypatch.setenv(llm.BASE_URL_ENV, f"https://u:{SECRET}@h.example/v1?key={SECRET}")
-    monkeypatch.setenv(llm.API_KEY_ENV, SECRET)
-    monkeypatch.setenv(llm.MODEL_ENV, "m1")
+    monkeypatch.setenv(llm.settings.BASE_URL_ENV, f"https://u:{SECRET}@h.example/v1?key={SECRET}")
+    monkeypatch.setenv(llm.settings.API_KEY_ENV, SECRET)
+    monkeypatch.setenv(llm.settings.MODEL_ENV, "m1")
     ident = llm.identity()
     assert ident == {"endpoint": "https://h.example/v1", "model": "m1", "offline": False}
-    monkeypatch.setenv(llm.OFFLINE_ENV, "1")
+    monkeypatch.setenv(llm.settings.OFFLINE_ENV, "1")
     assert llm.identity()["offline"] is True
 
 
@@ -476,7 +478,7 @@ def test_cached_failures_are_never_answers_and_the_switch_retries_them(server, t
     assert client.run(_task(), ["a"])["status"].item() == "failed"
     again = _client(server, tmp_path).run(_task(), ["a"])
     assert again["status"].item() == "failed" and again["answer"].item() is None and server.n_requests == 3
-    monkeypatch.setenv(llm.RETRY_FAILED_ENV, "1")
+    monkeypatch.setenv(llm.settings.RETRY_FAILED_ENV, "1")
     retried = _client(server, tmp_path).run(_task(), ["a"])
     assert retried["status"].item() == "ok" and server.n_requests == 4
 

@@ -41,8 +41,7 @@ def server():
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
-    for name in (llm.BASE_URL_ENV, llm.API_KEY_ENV, llm.MODEL_ENV, llm.OFFLINE_ENV, llm.CACHE_ENV, llm.MODE_ENV,
-                 llm.MAX_REQUESTS_ENV, llm.BATCH_WAIT_ENV, llm.BATCH_POLL_ENV):
+    for name in llm.settings.ENV_VARS:
         monkeypatch.delenv(name, raising=False)
 
 
@@ -206,7 +205,7 @@ def test_no_batch_api_on_the_endpoint_says_to_use_live(server, tmp_path):
 
 
 def test_the_key_is_a_header_of_every_batch_call_and_nowhere_on_disk(server, tmp_path, monkeypatch):
-    monkeypatch.setenv(llm.API_KEY_ENV, SECRET)
+    monkeypatch.setenv(llm.settings.API_KEY_ENV, SECRET)
     server.batch_api.outcome, server.batch_api.answered = "expired", 3
     df = _client(server, tmp_path / "c").run(_task(), ITEMS[:6])
     assert df["status"].to_list() == ["ok"] * 6
@@ -218,7 +217,7 @@ def test_the_key_is_a_header_of_every_batch_call_and_nowhere_on_disk(server, tmp
 
 
 def test_batch_calls_never_follow_a_redirect(tmp_path, monkeypatch):
-    monkeypatch.setenv(llm.API_KEY_ENV, SECRET)
+    monkeypatch.setenv(llm.settings.API_KEY_ENV, SECRET)
     with FakeOpenAIServer(_echo) as elsewhere, FakeOpenAIServer(_echo) as endpoint:
         endpoint.redirect_to = elsewhere.base_url.rsplit("/v1", 1)[0]
         df = _client(endpoint, tmp_path / "c", max_retries=1).run(_task(), ITEMS[:2])
@@ -280,7 +279,8 @@ def test_intent_batch_survives_a_kill_mid_poll_and_the_live_path_then_sends_noth
     cache = tmp_path / "llm"
     with FakeOpenAIServer(intent_reply) as srv:
         srv.batch_api.polls = None  # in progress until released
-        env = {**os.environ, llm.BASE_URL_ENV: srv.base_url, llm.CACHE_ENV: str(cache), llm.API_KEY_ENV: SECRET}
+        env = {**os.environ, llm.settings.BASE_URL_ENV: srv.base_url, llm.settings.CACHE_ENV: str(cache),
+               llm.settings.API_KEY_ENV: SECRET}
         proc = run_intent_subprocess(prompts_file, env)
         t0 = time.monotonic()
         while srv.batch_api.retrieves < 3 and time.monotonic() - t0 < 60 and proc.poll() is None:

@@ -57,8 +57,7 @@ class ChatOnlyServer(FakeOpenAIServer):
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
-    for name in (llm.BASE_URL_ENV, llm.API_KEY_ENV, llm.MODEL_ENV, llm.OFFLINE_ENV, llm.CACHE_ENV,
-                 llm.MAX_REPLY_BYTES_ENV):
+    for name in llm.settings.ENV_VARS:
         monkeypatch.delenv(name, raising=False)
 
 

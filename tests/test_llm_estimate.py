@@ -21,7 +21,7 @@ HAS_BPE = importlib.util.find_spec("bpe_openai") is not None
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
-    for name in (llm.BASE_URL_ENV, llm.API_KEY_ENV, llm.MODEL_ENV, llm.OFFLINE_ENV, llm.MODE_ENV):
+    for name in llm.settings.ENV_VARS:
         monkeypatch.delenv(name, raising=False)
 
 
@@ -127,7 +127,7 @@ def test_the_runner_hook_says_so_when_there_is_no_endpoint(tmp_path, capsys):
 
 
 def test_the_runner_hook_estimates_only_the_chapters_of_the_build(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv(llm.BASE_URL_ENV, "http://127.0.0.1:9/v1")
+    monkeypatch.setenv(llm.settings.BASE_URL_ENV, "http://127.0.0.1:9/v1")
     built: list[str] = []
     plan = tuple(llm_plan.Entry(e.chapter, e.analyses, (lambda c, i, ch=e.chapter: built.append(ch) or [])
                                 if e.build else None, e.not_default) for e in llm_plan.PLAN)

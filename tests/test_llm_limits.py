@@ -35,8 +35,7 @@ def server():
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
-    for name in (llm.BASE_URL_ENV, llm.API_KEY_ENV, llm.MODEL_ENV, llm.OFFLINE_ENV, llm.CACHE_ENV, llm.MODE_ENV,
-                 llm.MAX_REQUESTS_ENV, llm.MAX_REPLY_BYTES_ENV, llm.JSON_MODE_ENV):
+    for name in llm.settings.ENV_VARS:
         monkeypatch.delenv(name, raising=False)
 
 
@@ -68,7 +67,7 @@ def test_an_endless_reply_is_a_failure_within_its_deadline_with_memory_bounded(s
 
 
 def test_a_declared_length_over_the_cap_is_refused_before_reading(server, tmp_path, monkeypatch):
-    monkeypatch.setenv(llm.MAX_REPLY_BYTES_ENV, "1000000")
+    monkeypatch.setenv(llm.settings.MAX_REPLY_BYTES_ENV, "1000000")
     server.script.append(("huge_declared",))
     client = _client(server, tmp_path)
     assert client.max_reply_bytes == 1_000_000
@@ -79,7 +78,7 @@ def test_a_declared_length_over_the_cap_is_refused_before_reading(server, tmp_pa
 
 def test_the_default_cap_lets_ordinary_replies_through(server, tmp_path):
     client = _client(server, tmp_path)
-    assert client.max_reply_bytes == llm.DEFAULT_MAX_REPLY_BYTES == 8 * 1024 * 1024
+    assert client.max_reply_bytes == llm.settings.DEFAULT_MAX_REPLY_BYTES == 8 * 1024 * 1024
     assert client.run(_task(), ["a"])["status"].item() == "ok"
 
 
@@ -99,7 +98,7 @@ def test_unreadable_bodies_are_retried_after_a_growing_backoff(server, tmp_path,
 
 
 def test_the_budget_stops_a_live_run_before_it_exceeds(server, tmp_path, monkeypatch):
-    monkeypatch.setenv(llm.MAX_REQUESTS_ENV, "5")
+    monkeypatch.setenv(llm.settings.MAX_REQUESTS_ENV, "5")
     client = _client(server, tmp_path, max_concurrency=3)
     df = client.run(_task(), [str(i) for i in range(8)])
     assert sorted(df["status"].to_list()) == ["not run"] * 3 + ["ok"] * 5
@@ -152,12 +151,12 @@ def test_a_server_refusing_json_mode_gets_plain_requests_and_replies_are_extract
 
 
 def test_json_mode_setting_chooses_the_response_format(server, tmp_path, monkeypatch):
-    monkeypatch.setenv(llm.JSON_MODE_ENV, "object")
+    monkeypatch.setenv(llm.settings.JSON_MODE_ENV, "object")
     _client(server, tmp_path).run(_task(), ["a"])
     assert server.chat_requests()[-1]["response_format"] == {"type": "json_object"}
     _client(server, tmp_path / "off", json_mode="off").run(_task(), ["b"])
     assert "response_format" not in server.chat_requests()[-1]
-    monkeypatch.setenv(llm.JSON_MODE_ENV, "yaml")
+    monkeypatch.setenv(llm.settings.JSON_MODE_ENV, "yaml")
     with pytest.raises(ValueError, match="ANALYSIS_LLM_JSON_MODE must be one of schema, object, off"):
         _client(server, tmp_path)
 
@@ -172,21 +171,21 @@ def test_refusal_detection_reads_the_error_not_a_quote_of_the_request():
 
 
 def test_extract_json_object_finds_the_first_whole_object():
-    assert llm.extract_json_object('Sure {"a": {"b": 1}} and {"c": 2}') == {"a": {"b": 1}}
-    assert llm.extract_json_object('noise { not json } then {"ok": true}') == {"ok": True}
+    assert llm.tasks.extract_json_object('Sure {"a": {"b": 1}} and {"c": 2}') == {"a": {"b": 1}}
+    assert llm.tasks.extract_json_object('noise { not json } then {"ok": true}') == {"ok": True}
     assert llm.parse_json('```json\n{"a": 1,}\n```') == {"a": 1}
     with pytest.raises(json.JSONDecodeError):
         llm.parse_json("no object here [1, 2]")
 
 
 def test_mode_and_counts_from_the_environment_are_checked(monkeypatch, tmp_path):
-    monkeypatch.setenv(llm.MODE_ENV, "fast")
+    monkeypatch.setenv(llm.settings.MODE_ENV, "fast")
     with pytest.raises(ValueError, match="ANALYSIS_LLM_MODE must be one of live, batch"):
         LLMClient(cache_dir=tmp_path)
-    monkeypatch.setenv(llm.MODE_ENV, "batch")
-    monkeypatch.setenv(llm.MAX_REQUESTS_ENV, "ten")
+    monkeypatch.setenv(llm.settings.MODE_ENV, "batch")
+    monkeypatch.setenv(llm.settings.MAX_REQUESTS_ENV, "ten")
     with pytest.raises(ValueError, match="ANALYSIS_LLM_MAX_REQUESTS must be a whole number"):
         LLMClient(cache_dir=tmp_path)
-    monkeypatch.setenv(llm.MAX_REQUESTS_ENV, "40_000")
+    monkeypatch.setenv(llm.settings.MAX_REQUESTS_ENV, "40_000")
     c = LLMClient(cache_dir=tmp_path)
     assert (c.mode, c.max_requests) == ("batch", 40_000)

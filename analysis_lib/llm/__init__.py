@@ -80,60 +80,20 @@ Behaviour:
 
 from __future__ import annotations
 
-from analysis_lib.llm import http as _http_module
-from analysis_lib.llm.client import (
-    OVER_BUDGET,
-    RUN_DEADLINE_PASSED,
-    LLMClient,
-    LLMRequestError,
-    over_budget_reason,
-)
-from analysis_lib.llm.estimate import PriceTable, StepEstimate, estimate_steps, format_estimates, load_prices
-from analysis_lib.llm.records import (
-    CACHE_ENV,
-    NOT_RUN,
-    ResultCache,
-    RunStats,
-    canonical_json,
-    default_cache_dir,
-    request_key,
-    result_frame,
-)
+from analysis_lib.llm import client, estimate, records, settings, tasks
+from analysis_lib.llm.client import LLMClient, LLMRequestError, over_budget_reason
+from analysis_lib.llm.estimate import StepEstimate, estimate_steps, format_estimates
+from analysis_lib.llm.records import NOT_RUN, RunStats, default_cache_dir, request_key
 from analysis_lib.llm.replies import ReplyError
-from analysis_lib.llm.settings import (
-    API_KEY_ENV,
-    BASE_URL_ENV,
-    BATCH_POLL_ENV,
-    BATCH_WAIT_ENV,
-    DEFAULT_MAX_REPLY_BYTES,
-    DEFAULT_MODEL,
-    DEFAULT_REQUEST_DEADLINE,
-    JSON_MODE_ENV,
-    MAX_REPLY_BYTES_ENV,
-    MAX_REQUESTS_ENV,
-    MODE_ENV,
-    MODEL_ENV,
-    OFFLINE_ENV,
-    OPENAI_API_URL,
-    REQUEST_DEADLINE_ENV,
-    RETRY_FAILED_ENV,
-    RUN_DEADLINE_ENV,
-    clip_text,
-    identity,
-    safe_url,
-)
-from analysis_lib.llm.tasks import PROMPTS_DIR, Step, Task, extract_json_object, fill, load_prompt, parse_json
+from analysis_lib.llm.settings import clip_text, identity, safe_url
+from analysis_lib.llm.tasks import Step, Task, fill, load_prompt, parse_json
 
-#: ``HTTP <status> <phrase> (<code>)`` of an error reply (kept for callers of the old name)
-_http_reason = _http_module.http_reason
-
+#: The layer's face: the client and its errors, tasks and steps, the estimate, the cache key and the endpoint's
+#: identity. The environment variables' names are :mod:`~analysis_lib.llm.settings`' (``settings.BASE_URL_ENV``),
+#: the cache's internals :mod:`~analysis_lib.llm.records`'.
 __all__ = [
-    "API_KEY_ENV", "BASE_URL_ENV", "BATCH_POLL_ENV", "BATCH_WAIT_ENV", "CACHE_ENV", "DEFAULT_MAX_REPLY_BYTES",
-    "DEFAULT_MODEL", "DEFAULT_REQUEST_DEADLINE", "JSON_MODE_ENV", "MAX_REPLY_BYTES_ENV", "MAX_REQUESTS_ENV",
-    "MODEL_ENV", "MODE_ENV", "NOT_RUN", "OFFLINE_ENV", "OPENAI_API_URL", "OVER_BUDGET", "PROMPTS_DIR",
-    "REQUEST_DEADLINE_ENV", "RETRY_FAILED_ENV", "RUN_DEADLINE_ENV", "RUN_DEADLINE_PASSED", "LLMClient",
-    "LLMRequestError", "PriceTable", "ReplyError", "ResultCache", "RunStats", "Step", "StepEstimate", "Task",
-    "canonical_json", "clip_text", "default_cache_dir", "estimate_steps", "extract_json_object", "fill",
-    "format_estimates", "identity", "load_prices", "load_prompt", "over_budget_reason", "parse_json",
-    "request_key", "result_frame", "safe_url",
+    "NOT_RUN", "LLMClient", "LLMRequestError", "ReplyError", "RunStats", "Step", "StepEstimate", "Task",
+    "clip_text", "client", "default_cache_dir", "estimate", "estimate_steps", "fill", "format_estimates",
+    "identity", "load_prompt", "over_budget_reason", "parse_json", "records", "request_key", "safe_url",
+    "settings", "tasks",
 ]

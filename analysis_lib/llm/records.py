@@ -23,11 +23,10 @@ import polars as pl
 from analysis_lib import paths
 from analysis_lib.cache_keys import canonical_json as canonical_json  # analysis_lib.llm exports it
 from analysis_lib.cache_keys import digest
-from analysis_lib.llm.settings import MAX_REQUESTS_ENV
+from analysis_lib.llm.settings import CACHE_ENV, MAX_REQUESTS_ENV
 
 log = logging.getLogger(__name__)
 
-CACHE_ENV = "ANALYSIS_LLM_CACHE"
 NOT_RUN = "not run"
 #: Reasons of items a rebuild can finish start (after "not run: ") with "request budget", "run deadline" or
 #: "endpoint", so that a book runner can tell unfinished work from work that cannot run (no endpoint).

@@ -29,6 +29,12 @@ JSON_MODE_ENV = "ANALYSIS_LLM_JSON_MODE"
 #: seconds between two polls of a submitted batch, and how long one run waits for its batches
 BATCH_POLL_ENV = "ANALYSIS_LLM_BATCH_POLL"
 BATCH_WAIT_ENV = "ANALYSIS_LLM_BATCH_WAIT"
+#: the cache folder (default ``<repo>/.cache/llm``)
+CACHE_ENV = "ANALYSIS_LLM_CACHE"
+#: Every variable the layer reads (a test or a script clears them all for a clean client).
+ENV_VARS = (BASE_URL_ENV, API_KEY_ENV, MODEL_ENV, OFFLINE_ENV, REQUEST_DEADLINE_ENV, RUN_DEADLINE_ENV,
+            RETRY_FAILED_ENV, MODE_ENV, MAX_REQUESTS_ENV, MAX_REPLY_BYTES_ENV, JSON_MODE_ENV, BATCH_POLL_ENV,
+            BATCH_WAIT_ENV, CACHE_ENV)
 
 #: seconds one request may take, retries and backoff included, unless set
 DEFAULT_REQUEST_DEADLINE = 300.0
