@@ -326,7 +326,7 @@ def test_fact_synth_transcription_reads_published_list():
 def test_cross_arena_figure_draws_the_vote_counts():
     """Figure 8's bars are the vote table's counts, the intents in INTENT_ORDER from the top, one colour per vote,
     each bar labelled with its share of the intent's battles."""
-    from analysis_lib.plotting import VOTE_COLORS
+    from analysis_lib.plotting.style import VOTE_COLORS
     from analysis_lib.search_arena.plots import vote_bars
 
     sim = simulate_text_arena(n=544, seed=0)

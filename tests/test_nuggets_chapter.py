@@ -141,7 +141,7 @@ def figures(inputs):
 
 def test_every_text_reads_at_10_pt_as_displayed(figures):
     """Each figure's smallest text, at the size the book shows it (the stamp, drawn by plotting, left out)."""
-    small = {name: round(plots.displayed_points(fig, skip=(plotting.SIMULATED_MARK,)), 1)
+    small = {name: round(plots.displayed_points(fig, skip=(plotting.display.SIMULATED_MARK,)), 1)
              for name, fig in figures.items()}
     assert all(v >= 10 for v in small.values()), small
 
@@ -188,7 +188,8 @@ def test_notebook_is_thin_and_uses_one_figure_helper():
     assert max(len(c.splitlines()) for c in code) <= 25
     assert max(len(line) for c in code for line in c.splitlines()) <= 110  # the book's code width
     everything = "\n".join(code)
-    for gone in ("plt.close", "plotting.stamp(", "mark_simulated(", "default_rng(", "not_run_reason", "def llm_reason"):
+    for gone in ("plt.close", "stamp(", "mark_simulated(", "default_rng(", "not_run_reason",
+                 "def llm_reason"):
         assert gone not in everything, gone
 
 

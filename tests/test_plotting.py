@@ -75,7 +75,7 @@ def test_barh_value_labels_sit_right_of_the_error_bars():
 
 def test_provider_legend_and_categorical_heatmap_legend():
     colors, legend = plots.provider_colors(["m1", "m2", "m3"], ["OpenAI", "Google", "OpenAI"])
-    assert colors[0] == colors[2] == plotting.PROVIDER_COLORS["OpenAI"]
+    assert colors[0] == colors[2] == plotting.style.PROVIDER_COLORS["OpenAI"]
     assert list(legend) == ["OpenAI", "Google"]
     fig = plotting.barh(["m1", "m2", "m3"], [1, 2, 3], xlabel="x", color=colors, legend=legend)
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["OpenAI", "Google"]
@@ -156,9 +156,9 @@ def test_kde_draws_scotts_bandwidth_times_bw_adjust_over_each_groups_range():
 
 
 def test_heatmap_text_contrasts_with_cell():
-    assert plotting.contrast_text_color((0.03, 0.19, 0.42, 1.0)) == "white"  # darkest Blues cell
-    assert plotting.contrast_text_color((0.97, 0.98, 1.0, 1.0)) == "black"   # lightest Blues cell
-    assert plotting.contrast_text_color((0.5, 0.5, 0.5, 1.0)) == "black"     # mid grey: luminance 0.214 > 0.179
+    assert plotting.style.contrast_text_color((0.03, 0.19, 0.42, 1.0)) == "white"  # darkest Blues cell
+    assert plotting.style.contrast_text_color((0.97, 0.98, 1.0, 1.0)) == "black"   # lightest Blues cell
+    assert plotting.style.contrast_text_color((0.5, 0.5, 0.5, 1.0)) == "black"     # mid grey: luminance 0.214 > 0.179
 
 
 # --- how a figure reaches the page (analysis_lib.plotting.display) ---------------------------------------------
@@ -363,7 +363,8 @@ def test_a_model_name_with_dollars_is_drawn_as_plain_text():
 def test_style_draws_every_text_plain_and_plain_escapes_only_when_mathtext_is_on():
     import matplotlib as mpl
 
-    from analysis_lib.plotting import apply_style, plain
+    from analysis_lib.plotting import apply_style
+    from analysis_lib.plotting.text import plain
     with mpl.rc_context():
         apply_style()
         assert mpl.rcParams["text.parse_math"] is False and plain("a$b$c") == "a$b$c"

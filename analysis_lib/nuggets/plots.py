@@ -80,7 +80,7 @@ def shares_figure(shares: Mapping[str, float], title: str, paper: Mapping[str, f
         labels = [k.removeprefix("vote share ").removeprefix("language share ").removesuffix(" (%)") for k in keys]
         y = np.arange(len(keys))[::-1]
         ours = np.array([shares[k] for k in keys])
-        ax.barh(y, ours, color=plotting.ACCENT, height=0.6, label="this build")
+        ax.barh(y, ours, color=plotting.style.ACCENT, height=0.6, label="this build")
         ref = np.array([np.nan if paper.get(k) is None else paper[k] for k in keys], dtype=float)
         ax.plot(ref, y, "D", color=PAPER_COLOR, markersize=6, label="paper")
         right = float(np.nanmax(np.r_[ours, ref]))
@@ -107,7 +107,7 @@ def kde_by_vote(groups: dict[str, np.ndarray], title: str) -> Figure:
         v = v[np.isfinite(v)]
         if v.size < 2 or np.ptp(v) == 0:
             continue
-        sns.kdeplot(x=v, bw_adjust=KDE_BW_ADJUST, clip=(-1.0, 1.0), color=plotting.OUTCOME_COLORS.get(vote),
+        sns.kdeplot(x=v, bw_adjust=KDE_BW_ADJUST, clip=(-1.0, 1.0), color=plotting.style.OUTCOME_COLORS.get(vote),
                     label=f"human: {vote} (n={np.asarray(values).size:,})", ax=ax)
     ax.axvline(0, color="#444444", lw=0.8)
     ax.set_xlabel("nugget score difference, All_B − All_A (score units)")
@@ -140,7 +140,7 @@ def ecdf_panels(groups: dict[str, np.ndarray], ks: pl.DataFrame, title: str,
     for ax, r in zip(axes[:, 0], ks.iter_rows(named=True), strict=True):
         g1, g2 = r["group_1"], r["group_2"]
         for g in (g1, g2):
-            sns.ecdfplot(x=groups[g], color=plotting.OUTCOME_COLORS.get(g), label=f"human: {g}", ax=ax)
+            sns.ecdfplot(x=groups[g], color=plotting.style.OUTCOME_COLORS.get(g), label=f"human: {g}", ax=ax)
         where = _ks_location(groups[g1], groups[g2])
         ref = (paper_d or {}).get((g1, g2))
         if where is not None:
@@ -166,7 +166,7 @@ def sweep_figure(sweep: pl.DataFrame, title: str, paper_range: tuple[float, floa
     sweep) is shaded and ``paper_kappa`` (threshold, κ) marked, both labelled ``paper``."""
     fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 3.6))
     t = sweep["threshold"].to_numpy()
-    ax.plot(t, sweep["kappa"], marker="o", color=plotting.ACCENT, label="this build")
+    ax.plot(t, sweep["kappa"], marker="o", color=plotting.style.ACCENT, label="this build")
     if paper_range is not None:
         ax.axhspan(*paper_range, xmin=0, xmax=1, color=PAPER_COLOR, alpha=0.15, lw=0,
                    label=f"paper: κ {paper_range[0]:.2f}–{paper_range[1]:.2f} over the sweep")
@@ -188,7 +188,7 @@ def histogram(values: np.ndarray, xlabel: str, title: str, bins: int = 30, paper
     v = v[np.isfinite(v)]
     fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 3.6))
     if v.size:
-        sns.histplot(x=v, bins=bins, color=plotting.ACCENT, alpha=1.0, ax=ax)
+        sns.histplot(x=v, bins=bins, color=plotting.style.ACCENT, alpha=1.0, ax=ax)
         ax.axvline(float(v.mean()), color="black", lw=1.5, label=f"mean {v.mean():.2f} (this build)")
     if paper_mean is not None:
         ax.axvline(paper_mean, color=PAPER_COLOR, lw=1.8, ls="--", label=f"mean {paper_mean:g} (paper)")
@@ -218,7 +218,7 @@ def confusion_grid(
         im = ax.imshow(share, cmap="Blues", vmin=0, vmax=1, aspect="auto")
         for (i, j), v in np.ndenumerate(m.counts):
             ax.text(j, i, f"{v}", ha="center", va="center", fontsize=LABEL_PT,
-                    color=plotting.contrast_text_color(im.cmap(im.norm(share[i, j]))))
+                    color=plotting.style.contrast_text_color(im.cmap(im.norm(share[i, j]))))
         ax.set_xticks(range(3), short_cols, fontsize=TICK_PT)
         ax.set_yticks(range(4), short_rows, fontsize=TICK_PT)
         ax.grid(False)
@@ -240,7 +240,7 @@ def rating_histograms(hist: pl.DataFrame, title: str, ncols: int = 2) -> Figure:
         ax.set_visible(False)
     for ax, a in zip(axes.ravel(), attributes, strict=False):
         g = hist.filter(pl.col("attribute") == a)
-        ax.bar(g["score"], g["battles"], color=plotting.ACCENT, width=0.85)
+        ax.bar(g["score"], g["battles"], color=plotting.style.ACCENT, width=0.85)
         ax.axvline(6.5, color="#444444", lw=0.8, ls="--")
         ax.set_xticks(range(0, 11, 2))
         ax.tick_params(labelsize=TICK_PT)

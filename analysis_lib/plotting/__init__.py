@@ -13,38 +13,19 @@
   through :func:`~analysis_lib.plotting.text.bound_figure_texts` when it is prepared)
 
 Each paper package keeps its own chapter figures in its ``plots`` module on this style. The public names of
-these modules are available here (``plotting.apply_style()``, ``plotting.barh(...)``).
+the figure kinds are available here (``plotting.apply_style()``, ``plotting.barh(...)``), the rest from their module.
 """
 
-from analysis_lib.plotting.display import (
-    SIMULATED_MARK,
-    Reference,
-    default_alt,
-    draw_reference,
-    figure_html,
-    mark_simulated,
-    prepare,
-    show,
-    smallest_font_pt,
-    stamp,
-)
-from analysis_lib.plotting.distributions import LOG_COUNT_RATIO, count_histograms, kde
+from analysis_lib.plotting import display, distributions, figures, labels, style, text
+from analysis_lib.plotting.display import Reference, mark_simulated, show
+from analysis_lib.plotting.distributions import count_histograms, kde
 from analysis_lib.plotting.figures import barh, error_scatter, forest, heatmap, radar, scatter_fit, slope_chart
-from analysis_lib.plotting.labels import labels_overlap, place_labels, spread_1d
-from analysis_lib.plotting.style import (
-    ACCENT,
-    OUTCOME_COLORS,
-    PROVIDER_COLORS,
-    VOTE_COLORS,
-    add_legend,
-    apply_style,
-    contrast_text_color,
-)
-from analysis_lib.plotting.text import plain
+from analysis_lib.plotting.style import apply_style
 
+#: The figure kinds, the style and the one way to show a figure; colours, label placement and the display's
+#: internals are the submodules' (``plotting.style.PROVIDER_COLORS``, ``plotting.display.prepare``).
 __all__ = [
-    "ACCENT", "LOG_COUNT_RATIO", "OUTCOME_COLORS", "PROVIDER_COLORS", "SIMULATED_MARK", "VOTE_COLORS", "Reference",
-    "add_legend", "apply_style", "barh", "contrast_text_color", "count_histograms", "default_alt", "draw_reference",
-    "error_scatter", "figure_html", "forest", "heatmap", "kde", "labels_overlap", "mark_simulated", "place_labels",
-    "plain", "prepare", "radar", "scatter_fit", "show", "slope_chart", "smallest_font_pt", "spread_1d", "stamp",
+    "Reference", "apply_style", "barh", "count_histograms", "display", "distributions", "error_scatter", "figures",
+    "forest", "heatmap", "kde", "labels", "mark_simulated", "radar", "scatter_fit", "show", "slope_chart", "style",
+    "text",
 ]

@@ -29,7 +29,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from analysis_lib import plotting
-from analysis_lib.plotting import Reference, draw_reference
+from analysis_lib.plotting import Reference
+from analysis_lib.plotting.display import draw_reference
 from analysis_lib.plotting.style import ACCENT, PROVIDER_COLORS, VOTE_COLORS, contrast_text_color
 from analysis_lib.search_arena.models import provider_of
 
@@ -148,7 +149,7 @@ def vote_bars(long: pl.DataFrame, order: Sequence[str], *, title: str = "", by: 
 
 
 def provider_colors(models: Sequence[str], providers: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-    """Colour per model from its provider (:data:`analysis_lib.plotting.PROVIDER_COLORS`) and the legend
+    """Colour per model from its provider (:data:`analysis_lib.plotting.style.PROVIDER_COLORS`) and the legend
     (provider -> colour) of the providers present."""
     colors = [PROVIDER_COLORS.get(p, PROVIDER_COLORS["other"]) for p in providers]
     present = dict.fromkeys(providers)
