@@ -268,7 +268,7 @@ def test_the_vote_vocabulary_is_rankings():
     assert schema.WINNERS is votes.WINNERS and schema.OUTCOME_OF_WINNER is votes.OUTCOME_OF_WINNER
     assert schema.DECISIVE is votes.DECISIVE
     assert (schema.MODEL_A, schema.MODEL_B, schema.TIE, schema.BOTH_BAD) == votes.WINNERS
-    fmt = ranking.LMARENA
+    fmt = ranking.votes.LMARENA
     assert (*fmt.a_wins, *fmt.b_wins, *fmt.ties) == votes.WINNERS
     assert fmt.outcome_of_label == votes.OUTCOME_OF_WINNER == {"model_a": 1.0, "model_b": 0.0, "tie": 0.5,
                                                                 "tie (bothbad)": 0.5}

@@ -238,7 +238,7 @@ def skewed_arena(seed: int = 5) -> tuple[pl.DataFrame, str]:
 def test_a_resample_without_an_mle_does_not_stop_a_skewed_arena(capsys, tmp_path):
     frame, rare = skewed_arena()
     data = pairs.PairData.from_frame(ranking.Battles.from_frame(frame).fit_frame())
-    assert ranking.diagnose(data.models, data.pairs, data.outcomes, data.counts).identifiable  # the data: an MLE
+    assert ranking.graph.diagnose(data.models, data.pairs, data.outcomes, data.counts).identifiable  # the data: an MLE
     i = data.models.index(rare)
     won = ((data.pairs[:, 0] == i) & (data.outcomes > 0)) | ((data.pairs[:, 1] == i) & (data.outcomes < 1))
     w = ranking.bootstrap_counts(data.n_battles, 100, 0, p=data.counts / data.counts.sum())

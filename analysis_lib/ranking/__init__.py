@@ -32,16 +32,15 @@ from analysis_lib.ranking._bootstrap import bootstrap_counts
 from analysis_lib.ranking._newton import ConvergenceError
 from analysis_lib.ranking._pairs import ALPHA
 from analysis_lib.ranking.battles import Battles
-from analysis_lib.ranking.features import Convention, style_features
+from analysis_lib.ranking.features import style_features
 from analysis_lib.ranking.fit import leaderboard
-from analysis_lib.ranking.graph import RIDGE, NotIdentifiableError, diagnose
+from analysis_lib.ranking.graph import RIDGE, NotIdentifiableError
 from analysis_lib.ranking.result import BASE, INIT_RATING, SCALE, Leaderboards, Ranking
 from analysis_lib.ranking.validation import coverage_summary, ranking_coverage, result_coverage
-from analysis_lib.ranking.votes import DECISIVE, LMARENA, OUTCOME_OF_WINNER, WINNERS, BattleFormat, InvalidBattlesError
+from analysis_lib.ranking.votes import OUTCOME_OF_WINNER, BattleFormat, InvalidBattlesError
 
 __all__ = [
-    "ALPHA", "BASE", "DECISIVE", "INIT_RATING", "LMARENA", "OUTCOME_OF_WINNER", "RIDGE", "SCALE", "WINNERS",
-    "BattleFormat", "Battles", "Convention", "ConvergenceError", "InvalidBattlesError", "Leaderboards",
-    "NotIdentifiableError", "Ranking", "bootstrap_counts", "coverage_summary", "diagnose", "leaderboard",
-    "ranking_coverage", "result_coverage", "style_features",
+    "ALPHA", "BASE", "INIT_RATING", "OUTCOME_OF_WINNER", "RIDGE", "SCALE", "BattleFormat", "Battles",
+    "ConvergenceError", "InvalidBattlesError", "Leaderboards", "NotIdentifiableError", "Ranking", "bootstrap_counts",
+    "coverage_summary", "leaderboard", "ranking_coverage", "result_coverage", "style_features",
 ]

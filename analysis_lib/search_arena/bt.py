@@ -60,7 +60,8 @@ import numpy as np
 import polars as pl
 
 from analysis_lib import ranking
-from analysis_lib.ranking import Battles, Convention, Ranking
+from analysis_lib.ranking import Battles, Ranking
+from analysis_lib.ranking.features import Convention
 from analysis_lib.search_arena.domains import DOMAIN_GROUPS
 from analysis_lib.search_arena.models import ANCHOR
 from analysis_lib.search_arena.screening import (
