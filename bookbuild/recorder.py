@@ -225,11 +225,10 @@ class Recorder:
                 found = [({}, value, owner)]
             for keys, value, owner in found:
                 quantity = row.quantity.format_map(keys) if keys else row.quantity
+                row_note = _format_note(row.note, fieldpath.Context(keys, owner, result))
                 if isinstance(value, fieldpath.Missing):
-                    self.not_run(analysis_id, quantity, reason=value.reason or reason or NO_VALUE)
+                    self.not_run(analysis_id, quantity, reason=value.reason or reason or NO_VALUE, row_note=row_note)
                     continue
-                context = fieldpath.Context(keys, owner, result)
-                row_note = row.note.format_map(context) if "{" in row.note else row.note
                 extra = NOTE_SEPARATOR.join(n for n in (note, notes.get(quantity, "")) if n)
                 self.number(analysis_id, quantity, value, note=extra, data=data or row.data or None,  # type: ignore[arg-type]
                             planted=_planted(planted, quantity, path, keys), reason=reason,
@@ -249,11 +248,11 @@ class Recorder:
         sec = Section(sec.numbers, sec.figures, [*sec.tables, *tables], [*sec.notes, *notes])
         sections.show(sec, self, *ids, digits=digits, keep=keep)
 
-    def not_run(self, analysis_id: str, quantity: str, *, reason: str) -> None:
+    def not_run(self, analysis_id: str, quantity: str, *, reason: str, row_note: str | None = None) -> None:
         """Record that an analysis did not run in this build (no endpoint, no data, a field the release lacks);
-        shows no number. The ``reason`` is added to the row's note and kept as the result's ``reason`` (the status
-        page says it)."""
-        self.number(analysis_id, quantity, None, note=reason, data="none")
+        shows no number. The ``reason`` is added to the row's note (``row_note``: that note as :meth:`record`
+        formatted it) and kept as the result's ``reason`` (the status page says it)."""
+        self.number(analysis_id, quantity, None, note=reason, data="none", row_note=row_note)
         last = self.results[-1]
         self.results[-1] = Result(**{**asdict(last), "reason": _reason_text(reason)})
         self._save()
@@ -291,8 +290,25 @@ def _planted(planted: Any, quantity: str, path: fieldpath.Path, keys: Mapping[st
             fieldpath.Step(s.name, tuple((c, keys.get(c, v) if v == "*" else v) for c, v in s.select), s.index)
             for s in path.steps), path.factor)
         path = fixed
-    value, _ = fieldpath.resolve(planted, path)
+    try:
+        value, _ = fieldpath.resolve(planted, path)
+    except fieldpath.PathError:  # the truth need not have every field of the result (what was not planted)
+        return None
     return None if isinstance(value, fieldpath.Missing) else value
+
+
+def _format_note(note: str, context: fieldpath.Context) -> str:
+    """A row's note with its ``{placeholders}`` read from ``context``; a part (between ``; ``) whose fields the
+    result does not give (a number that did not run) is left out rather than shown with its braces."""
+    if "{" not in note:
+        return note
+    parts = []
+    for part in note.split(NOTE_SEPARATOR):
+        try:
+            parts.append(part.format_map(context))
+        except (KeyError, AttributeError, IndexError, TypeError, ValueError):
+            continue
+    return NOTE_SEPARATOR.join(parts)
 
 
 def _reason_text(reason: str) -> str:

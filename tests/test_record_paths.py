@@ -105,3 +105,18 @@ def test_an_id_with_a_row_that_names_no_result_is_refused(tmp_path):
     rec = Recorder(tmp_path, "xx", values=_values(tmp_path, [("XX-4", "q", "1")]))
     with pytest.raises(ValueError, match="without a result field"):
         rec.record("XX-4", _traffic())
+
+
+def test_a_number_that_did_not_run_keeps_the_parts_of_its_note_it_can_fill(tmp_path):
+    rows = [("XX-5", "peak", "", "", "", "", "over {n_days} days; peak on {peak_day}", "", "peak")]
+    rec = Recorder(tmp_path, "xx", data="real", values=_values(tmp_path, rows))
+    rec.record("XX-5", _traffic())
+    (got,) = rec.results
+    assert got.status == "not run" and got.note.startswith("over 52 days; ") and "{" not in got.note
+
+
+def test_planted_values_may_lack_fields_of_the_result(tmp_path):
+    rec = Recorder(tmp_path, "xx", data="simulated", values=_values(tmp_path, ROWS))
+    rec.record("XX-1", _traffic(), planted={"board": _traffic().board})  # no mean_per_day planted
+    got = {r.quantity: r for r in rec.results}
+    assert got["mean per day"].planted is None and got["beta rating"].planted == 1001.0

@@ -214,7 +214,7 @@ def test_paper_values_reject_a_malformed_discrepancy(tmp_path, cell, message):
     path.write_text(",".join(paper_values.COLUMNS) + f"\nXX-1,q,1,0,,XX,,{cell}\n")
     with pytest.raises(ValueError, match=f"line 2, column discrepancy: .*{message}"):
         paper_values.read_table(path)
-    path.write_text(",".join(paper_values.COLUMNS) + "\nXX-1,q,1,0,,XX,,,surplus\n")
+    path.write_text(",".join(paper_values.COLUMNS) + "\nXX-1,q,1,0,,XX,,,,,surplus\n")
     with pytest.raises(ValueError, match="line 2: more fields than the header"):
         paper_values.read_table(path)
 
