@@ -276,19 +276,22 @@ def test_sa_a2_figure_names_the_zone_of_its_days():
     plt.close(fig)
 
 
-def test_sa_e4_section_shows_the_authors_before_fit_on_all_voted_battles(small_arena):
+def test_sa_e4_records_the_authors_before_fit_on_all_voted_battles(small_arena, tmp_path):
     sources = small_arena.filter(pl.col("winner").is_in(["model_a", "model_b"]))
     from bookbuild.papers import search_arena_preferences as book
-    from bookbuild.sections import Figure
+    from bookbuild.recorder import Recorder
 
     effect = bt.control_effect(
         sources.with_columns(pl.lit(0.0).alias(f"{f}_{s}") for f in bt.ALL_CONTROLS[1:] for s in "ab")
         .with_columns(pl.lit(3.0).alias("citation_count_a")), bt.ALL_CONTROLS, rounds=0, seed=0)
     plain = bt.leaderboard(small_arena, rounds=0).to_frame()
-    sec = book.e4_section(effect, plain, small_arena.height, Figure(plt.figure(), "simulated"))
-    numbers = {n.quantity: n.ours for n in sec.numbers}
+    rec = Recorder(tmp_path, "04_x", data="simulated")
+    rec.record("SA-E4", book.e4_result(effect, plain, small_arena.height))
+    numbers = {r.quantity: r for r in rec.results}
     theirs = authors_compute_bt(small_arena.to_pandas())  # the authors' Fig E.4: compute_bt on all voted battles
-    assert numbers["SD of ratings before control, the authors' battles (Elo)"] == pytest.approx(
-        float(np.std(theirs.to_numpy(), ddof=1)), abs=1e-3)
+    authors = numbers["SD of ratings before control, the authors' battles (Elo)"]
+    assert authors.ours == pytest.approx(float(np.std(theirs.to_numpy(), ddof=1)), abs=1e-3)
+    assert authors.note.startswith(f"unpenalised BT on all {small_arena.height:,} voted battles, as the authors'")
     ours_before = bt.control_effect(sources, ["response_length"], rounds=0).sd_before
-    assert numbers["SD of ratings before control (Elo)"] == pytest.approx(ours_before, abs=1e-9)
+    assert numbers["SD of ratings before control (Elo)"].ours == pytest.approx(ours_before, abs=1e-9)
+    assert numbers["ratings converge after control"].ours == ("yes" if effect.converge else "no")

@@ -228,6 +228,9 @@ def test_compare_win_rates_is_scipy_ttest():
 
     ref = stats.ttest_ind(wins("sonar"), wins("sonar-pro"), alternative="greater")
     assert res.p_value == pytest.approx(ref.pvalue) and res.win_rate_1 == pytest.approx(wins("sonar").mean())
+    assert res.reason == ""
+    gone = preference.compare_win_rates(battles, "sonar", "no-such-model")
+    assert math.isnan(gone.p_value) and gone.reason == "no-such-model has no decided battle in this data"
 
 
 def test_mean_ci_source_shares_and_ols():

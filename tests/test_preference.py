@@ -58,6 +58,15 @@ def test_table_d1_is_the_leaderboard_of_each_subset():
         assert ours.rows() == lb.select("model", "rating", "rank").sort("model").rows()
 
 
+def test_table_d1_has_every_column_and_nulls_for_a_subset_the_data_cannot_form():
+    battles = _with_subset_columns(synthetic_battles(n=600, seed=4)).with_columns(
+        pl.lit(None, pl.String).alias("primary_intent"))
+    d1 = preference.table_d1(battles, rounds=0)
+    assert d1.columns[-4:] == ["rating_factual", "rank_factual", "rating_non_factual", "rank_non_factual"]
+    assert d1.select(pl.col("^(rating|rank)_(non_)?factual$").is_null().all()).row(0) == (True,) * 4
+    assert d1["rating_english"].is_not_null().all() and d1["rank_factual"].dtype == d1["rank"].dtype
+
+
 @pytest.fixture(scope="module")
 def fig4_battles() -> pl.DataFrame:
     """Battles among MODELS and gpt-4o-search-high-loc, with per-side response lengths and citation counts."""

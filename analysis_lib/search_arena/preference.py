@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -73,15 +74,20 @@ def leaderboard_subsets(battles: pl.DataFrame) -> dict[str, pl.DataFrame]:
     return {name: battles.filter(keep) for name, keep in _subset_filters(battles).items()}
 
 
+#: The four subsets of Table D.1, in its column order.
+SUBSETS: tuple[str, ...] = ("english", "non_english", "factual", "non_factual")
+
+
 def table_d1(battles: bt.Frame, rounds: int = 100, seed: int = 0, *,
              full: pl.DataFrame | None = None) -> pl.DataFrame:
     """Table D.1: rating and rank per model on the full data and the four subsets (wide, one row per model).
 
     Columns ``model, rating, rank, rating_english, rank_english, …`` as in the published CSV
     (``analysis_lib.fetch.published("search_arena_table_d1_leaderboard")``), sorted by the full-data rating; the
-    columns of a subset :func:`leaderboard_subsets` leaves out are absent. The battles are screened once
-    (:func:`.screening.screened`) and split. ``full``: the leaderboard of all ``battles`` already fitted with the same
-    rounds and seed (``bt.leaderboard(...).to_frame()``), not fitted again.
+    columns of a subset :func:`leaderboard_subsets` leaves out are null, as are those of a model with no battle in
+    a subset. The battles are screened once (:func:`.screening.screened`) and split. ``full``: the leaderboard of
+    all ``battles`` already fitted with the same rounds and seed (``bt.leaderboard(...).to_frame()``), not fitted
+    again.
     """
     prep = screening.screened(battles)
     out: pl.DataFrame | None = None
@@ -94,7 +100,9 @@ def table_d1(battles: bt.Frame, rounds: int = 100, seed: int = 0, *,
         )
         out = lb if out is None else out.join(lb, on="model", how="left")
     assert out is not None
-    return out.sort("rating", descending=True)
+    columns = [f"{c}_{s}" for s in SUBSETS for c in ("rating", "rank")]
+    absent = [pl.lit(None, out[c.split("_")[0]].dtype).alias(c) for c in columns if c not in out.columns]
+    return out.with_columns(absent).select("model", "rating", "rank", *columns).sort("rating", descending=True)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -173,7 +181,7 @@ class WinRateComparison:
     p_value: float
 
     @property
-    def absent(self) -> str:
+    def reason(self) -> str:
         """Why the comparison has no value (a model with no decided battle in the data, as in a release without
         it); empty when both have battles."""
         gone = [m for m, n in ((self.model_1, self.n_1), (self.model_2, self.n_2)) if n == 0]
@@ -199,7 +207,7 @@ def compare_win_rates(battles: pl.DataFrame, model_1: str, model_2: str) -> WinR
         return won.to_numpy().astype(float)
 
     x1, x2 = outcomes_of(model_1), outcomes_of(model_2)
-    if min(x1.size, x2.size) == 0:  # a model the data does not have: no rates, no test (see ``absent``)
+    if min(x1.size, x2.size) == 0:  # a model the data does not have: no rates, no test (see ``reason``)
         nan = float("nan")
         rate_1, rate_2 = (float(x.mean()) if x.size else nan for x in (x1, x2))
         return WinRateComparison(model_1, model_2, rate_1, rate_2, x1.size, x2.size, nan, nan)
@@ -294,6 +302,14 @@ def ols_band(x: np.ndarray, y: np.ndarray, level: float = 0.95, n_grid: int = 10
 FIG4_COLUMNS: tuple[str, ...] = ("response_length", "citation_count")
 
 
+class FeatureFit(NamedTuple):
+    """One panel of Fig 4: the per-model points (``model, score, ci_lower, ci_upper, mean, ci``) and the OLS line of
+    score on mean."""
+
+    points: pl.DataFrame
+    line: LineFit
+
+
 def score_vs_features(
     battles: bt.Frame,
     columns: Sequence[str] = FIG4_COLUMNS,
@@ -301,15 +317,14 @@ def score_vs_features(
     rounds: int = 100,
     seed: int = 0,
     exclude: Sequence[str] = FIG4_EXCLUDED,
-) -> dict[str, tuple[pl.DataFrame, LineFit]]:
+) -> dict[str, FeatureFit]:
     """Fig 4: per-model BT score (bootstrap mean) against the per-model mean of each of ``columns``, and their OLS
     line; one leaderboard fit for all columns.
 
     Battles are screened (:func:`.screening.screened`), then every battle involving a model in ``exclude`` is dropped
     (the authors fit Fig 4 without ``gpt-4o-search-high-loc``); the BT fit and the per-model means both use
-    these battles. ``citation_count`` is averaged over responses that cite, as in the paper. Per column: the
-    merged frame (``model, score, ci_lower, ci_upper, mean, ci``) and the OLS fit of score on mean
-    (:func:`ols_band`).
+    these battles. ``citation_count`` is averaged over responses that cite, as in the paper. Per column: a
+    :class:`FeatureFit`, the merged frame and the OLS fit of score on mean (:func:`ols_band`).
     """
     kept = screening.screened(battles, [*non_leaderboard_models(), *exclude])
     lb = bt.leaderboard(kept, rounds=rounds, seed=seed).to_frame().select(
@@ -319,7 +334,7 @@ def score_vs_features(
     for column in columns:
         summary = mean_ci(kept.frame, column, nonzero=column == "citation_count")
         merged = lb.join(summary.select("model", "mean", "ci"), on="model", how="inner").sort("mean")
-        out[column] = (merged, ols_band(merged["mean"].to_numpy(), merged["score"].to_numpy()))
+        out[column] = FeatureFit(merged, ols_band(merged["mean"].to_numpy(), merged["score"].to_numpy()))
     return out
 
 

@@ -1,30 +1,27 @@
 """Search Arena chapters 03 (preferences: SA §3.1, App. D) and 04 (citations: SA §3.2, App. E), the book's side:
-the numbers recorded against the paper (:class:`~bookbuild.sections.Number`), the paper's values drawn on the
-figures, the claims the paper reads off a figure and their checks, readable tables and reader notes. The analyses
-are :mod:`analysis_lib.search_arena.bt` and :mod:`analysis_lib.search_arena.preference`, called in the cells.
+the paper's values drawn on the figures, the claims the paper reads off a figure and their checks, readable tables
+and reader notes. The analyses are :mod:`analysis_lib.search_arena.bt` and
+:mod:`analysis_lib.search_arena.preference`, called in the cells; each chapter records their results with
+``rec.record(analysis_id, result)`` (the paths are the ``result`` cells of ``resources/paper_values/sa.csv``).
 
-- Chapter 03: :func:`record_ratings` (SA-D5 against Table D.1), :func:`d5s_against_paper`, :func:`d5s_numbers`,
-  :func:`d5s_table`, :func:`d5s_notes` (Table D.1's subsets), :func:`coefficient_tables` (SA-32L, SA-32C),
-  :func:`f4_numbers`, :func:`f5_paper_means`, :func:`f5_numbers`, :func:`d6_checks` / :func:`d6_numbers`,
-  :func:`d7_section`.
-- Chapter 04: :func:`e1_section`, :func:`e4_section`, :func:`f6r_section`.
+- Chapter 03: :func:`rating_note` (SA-D5), :func:`d5s_against_paper`, :func:`d5s_table`, :func:`d5s_notes`
+  (Table D.1's subsets), :func:`coefficient_tables` (SA-32L, SA-32C), :func:`f5_paper_means`,
+  :func:`d6_comparisons`, :func:`d7_section`.
+- Chapter 04: :func:`covers_zero` and :func:`e1_section`, :func:`e4_result`, :func:`f6r_section`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from typing import Any
 
 import polars as pl
 
 from analysis_lib.plotting import Reference
-from analysis_lib.ranking import Ranking
 from analysis_lib.search_arena import bt, methods_validation
 from analysis_lib.search_arena.attribution_io import AttributionSubset
-from analysis_lib.search_arena.preference import LineFit
 from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS
 from bookbuild import paper_values
-from bookbuild.recorder import Recorder
-from bookbuild.sections import Figure, Number, Section, Table, not_run
+from bookbuild.sections import Figure, Section, Table
 
 TARGET = "calibration target: the simulator is built to reproduce this paper value"
 
@@ -47,23 +44,12 @@ def rating_note(d1: pl.DataFrame, published: pl.DataFrame, *, anchor: str | None
             "(the anchor's estimation error; the methods-validation chapter measures it)")
 
 
-def record_ratings(rec: Recorder, d1: pl.DataFrame, board: pl.DataFrame, published: pl.DataFrame, *,
-                   anchor: str | None, simulated: bool, target: str) -> None:
-    """SA-D5: ``<model> rating`` (with its 95% interval from ``board``, the leaderboard's frame, so that a miss
-    beyond the tolerance says whether the interval covers the paper's value: :func:`bookbuild.evidence.miss_note`)
-    and ``<model> rank`` of every model of ``d1`` (:func:`analysis_lib.search_arena.preference.table_d1`)."""
-    note = rating_note(d1, published, anchor=anchor, simulated=simulated, target=target)
-    interval = {m: (lo, hi) for m, lo, hi in board.select("model", "ci_lower", "ci_upper").iter_rows()}
-    for row in d1.iter_rows(named=True):
-        rec.number("SA-D5", f"{row['model']} rating", row["rating"], note=note, interval=interval.get(row["model"]))
-        rec.number("SA-D5", f"{row['model']} rank", row["rank"])
-
-
 SUBSET_NAMES = {"english": "English", "non_english": "non-English", "factual": "Factual", "non_factual": "non-Factual"}
 
 
 def _subsets(d1: pl.DataFrame) -> list[str]:
-    return [c.removeprefix("rating_") for c in d1.columns if c.startswith("rating_")]
+    """The subsets fitted (a subset no battle carries the label of has null columns)."""
+    return [s for s in SUBSET_NAMES if d1[f"rating_{s}"].is_not_null().any()]
 
 
 def d5s_against_paper(d1: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame:
@@ -74,12 +60,6 @@ def d5s_against_paper(d1: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame
                                                      on=["model", "variable"], suffix="_paper")
     return both.select("model", pl.col("variable").str.replace("rating_", "").replace(SUBSET_NAMES).alias("subset"),
                        pl.col("value").alias("ours"), pl.col("value_paper").alias("paper"))
-
-
-def d5s_numbers(d1: pl.DataFrame) -> list[Number]:
-    """SA-D5s: every subset rating and rank of ``d1``."""
-    return [Number("SA-D5s", f"{row['model']} {col}", row[col]) for row in d1.iter_rows(named=True)
-            for col in d1.columns if col.startswith(("rating_", "rank_"))]
 
 
 def d5s_table(d1: pl.DataFrame, published: pl.DataFrame) -> Table:
@@ -118,14 +98,7 @@ def coefficient_tables(coef: pl.DataFrame, shift: pl.DataFrame, what: str) -> li
                                                "(full-data fits)", 4)]
 
 
-# ---------------------------------------------------------------------------------------- SA-F4, SA-F5, SA-D6
-
-
-def f4_numbers(fig4: Mapping[str, tuple[pl.DataFrame, LineFit]]) -> list[Number]:
-    """SA-F4: the OLS slope of score on each feature's mean (the paper shows both relationships as positive and
-    gives no slope or R²: the slope is recorded against "positive", R² and p in its note)."""
-    return [Number("SA-F4", f"OLS slope, score on mean {column} (Elo per unit)", line.slope,
-                   note=f"R² = {line.r2:.2f}, p = {line.p_value:.3g}") for column, (_, line) in fig4.items()]
+# ------------------------------------------------------------------------------------------------ SA-F5, SA-D6
 
 
 def f5_paper_means(column: str, intents: list[str]) -> dict[str, float]:
@@ -135,82 +108,55 @@ def f5_paper_means(column: str, intents: list[str]) -> dict[str, float]:
     return {i: float(pv.paper) for i, pv in found.items() if pv is not None and isinstance(pv.paper, (int, float))}
 
 
-def f5_numbers(by_intent: pl.DataFrame, column: str, *, simulated: bool) -> list[Number]:
-    """SA-F5: the mean of ``column`` per intent (``by_intent``: :func:`~analysis_lib.search_arena.preference.mean_ci`
-    by ``primary_intent``) for the intents with a paper value; on the simulator they are planted (targets)."""
-    paper = f5_paper_means(column, by_intent["primary_intent"].to_list())
-    return [Number("SA-F5", f"mean {column}, {i}", m, note=TARGET if simulated else "")
-            for i, m in zip(by_intent["primary_intent"], by_intent["mean"], strict=True) if i in paper]
-
-
-#: The five comparisons the paper reads off Fig D.6 (App. D.2, E.1): (claim, feature, larger model, smaller model).
-D6_CLAIMS = [
-    ("sonar-pro-high answers longer than sonar-pro", "response_length", "sonar-pro-high", "sonar-pro"),
-    ("sonar-pro-high cites more than sonar-pro", "citation_count", "sonar-pro-high", "sonar-pro"),
-    ("sonar-reasoning-pro-high cites fewer than sonar-pro-high", "citation_count", "sonar-pro-high",
-     "sonar-reasoning-pro-high"),
-    ("sonar-reasoning cites fewer than sonar", "citation_count", "sonar", "sonar-reasoning"),
-    ("gemini-2.5-pro-grounding cites fewer than gemini-2.5-flash-grounding", "citation_count",
-     "gemini-2.5-flash-grounding", "gemini-2.5-pro-grounding"),
-]
-
-
-def d6_checks(means: Mapping[str, Mapping[str, float]]) -> dict[str, str | None]:
-    """Each Fig D.6 claim: ``"yes"`` when the larger model's mean is strictly above the smaller one's, ``"no"``
-    otherwise, ``None`` (not run) when either model is missing. ``means``: feature -> model -> mean."""
-    out: dict[str, str | None] = {}
-    for claim, feature, larger, smaller in D6_CLAIMS:
-        m = means.get(feature, {})
-        out[claim] = None if larger not in m or smaller not in m else ("yes" if m[larger] > m[smaller] else "no")
-    return out
-
-
-def d6_numbers(means: Mapping[str, Mapping[str, float]]) -> list[Number]:
-    """SA-D6: the five claims of :data:`D6_CLAIMS` checked on ``means`` (feature -> model -> mean)."""
-    return [Number("SA-D6", claim, holds) if holds is not None else
-            Number("SA-D6", claim, reason="a model of the comparison has no voted battle in this data")
-            for claim, holds in d6_checks(means).items()]
+def d6_comparisons(means: pl.DataFrame) -> pl.DataFrame:
+    """SA-D6: the comparisons the paper reads off Fig D.6 (App. D.2, E.1), for every feature and ordered pair of
+    models: ``feature, larger, smaller, holds`` (``"yes"`` when ``larger``'s mean is strictly above ``smaller``'s,
+    else ``"no"``); ``means``: ``feature, model, mean``. The paper's five claims select their pair (the ``result``
+    cells of SA-D6); a model the data lack has no pair, and its claim does not run."""
+    pairs = means.join(means, on="feature", suffix="_smaller").filter(pl.col("model") != pl.col("model_smaller"))
+    return pairs.select("feature", pl.col("model").alias("larger"), pl.col("model_smaller").alias("smaller"),
+                        pl.when(pl.col("mean") > pl.col("mean_smaller")).then(pl.lit("yes")).otherwise(pl.lit("no"))
+                        .alias("holds"))
 
 
 # ------------------------------------------------------------------------------------------------ SA-D7, SA-E1
 
 
 def d7_section(by_intent: pl.DataFrame, figure: Figure) -> Section:
-    """SA-D7 from the length coefficient per intent (:func:`~analysis_lib.search_arena.bt.style_by_subset`): the
-    *Factual Lookup* coefficient and the intent with the smallest one, the paper's value drawn on ``figure``; on
-    the simulator (one planted length coefficient for every intent) a smallest coefficient elsewhere is said once."""
+    """SA-D7's figure and note, from the length coefficient per intent
+    (:func:`~analysis_lib.search_arena.bt.style_by_subset`, ascending): the paper's *Factual Lookup* coefficient
+    drawn on ``figure``; on the simulator (one planted length coefficient for every intent) a smallest coefficient
+    elsewhere is said once."""
     paper = paper_values.lookup("SA-D7", "beta_length, Factual Lookup").paper
     if not isinstance(paper, float):
         raise ValueError(f"sa.csv, SA-D7 'beta_length, Factual Lookup': expected a number, got {paper!r}")
-    ordered = by_intent.sort("estimate")
-    coef = dict(zip(ordered["subset"], ordered["estimate"], strict=True))
-    smallest = ordered["subset"][0] if ordered.height else None
-    numbers = [Number("SA-D7", "beta_length, Factual Lookup", coef.get("Factual Lookup")),
-               Number("SA-D7", "intent with the smallest length coefficient", smallest)]
+    smallest = by_intent.sort("estimate")["subset"][0] if by_intent.height else None
     text = ""
     if figure.kind == "simulated" and smallest not in (None, "Factual Lookup"):
         text = (f"On this simulated release the smallest coefficient is on *{smallest}*, not on *Factual Lookup* as "
                 "in the paper: the simulator plants one length coefficient for every intent, so the order of the "
                 "intents here is sampling noise.")
-    reference = Reference.at_marks({"Factual Lookup": float(paper)}, axis="x") if "Factual Lookup" in coef else None
-    return Section(numbers, [figure._replace(reference=reference)], notes=[text] if text else [])
+    present = "Factual Lookup" in by_intent["subset"].to_list()
+    reference = Reference.at_marks({"Factual Lookup": float(paper)}, axis="x") if present else None
+    return Section(figures=[figure._replace(reference=reference)], notes=[text] if text else [])
 
 
 #: The paper's reading of Fig E.1 (App. E.1).
 E1_LARGEST, E1_NULL = "Analysis", "Guidance"
 
 
-def e1_section(by_intent: pl.DataFrame, figure: Figure) -> Section:
-    """SA-E1 from the citation coefficient per intent: the intent with the largest coefficient and whether
-    *Guidance*'s 95% interval covers 0 (not run without Guidance battles). On the simulator, where every intent
-    shares one planted coefficient, a disagreement with the paper is said in one sentence."""
-    ordered = by_intent.sort("estimate")
-    largest = ordered["subset"][-1] if ordered.height else None
-    guidance = ordered.filter(pl.col("subset") == E1_NULL)
-    covers = None if guidance.height == 0 else (
-        "yes" if guidance["ci_lower"][0] <= 0 <= guidance["ci_upper"][0] else "no")
-    numbers = [Number("SA-E1", "intent with the largest citation coefficient", largest),
-               Number("SA-E1", "Guidance interval covers 0", covers)]
+def covers_zero(by_subset: pl.DataFrame, subset: str) -> str | None:
+    """Whether the 95% interval of ``subset``'s coefficient covers 0 (``"yes"``/``"no"``, as the paper values state a
+    claim); ``None`` when ``by_subset`` (:func:`~analysis_lib.search_arena.bt.style_by_subset`) has no such subset."""
+    row = by_subset.filter(pl.col("subset") == subset)
+    return None if row.height == 0 else ("yes" if row["ci_lower"][0] <= 0 <= row["ci_upper"][0] else "no")
+
+
+def e1_section(by_intent: pl.DataFrame, covers: str | None, figure: Figure) -> Section:
+    """SA-E1's figure and note, from the citation coefficient per intent and whether *Guidance*'s interval
+    ``covers`` 0 (:func:`covers_zero`): on the simulator, where every intent shares one planted coefficient, a
+    disagreement with the paper is said in one sentence."""
+    largest = by_intent.sort("estimate")["subset"][-1] if by_intent.height else None
     differs = [what for what, bad in [(f"the largest coefficient is on *{largest}*, not *{E1_LARGEST}*",
                                        largest not in (None, E1_LARGEST)),
                                       (f"*{E1_NULL}*'s interval excludes 0", covers == "no")] if bad]
@@ -218,30 +164,21 @@ def e1_section(by_intent: pl.DataFrame, figure: Figure) -> Section:
     if figure.kind == "simulated" and differs:
         text = (f"On this simulated release {' and '.join(differs)}, unlike the paper: the simulator plants one "
                 "citation coefficient for every intent, so the differences between intents here are sampling noise.")
-    return Section(numbers, [figure], notes=[text] if text else [])
+    return Section(figures=[figure], notes=[text] if text else [])
 
 
 # ------------------------------------------------------------------------------------------------ SA-E4, SA-F6R
 
 
-def e4_section(effect: bt.ControlEffect, plain: pl.DataFrame, n_voted: int, figure: Figure) -> Section:
-    """SA-E4 from :func:`~analysis_lib.search_arena.bt.control_effect`: the SD of the ratings before and after
-    control, its change with the paired bootstrap interval, whether they converge; and the SD of the authors'
-    "before" ratings (``plain``: the unpenalised leaderboard of all ``n_voted`` voted battles, as their Fig E.4)
-    over the same models as the two fits."""
+def e4_result(effect: bt.ControlEffect, plain: pl.DataFrame, n_voted: int) -> dict[str, Any]:
+    """What SA-E4 records: ``effect`` (:func:`~analysis_lib.search_arena.bt.control_effect`), whether the ratings
+    ``converge`` (``"yes"``/``"no"``, the paper's reading of Fig E.4) and the authors' "before" spread,
+    ``authors_sd``: the SD of ``plain`` (the unpenalised leaderboard of all ``n_voted`` voted battles, as their
+    Fig E.4) over the ``n_models`` models of the two fits."""
     before = dict(plain.select("model", "rating_ml").iter_rows())
     shown = [before[m] for m in effect.ratings["model"].to_list() if m in before]
-    numbers = [
-        Number("SA-E4", "SD of ratings before control (Elo)", effect.sd_before,
-               note=f"{effect.n_battles:,} decided battles where both sides cite"),
-        Number("SA-E4", "SD of ratings after control (Elo)", effect.sd_after, note="same battles"),
-        Number("SA-E4", "change in SD after control (Elo)", effect.change,
-               note=f"paired bootstrap 95% CI {effect.change_ci[0]:.1f} to {effect.change_ci[1]:.1f}"),
-        Number("SA-E4", "ratings converge after control", "yes" if effect.converge else "no"),
-        Number("SA-E4", "SD of ratings before control, the authors' battles (Elo)", float(bt.rating_spread(shown)),
-               note=f"unpenalised BT on all {n_voted:,} voted battles, as the authors' Fig E.4; {len(shown)} models"),
-    ]
-    return Section(numbers, [figure])
+    return {"effect": effect, "converge": "yes" if effect.converge else "no",
+            "authors_sd": float(bt.rating_spread(shown)), "n_models": len(shown), "n_voted": n_voted}
 
 
 NO_COUNTS = "needs the citation-attribution subset (support/irrelevant/contradict counts); not in this data"
@@ -254,23 +191,17 @@ def f6r_paper() -> dict[str, float]:
     return {f: float(pv.paper) for f, pv in found.items() if pv is not None and isinstance(pv.paper, (int, float))}
 
 
-def f6r_section(subset: AttributionSubset, n_fitted: int, fit: Ranking | None, figure: Figure | None) -> Section:
-    """SA-F6R from the attribution fit (``fit`` on ``n_fitted`` decided battles where both sides cite; ``None``
-    when the data have no counts: every coefficient not run): planted values drawn on the simulated subset (what the
-    fit should recover), the paper's on a real file; the records left out for a missing count said."""
-    if fit is None or figure is None:
-        return Section(not_run("SA-F6R", [f"beta {f}" for f in ATTRIBUTION_COUNTS], NO_COUNTS))
-    coef = fit.coefficients()
+def f6r_section(subset: AttributionSubset, figure: Figure | None) -> Section:
+    """SA-F6R's figure and note (``figure`` ``None``: the data have no counts, nothing to show): the planted values
+    drawn on the simulated subset (what the fit should recover), the paper's on a real file; the records left out
+    for a missing count said."""
+    if figure is None:
+        return Section()
     planted = subset.planted.betas if subset.planted is not None else {}
     marks = planted or f6r_paper()
     reference = Reference.at_marks(marks, label="planted" if planted else "paper") if marks else None
-    numbers = [Number("SA-F6R", "conversations in the attribution subset", subset.tidy.height, data=subset.kind),
-               Number("SA-F6R", "decided battles where both sides cite", n_fitted, data=subset.kind)]
-    numbers += [Number("SA-F6R", f"beta {r['feature']}", r["estimate"], data=subset.kind,
-                       planted=planted.get(r["feature"]), note=f"95% CI {r['ci_lower']:.3f} to {r['ci_upper']:.3f}")
-                for r in coef.iter_rows(named=True)]
     text = ""
     if subset.check is not None and subset.check.n_unlabelled:
         text = (f"{subset.check.n_unlabelled:,} of the file's {subset.check.n_records:,} conversations lack one of "
                 "the six attribution counts and are left out of the fit.")
-    return Section(numbers, [figure._replace(reference=reference)], notes=[text] if text else [])
+    return Section(figures=[figure._replace(reference=reference)], notes=[text] if text else [])
