@@ -46,8 +46,8 @@ def _published(tmp_path):
     rec.record("NG-B", {"kappas": kappas, "classes": published["query_category"], "per_battle": kappas,
                         "top_classes": ", ".join(sorted(top))},
                notes=book.notes_at("NG-B", {"top_classes": book.highest_note(kappas, top)}))
-    rec.record("NG-F2", {"ks": ng.published_ks().filter(pl.col("variant") == "with_urls"),
-                         "check": book.ks_check(ng.ks_consistency())})
+    ks = ng.published_ks().filter(pl.col("variant") == "with_urls")
+    rec.record("NG-F2", {"ks": ks, "check": book.ks_check(ng.ks_consistency())}, notes=book.ks_notes(ks))
     return {r.quantity: r for r in rec.results}
 
 
@@ -90,7 +90,8 @@ def test_the_records_numbers_are_recorded_with_their_notes_and_planted_values(in
                          "sweep": {"lowest": 0.2, "highest": 0.3}},
                planted={"per_battle_kappa": overall.kappa}, notes=book.f4_notes(0.12, planted=True))
     div = diversity.battle_diversity(inputs.records.nuggets)
-    rec.record("NG-T2", {"jaccard": diversity.spread(div, "jaccard"), "cosine": diversity.spread(div, "jaccard")})
+    rec.record("NG-T2", {"jaccard": diversity.spread(div, "jaccard"), "cosine": diversity.spread(div[:9], "jaccard")},
+               notes=book.t2_notes(div.height, 9, "float32"))
     rec.record("NG-C", {"traces": inputs.urls, "short_pages": NotRun(book.SCRAPE_NOT_RUN)})
     got = {r.quantity: r for r in rec.results}
     ids = ("NG-A1", "NG-N", "NG-F3", "NG-F4", "NG-T2", "NG-C")
@@ -112,11 +113,22 @@ def test_the_records_numbers_are_recorded_with_their_notes_and_planted_values(in
     assert share.planted is None and share.note.endswith("this page's figures and tables use 0.12)")
     assert got["weighted kappa (quadratic, both-bad excluded)"].note == ""  # a published number: no threshold note
     assert got["within-battle nugget Jaccard, mean"].note == f"{div.height:,} battles"
+    assert got["within-battle nugget cosine, mean"].note == "9 battles sampled; all-MiniLM-L6-v2, float32"
+    assert got["within-battle nugget Jaccard, sd"].ours == pytest.approx(np.nanstd(div["jaccard"].to_numpy(), ddof=1))
     urls = got["unique URLs of the single-turn battles"]
     assert urls.ours == len(inputs.urls.urls)
     assert urls.note.endswith(f"; {inputs.urls.battles:,} single-turn voted battles")
     scraped = got["URLs yielding <= 100 bytes (%)"]
     assert scraped.ours is None and "network" in scraped.reason and scraped.status == "not run"
+
+
+def test_a_number_without_a_value_has_no_unfilled_note(tmp_path):
+    """Two battles won by A: no K-S D against B or tie; those rows did not run and their notes name no field."""
+    ks = ng.ks_by_vote([0.5, 0.1], ["model_a", "model_a"])
+    rec = Recorder(tmp_path, "07_nuggets", data="user")
+    rec.record("NG-F2", {"ks": ks, "check": book.ks_check(ng.ks_consistency())}, notes=book.ks_notes(ks))
+    d = [r for r in rec.results if r.quantity.startswith("K-S D")]
+    assert len(d) == 3 and {r.status for r in d} == {"not run"} and all("{" not in r.note for r in rec.results)
 
 
 def test_threshold_notes_follow_the_parameter():

@@ -119,15 +119,14 @@ def battle_diversity(nuggets: pl.DataFrame, embeddings: np.ndarray | None = None
 
 
 class Spread(NamedTuple):
-    """Table 2: the mean and sd of one per-battle measure (battles with fewer than two nuggets left out; None when
-    no battle is left) and the battles measured."""
+    """Table 2: the mean and sd of one per-battle measure over the battles with two nuggets or more (None when
+    there is none)."""
 
     mean: float | None
     sd: float | None
-    battles: int
 
 
 def spread(per_battle: pl.DataFrame, column: str) -> Spread:
     """The :class:`Spread` of ``column`` of :func:`battle_diversity`'s frame (``jaccard`` or ``cosine``)."""
     values = per_battle[column].fill_nan(None)
-    return Spread(cast("float | None", values.mean()), cast("float | None", values.std()), per_battle.height)
+    return Spread(cast("float | None", values.mean()), cast("float | None", values.std()))

@@ -2,7 +2,8 @@
 threshold (the numbers NG-F4 compares with the paper are at the paper's threshold whatever the chapter's
 ``tie_threshold``, which its figures and tables use; a number at another threshold says so), simulated battles, a
 sample, the simulator's planted value. The paper-values rows hold the notes every build shares (their ``{field}``
-placeholders read from the result); :func:`notes_at` gives these others to ``rec.record(..., notes=...)``.
+placeholders read from the result); :func:`notes_at` gives these others to ``rec.record(..., notes=...)``, and
+the notes of numbers that may have no value (a row that did not run shows its paper-values note as written).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+import polars as pl
 
 from analysis_lib.nuggets.records import NuggetRecords
 from analysis_lib.nuggets.scores import TIE_THRESHOLD
@@ -60,10 +62,18 @@ def exclusions(records: NuggetRecords) -> str:
     return ", ".join(f"{v:,} {k.removeprefix('battles ')}" for k, v in records.excluded.items())
 
 
-def cosine_note(sampled: int, population: int, precision: encoder.Precision) -> str:
-    """NG-T2: the battles embedded and the encoder."""
+def ks_notes(ks: pl.DataFrame) -> dict[str, str]:
+    """NG-F2: the two group sizes beside each D (``ks``: :func:`analysis_lib.nuggets.ks_by_vote`)."""
+    return notes_at("NG-F2", {f"ks[group_1={r['group_1']},group_2={r['group_2']}].ks_statistic":
+                              f"n = {r['n_1']:,} and {r['n_2']:,}" for r in ks.iter_rows(named=True)})
+
+
+def t2_notes(population: int, sampled: int, precision: encoder.Precision) -> dict[str, str]:
+    """NG-T2: the battles measured (the Jaccard: all ``population``; the cosine: ``sampled`` of them, embedded by
+    the encoder at ``precision``)."""
     drawn = f"{sampled:,} battles sampled" if sampled < population else f"all {population:,} battles"
-    return f"{drawn}; {encoder.label(precision)}"
+    return notes_at("NG-T2", {"jaccard.mean": f"{population:,} battles",
+                              "cosine.mean": f"{drawn}; {encoder.label(precision)}"})
 
 
 def coverage_note(decided: int, scored: int, sampled: int, total: int) -> str:
