@@ -96,7 +96,7 @@ def scoring() -> None:
     scores, t_score, _ = timed(lambda: ng.battle_scores(records))
 
     def tests() -> tuple[float, int, int, int]:
-        kappa = ng.subset_confusions(scores)[("overall", "all")].kappa()
+        kappa = ng.subset_confusions(scores)[("overall", "all")].kappa
         sweep = ng.threshold_sweep(scores["all_a"].to_numpy(), scores["all_b"].to_numpy(), scores["winner"].to_numpy())
         ks = ng.ks_by_vote(scores["diff"].to_numpy(), scores["winner"].to_numpy())
         return kappa, sweep.height, ks.height, ng.kde_curves(ng.diffs_by_vote(scores)).height

@@ -146,13 +146,13 @@ def test_confusion_kappa_inversions_against_independent_computation():
             assert m.counts[i, j] == int(np.sum((human == hv) & (pref == pv)))
     keep = human != "tie (bothbad)"
     expected = cohen_kappa_score(human[keep], pref[keep], labels=list(PREFERENCES), weights="quadratic")
-    assert m.kappa() == pytest.approx(expected)
+    assert m.kappa == pytest.approx(expected)
     opposite = ((human == "model_a") & (pref == "model_b")) | ((human == "model_b") & (pref == "model_a"))
     assert m.inversions == opposite.sum()
     assert m.inversion_rate == pytest.approx(opposite.mean())
     assert m.agreements_a == np.sum((human == "model_a") & (pref == "model_a"))
     merged = np.where(human == "tie (bothbad)", "tie", human)
-    assert m.kappa(both_bad="tie") == pytest.approx(
+    assert m.kappa_bothbad_as_tie == pytest.approx(
         cohen_kappa_score(merged, pref, labels=list(PREFERENCES), weights="quadratic"))
     with pytest.raises(ValueError):
         ng.confusion(["model_a", "draw"], ["tie", "tie"])
@@ -165,7 +165,7 @@ def test_threshold_sweep_matches_per_threshold_confusions():
     assert sweep["threshold"].to_list() == list(SWEEP_THRESHOLDS)
     for r in sweep.iter_rows(named=True):
         m = ng.confusion(human, ng.nugget_preference(a, b, r["threshold"]))
-        assert r["kappa"] == pytest.approx(m.kappa())
+        assert r["kappa"] == pytest.approx(m.kappa)
         assert (r["agreements_a"], r["agreements_b"], r["inversions"]) == (m.agreements_a, m.agreements_b, m.inversions)
         assert r["tie_row_a"] + r["tie_row_tie"] + r["tie_row_b"] == pytest.approx(1.0)
     # wider tie band: monotonically fewer decided pairs, hence fewer inversions
@@ -201,10 +201,10 @@ def test_published_overall(published):
     assert m.agreements_a == 938 and m.row_totals["model_a"] == 1714
     assert m.agreements_b == 924 and m.row_totals["model_b"] == 1761
     assert round(100 * m.agreement_share_a, 1) == 54.7 and round(100 * m.agreement_share_b, 1) == 52.5
-    assert m.kappa() == pytest.approx(0.298, abs=5e-4)
-    assert round(m.kappa(), 2) == 0.30
+    assert m.kappa == pytest.approx(0.298, abs=5e-4)
+    assert round(m.kappa, 2) == 0.30
     h, p = _expand(m.ordered)
-    assert m.kappa() == pytest.approx(cohen_kappa_score(h, p, labels=list(PREFERENCES), weights="quadratic"))
+    assert m.kappa == pytest.approx(cohen_kappa_score(h, p, labels=list(PREFERENCES), weights="quadratic"))
     assert m.n == 5097  # 5,103 single-turn battles minus failures (paper: five excluded)
     assert m.inversions == 838
 
@@ -219,7 +219,7 @@ def test_published_table1(published, subset_type, table):
 
 def test_published_knowledge_intensive(published):
     m = published[("query_category", "knowledge-intensive")]
-    assert round(m.kappa(), 2) == 0.35
+    assert round(m.kappa, 2) == 0.35
     assert round(100 * m.agreement_share_a, 1) == 58.8 and round(100 * m.agreement_share_b, 1) == 55.7
 
 

@@ -65,8 +65,7 @@ def test_sample_records_and_notes(inputs):
 
 def test_loader_reads_the_release_once_and_says_what_it_ran_on(inputs):
     raw, _ = read_raw("sample:400", seed=3)
-    urls, counts = single_turn_urls(raw)
-    assert inputs.urls == urls and inputs.url_counts == counts
+    assert inputs.urls == single_turn_urls(raw)
     single, left = single_turn(loader.load_battles("sample:400", seed=3))
     assert inputs.single.equals(single) and inputs.left_out == left
     assert inputs.kind == inputs.battles_kind == inputs.queries_kind == "simulated"
@@ -88,7 +87,7 @@ def test_with_a_cache_the_chapter_reads_the_kept_release_and_gets_the_same_input
     monkeypatch.setattr(loader, "read_raw", no_simulation)
     monkeypatch.setattr(loading, "read_raw", no_simulation)
     cached = loading.load_inputs("sample:400", seed=3, cache_dir=cache)
-    assert cached.urls == inputs.urls and cached.url_counts == inputs.url_counts
+    assert cached.urls == inputs.urls
     assert cached.single.equals(inputs.single) and cached.left_out == inputs.left_out
     assert cached.records.sides.equals(inputs.records.sides)
     traces = loader.read_release("sample:400", seed=3, cache_dir=cache, columns=["turn", "winner"])
@@ -126,7 +125,7 @@ def figures(inputs):
     figs = {
         "Figure 2": plots.ecdf_panels(groups, ks, "Figure 2: ECDFs", paper_d=book.ks_reference()),
         "Figure 3": plots.kde_by_vote(groups, "Figure 3"),
-        "Figure 9": plots.shares_figure(shares, "Figure 9", {q: book.paper_value("NG-A1", q) for q in shares}),
+        "Figure 9": plots.shares_figure(shares, "Figure 9", book.share_marks(shares)),
         "Figure 11": plots.confusion_grid(conf, "query_category", "Figure 11 (published)"),
         "Figure 12": plots.confusion_grid(conf, "language", "Figure 12 (published)"),
         "sweep": plots.sweep_figure(sweep, "Figure 4 sweep", *book.sweep_reference(sweep)),

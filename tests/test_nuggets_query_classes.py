@@ -161,9 +161,10 @@ def test_single_turn_urls_of_voted_battles_both_sides_distinct():
         conversation(conv_id="c5", user=["q1", "q2"], answers_a=["a1", "a2"], answers_b=["b1", "b2"],
                      trace_a=[[["[1]", "https://multi.org"]], []]),  # two turns
     ])
-    urls, counts = ng_battles.single_turn_urls(raw)
-    assert urls == ["https://a.org/x", "https://b.org/y", "https://c.org/"]
-    assert counts == {"single-turn battles": 3, "battles with a URL": 2}
+    traces = ng_battles.single_turn_urls(raw)
+    assert traces.urls == ["https://a.org/x", "https://b.org/y", "https://c.org/"]
+    assert (traces.n_urls, traces.battles, traces.with_url, traces.without_url) == (3, 3, 2, 1)
+    assert traces.without_url_pct == pytest.approx(100 / 3)
 
 
 def test_single_turn_urls_read_the_v1_7k_search_results_layout():
@@ -186,9 +187,9 @@ def test_single_turn_urls_read_the_v1_7k_search_results_layout():
             {"conv_id": "c3", "web_search_trace": []},
         ],
     }, schema={"turn": pl.Int64, "winner": pl.String, "system_a_metadata": meta, "system_b_metadata": meta})
-    urls, counts = ng_battles.single_turn_urls(raw)
-    assert urls == ["https://x.org", "https://y.org", "https://z.org"]
-    assert counts == {"single-turn battles": 2, "battles with a URL": 2}
+    traces = ng_battles.single_turn_urls(raw)
+    assert traces.urls == ["https://x.org", "https://y.org", "https://z.org"]
+    assert (traces.battles, traces.with_url, traces.without_url_pct) == (2, 2, 0.0)
 
 
 def test_the_prompt_resource_has_one_placeholder_the_question():

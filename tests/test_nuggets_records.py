@@ -227,9 +227,12 @@ def test_single_turn_and_shares():
     )
     one, left = ng_battles.single_turn(b)
     assert (one["turn"] == 1).all() and one["winner"].null_count() == 0
-    assert left["multi-turn battles"] == int((b["turn"] != 1).sum())
+    assert left == (int((b["turn"] != 1).sum()), int(((b["turn"] == 1) & b["winner"].is_null()).sum()))
     shares = ng_battles.vote_and_language_shares(one)
-    assert sum(shares[f"vote share {w} (%)"] for w in ng_battles.WINNERS) == pytest.approx(100.0)
+    assert shares.votes["winner"].to_list() == list(ng_battles.WINNERS) and shares.battles == one.height
+    assert shares.votes["percent"].sum() == pytest.approx(100.0) and shares.votes["battles"].sum() == one.height
+    english = shares.languages.filter(pl.col("language") == "English")
+    assert english["percent"].item() == pytest.approx(100 * (one["language"] == "English").sum() / one.height)
 
 
 def test_simulator_reproduces_published_matrix_within_sampling_error():
@@ -280,7 +283,7 @@ def test_v1_7k_layout_loads_and_keeps_single_turn(tmp_path):
     raw.write_parquet(path)
     one, left = ng_battles.single_turn(load_battles(path))
     assert one["conv_id"].to_list() == ["c0"]
-    assert left == {"multi-turn battles": 1, "single-turn battles without a vote": 1}
+    assert left == ng_battles.LeftOut(multi_turn=1, no_vote=1)
 
 
 def test_calibration_stays_at_the_documented_fit():
@@ -387,7 +390,7 @@ def test_threshold_sweep_follows_the_boundary():
         sw = ng.threshold_sweep(a, b, human, thresholds=[0.05, 0.1], boundary=rule)
         for t, row in zip((0.05, 0.1), sw.iter_rows(named=True), strict=True):
             m = ng.confusion(human, ng.nugget_preference(a, b, t, boundary=rule))
-            assert row["kappa"] == pytest.approx(m.kappa()) and row["inversions"] == m.inversions
+            assert row["kappa"] == pytest.approx(m.kappa) and row["inversions"] == m.inversions
 
 
 def test_empty_zero_is_nuggetizers_score():
@@ -525,8 +528,8 @@ def test_rouge_alignment_runs_on_simulated_records():
     al = rouge.rouge_l_alignment(recs, progress=False)
     assert al.height == recs.n_battles
     assert al["rouge_a"].is_between(0, 1).all() and al["rouge_b"].is_between(0, 1).all()
-    summary = rouge.alignment_summary(rouge.rouge_confusion(al))
-    assert 0 <= summary["agreement_pct"] <= 100 and summary["battles"] > 0
+    summary = rouge.alignment_test(rouge.rouge_confusion(al))
+    assert 0 <= summary.agreement_pct <= 100 and summary.battles > 0
 
 
 def test_second_assigner_planted_kappa():

@@ -116,9 +116,10 @@ def test_decided_block_and_summary_against_sklearn():
     pref = ["model_a"] * 4 + ["model_b", "tie"] + ["model_a", "model_b", "model_b", "model_b"] + ["model_a"] * 2
     conf = ng.confusion(human, pref)
     assert conf.decided.tolist() == [[4, 1], [1, 3]]
-    s = rouge.alignment_summary(conf)
+    s = rouge.alignment_test(conf)
     kept = [(h, p) for h, p in zip(human, pref, strict=True) if h in ("model_a", "model_b") and p != "tie"]
-    assert s["battles"] == len(kept) == 9
-    assert s["agreement_pct"] == pytest.approx(100 * 7 / 9)
-    assert s["kappa"] == pytest.approx(cohen_kappa_score(*zip(*kept, strict=True)))
-    assert s["rouge_a_pct_human_a"] == pytest.approx(80.0) and s["rouge_a_pct_human_b"] == pytest.approx(25.0)
+    assert s.battles == len(kept) == 9
+    assert s.agreement_pct == pytest.approx(100 * 7 / 9)
+    assert s.kappa == pytest.approx(cohen_kappa_score(*zip(*kept, strict=True)))
+    one_sided = rouge.alignment_test(ng.confusion(["model_a", "model_b"], ["model_a", "model_a"]))
+    assert np.isnan(one_sided.kappa) and not one_sided.aligned  # the preference never picks B: no κ

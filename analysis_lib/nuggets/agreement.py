@@ -87,16 +87,17 @@ class NuggetConfusion:
         """inversions / all battles of the subset, both-bad included (Table 1)."""
         return self.inversions / float(self.n) if self.n else float("nan")
 
-    def kappa(self, weights: str | None = "quadratic", both_bad: str = "exclude") -> float:
-        """Weighted Cohen's kappa over (A, tie, B); ``both_bad="exclude"`` (paper) or ``"tie"`` (merged)."""
-        if both_bad == "exclude":
-            table = self.ordered
-        elif both_bad == "tie":
-            table = self.ordered.copy()
-            table[1] += self.counts[3]
-        else:
-            raise ValueError(f"both_bad must be 'exclude' or 'tie', got {both_bad!r}")
-        return kappa_from_confusion(table, weights)  # type: ignore[arg-type]
+    @property
+    def kappa(self) -> float:
+        """Quadratic-weighted Cohen's kappa over (A, tie, B), both-bad battles left out (the paper's)."""
+        return kappa_from_confusion(self.ordered, "quadratic")
+
+    @property
+    def kappa_bothbad_as_tie(self) -> float:
+        """The same κ with both-bad battles merged into tie (a sensitivity check of the convention)."""
+        table = self.ordered.copy()
+        table[1] += self.counts[3]
+        return kappa_from_confusion(table, "quadratic")
 
     def __add__(self, other: NuggetConfusion) -> NuggetConfusion:
         return NuggetConfusion(self.counts + other.counts)
@@ -167,7 +168,7 @@ def threshold_sweep(
         rows.append(
             {
                 "threshold": float(t),
-                "kappa": m.kappa(),
+                "kappa": m.kappa,
                 "agreements_a": m.agreements_a,
                 "agreements_b": m.agreements_b,
                 "inversions": m.inversions,
@@ -199,7 +200,7 @@ def inversion_table(confusions: dict[tuple[str, str], NuggetConfusion], subset_t
             "inversion_pct": 100.0 * m.inversion_rate,
             "agreement_a_pct": 100.0 * m.agreement_share_a,
             "agreement_b_pct": 100.0 * m.agreement_share_b,
-            "kappa": m.kappa(),
+            "kappa": m.kappa,
         }
         for (st, subset), m in confusions.items()
         if st == subset_type
@@ -225,8 +226,8 @@ def kappa_table(confusions: dict[tuple[str, str], NuggetConfusion]) -> pl.DataFr
                 "subset_type": st,
                 "subset": s,
                 "battles": m.n,
-                "kappa": m.kappa(),
-                "kappa_bothbad_as_tie": m.kappa(both_bad="tie"),
+                "kappa": m.kappa,
+                "kappa_bothbad_as_tie": m.kappa_bothbad_as_tie,
             }
             for (st, s), m in confusions.items()
         ],

@@ -15,36 +15,55 @@ which the tidy frame does not keep: :func:`single_turn_urls` reads them from the
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import polars as pl
 
 from analysis_lib.search_arena.schema import WINNERS
 
 
-def single_turn(battles: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
-    """Battles with ``turn == 1`` and a vote; returns them and the counts left out, by reason."""
+class LeftOut(NamedTuple):
+    """The battles :func:`single_turn` leaves out: multi-turn ones, and single-turn ones without a vote."""
+
+    multi_turn: int
+    no_vote: int
+
+
+def single_turn(battles: pl.DataFrame) -> tuple[pl.DataFrame, LeftOut]:
+    """Battles with ``turn == 1`` and a vote; returns them and the counts left out."""
     for col in ("turn", "winner"):
         if col not in battles.columns:
             raise ValueError(f"battles lack column {col!r} (expected the frame of search_arena.loader.load_battles)")
     multi = battles.filter(pl.col("turn") != 1).height
     one = battles.filter(pl.col("turn") == 1)
     no_vote = one.filter(pl.col("winner").is_null()).height
-    return one.filter(pl.col("winner").is_not_null()), {"multi-turn battles": multi,
-                                                        "single-turn battles without a vote": no_vote}
+    return one.filter(pl.col("winner").is_not_null()), LeftOut(multi, no_vote)
+
+
+class BattleShares(NamedTuple):
+    """NG-A1 (Figure 9): the battles counted, and per vote (``winner``) and per language (``language``) the
+    ``battles`` and their ``percent`` of all."""
+
+    battles: int
+    votes: pl.DataFrame
+    languages: pl.DataFrame
+
+
+def _percent(counts: dict[str, int], keys: tuple[str, ...], n: int, column: str) -> pl.DataFrame:
+    return pl.DataFrame({column: list(keys), "battles": [counts.get(k, 0) for k in keys],
+                         "percent": [100.0 * counts.get(k, 0) / max(1, n) for k in keys]},
+                        schema={column: pl.String, "battles": pl.Int64, "percent": pl.Float64})
 
 
 def vote_and_language_shares(
     battles: pl.DataFrame, languages: tuple[str, ...] = ("English", "Russian", "Chinese", "German", "French")
-) -> dict[str, float]:
-    """NG-A1: battles, vote shares (%) and the shares (%) of ``languages`` (the paper's five most frequent)."""
+) -> BattleShares:
+    """NG-A1: the battles, and the share (%) of each vote and of each of ``languages`` (the paper's five most
+    frequent; a battle without a language counts in none of them)."""
     n = battles.height
-    out: dict[str, float] = {"single-turn battles": float(n)}
-    counts = dict(battles["winner"].value_counts().iter_rows())
-    for w in WINNERS:
-        out[f"vote share {w} (%)"] = 100.0 * counts.get(w, 0) / max(1, n)
-    lang_counts = dict(battles["language"].fill_null("unknown").value_counts().iter_rows())
-    for lang in languages:
-        out[f"language share {lang} (%)"] = 100.0 * lang_counts.get(lang, 0) / max(1, n)
-    return out
+    votes = dict(battles["winner"].value_counts().iter_rows())
+    langs = dict(battles["language"].fill_null("unknown").value_counts().iter_rows())
+    return BattleShares(n, _percent(votes, WINNERS, n, "winner"), _percent(langs, languages, n, "language"))
 
 
 def _trace_urls(raw: pl.DataFrame, side: str) -> pl.DataFrame:
@@ -67,12 +86,32 @@ def _trace_urls(raw: pl.DataFrame, side: str) -> pl.DataFrame:
 TRACE_COLUMNS = ("turn", "winner", "system_a_metadata", "system_b_metadata")
 
 
-def single_turn_urls(raw: pl.DataFrame) -> tuple[list[str], dict[str, int]]:
+class TraceUrls(NamedTuple):
+    """NG-C: the distinct cited URLs of the single-turn voted battles, the ``battles`` and those with a URL."""
+
+    urls: list[str]
+    battles: int
+    with_url: int
+
+    @property
+    def n_urls(self) -> int:
+        return len(self.urls)
+
+    @property
+    def without_url(self) -> int:
+        return self.battles - self.with_url
+
+    @property
+    def without_url_pct(self) -> float:
+        """Battles without any URL, in % of the battles (the paper: about 5%)."""
+        return 100 * self.without_url / max(1, self.battles)
+
+
+def single_turn_urls(raw: pl.DataFrame) -> TraceUrls:
     """NG-C: the distinct URLs of the single-turn voted battles of a raw release (both sides, every search
-    result), as the authors collect them for their corpus (exact strings, no normalisation), and the counts
-    ``single-turn battles`` and ``battles with a URL``."""
+    result), as the authors collect them for their corpus (exact strings, no normalisation), with the battles and
+    the battles with a URL."""
     voted = pl.col("winner").is_not_null() & (pl.col("winner") != "")
     one = raw.filter((pl.col("turn") == 1) & voted)
     urls = pl.concat([_trace_urls(one, side) for side in ("a", "b")])
-    distinct = sorted(urls["url"].unique().to_list())
-    return distinct, {"single-turn battles": one.height, "battles with a URL": urls["row"].n_unique()}
+    return TraceUrls(sorted(urls["url"].unique().to_list()), one.height, urls["row"].n_unique())

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from itertools import combinations
+from typing import NamedTuple, cast
 
 import numpy as np
 import polars as pl
@@ -115,3 +116,17 @@ def battle_diversity(nuggets: pl.DataFrame, embeddings: np.ndarray | None = None
     if embeddings is not None:
         out = out.with_columns(pl.Series("cosine", _battle_cosine(embeddings, battle, n)))
     return out
+
+
+class Spread(NamedTuple):
+    """Table 2: the mean and sd of one per-battle measure over the battles with two nuggets or more (None when
+    there is none)."""
+
+    mean: float | None
+    sd: float | None
+
+
+def spread(per_battle: pl.DataFrame, column: str) -> Spread:
+    """The :class:`Spread` of ``column`` of :func:`battle_diversity`'s frame (``jaccard`` or ``cosine``)."""
+    values = per_battle[column].fill_nan(None)
+    return Spread(cast("float | None", values.mean()), cast("float | None", values.std()))

@@ -18,7 +18,7 @@ import polars as pl
 
 from analysis_lib import fetch, paths
 from analysis_lib.memory import release_freed_memory
-from analysis_lib.nuggets.battles import TRACE_COLUMNS, single_turn, single_turn_urls
+from analysis_lib.nuggets.battles import TRACE_COLUMNS, LeftOut, TraceUrls, single_turn, single_turn_urls
 from analysis_lib.nuggets.records import NuggetRecords, load_nugget_records
 from analysis_lib.nuggets.simulate import simulate_nuggets
 from analysis_lib.search_arena import loader
@@ -29,21 +29,20 @@ from analysis_lib.search_arena.release import read_raw
 class ChapterInputs:
     """What the nugget chapter runs on.
 
-    ``single``: the single-turn battles with a vote (NG-A1); ``left_out``: battles left out of them, by reason;
+    ``single``: the single-turn battles with a vote (NG-A1); ``left_out``: battles left out of them;
     ``records``: the nugget records; ``planted``: the simulator's planted values (empty for a user's records);
     ``kind``: ``real`` or ``simulated`` (the records); ``battles_kind``: the same for the battles; ``detail``: the
-    data banner's sentence; ``urls`` and ``url_counts``: NG-C's distinct URLs of the single-turn battles and its
-    counts (:func:`analysis_lib.nuggets.battles.single_turn_urls`), from the same read of the release."""
+    data banner's sentence; ``urls``: NG-C's distinct URLs of the single-turn battles and their counts
+    (:func:`analysis_lib.nuggets.battles.single_turn_urls`), from the same read of the release."""
 
     single: pl.DataFrame
-    left_out: dict[str, int]
+    left_out: LeftOut
     records: NuggetRecords
     kind: str
     battles_kind: str
     detail: str
     planted: dict[str, Any] = field(default_factory=dict)
-    urls: list[str] = field(default_factory=list)
-    url_counts: dict[str, int] = field(default_factory=dict)
+    urls: TraceUrls = TraceUrls([], 0, 0)
 
     @property
     def queries_kind(self) -> str:
@@ -66,7 +65,7 @@ def load_inputs(data_source: str | Path, nugget_records: str | Path | None = Non
     else:
         battles = loader.load_battles(data_source, seed=seed, cache_dir=cache_dir)
         raw = loader.read_release(data_source, seed=seed, cache_dir=cache_dir, columns=TRACE_COLUMNS)
-    urls, url_counts = single_turn_urls(raw)
+    urls = single_turn_urls(raw)
     del raw
     release_freed_memory()  # the release's texts: the encoder and the records come next
     single, left_out = single_turn(battles)
@@ -77,10 +76,9 @@ def load_inputs(data_source: str | Path, nugget_records: str | Path | None = Non
                   f"{records.n_battles:,} battles after exclusions ({records.exclusion_text()}). Battles for NG-A1: "
                   f"{source}.")
         kind = fetch.provenance(records.origin)
-        return ChapterInputs(single, left_out, records, kind, battles_kind, detail, urls=urls, url_counts=url_counts)
+        return ChapterInputs(single, left_out, records, kind, battles_kind, detail, urls=urls)
     sim = simulate_nuggets(single, seed=seed)
     detail = (f"Per-battle sections run on **simulated nugget records** for the {single.height:,} single-turn voted "
               f"battles of `{source}` (nugget simulator calibrated to the published Figure 4 matrix; planted values "
               "shown beside the recovered ones). Sections marked published use the paper's matrices.")
-    return ChapterInputs(single, left_out, sim.records, "simulated", battles_kind, detail, dict(sim.planted), urls,
-                         url_counts)
+    return ChapterInputs(single, left_out, sim.records, "simulated", battles_kind, detail, dict(sim.planted), urls)

@@ -13,6 +13,7 @@ only: without a cached copy (no internet on the build machines) :func:`load_nli`
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -81,11 +82,20 @@ def entailed_share(
     return (100.0 * entailed.mean() if len(nuggets) else float("nan")), entailed
 
 
+class Entailment(NamedTuple):
+    """NG-NLI on records: the share (%) of the ``nuggets`` checked that one of their sources entails, over the
+    ``battles`` drawn."""
+
+    share: float
+    nuggets: int
+    battles: int
+
+
 def records_entailed_share(records: NuggetRecords, classify: Classifier, *, n_battles: int | None = None,
-                           seed: int = 0) -> tuple[float, int]:
+                           seed: int = 0) -> Entailment:
     """NG-NLI on nugget records: the share (%) of nuggets entailed by one of their battle's sources (its
     ``chunks`` and both responses' ``answer_text``), over ``n_battles`` battles drawn at random (all when None)
-    among those whose records carry chunks; returns the share and the number of nuggets checked."""
+    among those whose records carry chunks."""
     usable = records.battle_texts(both_responses=False).sort("qid")
     if usable.height == 0:
         raise ValueError(f"{records.origin}: no battle carries retrieved chunks (field chunks)")
@@ -94,4 +104,4 @@ def records_entailed_share(records: NuggetRecords, classify: Classifier, *, n_ba
                for r in usable.iter_rows(named=True)}
     nug = records.nuggets.filter((pl.col("side") == "a") & pl.col("qid").is_in(list(sources))).sort("qid", "position")
     share, entailed = entailed_share(nug["text"].to_list(), [sources[q] for q in nug["qid"]], classify)
-    return share, int(entailed.size)
+    return Entailment(share, int(entailed.size), usable.height)

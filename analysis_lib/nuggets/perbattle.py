@@ -22,6 +22,7 @@ with bandwidth factor 0.5 × Scott's (seaborn's ``bw_adjust=0.5``, which we read
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -190,6 +191,13 @@ def diffs_by_vote(scores: pl.DataFrame, metric: str = "all") -> dict[str, np.nda
     return {v: d[w == v] for v in PREFERENCES}
 
 
+def diff_means(groups: Mapping[str, np.ndarray]) -> pl.DataFrame:
+    """Per human vote (:func:`diffs_by_vote`): the ``battles`` and the ``mean`` score difference (NG-F3)."""
+    return pl.DataFrame({"vote": list(groups), "battles": [g.size for g in groups.values()],
+                         "mean": [float(np.mean(g)) for g in groups.values()]},
+                        schema={"vote": pl.String, "battles": pl.Int64, "mean": pl.Float64})
+
+
 def kde_curves(groups: dict[str, np.ndarray], grid: np.ndarray | None = None,
                bw_adjust: float = KDE_BW_ADJUST) -> pl.DataFrame:
     """Long frame ``vote, x, density`` of the Gaussian KDE of each group on ``grid`` (default −1…1, 401 points)."""
@@ -207,14 +215,26 @@ def kde_curves(groups: dict[str, np.ndarray], grid: np.ndarray | None = None,
             else pl.DataFrame(schema={"vote": pl.String, "x": pl.Float64, "density": pl.Float64}))
 
 
-def score_summary(scores: pl.DataFrame) -> dict[str, float]:
-    """NG-N summaries: battles, mean / median nuggets per battle, vital share, battles reaching the cap."""
+class ScoreSummary(NamedTuple):
+    """NG-N on the records: the battles scored, nuggets per battle (mean, median) after the cap, the vital share of
+    the nuggets, the battles reaching the cap and the mean All score of every response."""
+
+    battles: int
+    mean_nuggets: float
+    median_nuggets: float
+    vital_share: float
+    at_cap: int
+    mean_all: float
+
+
+def score_summary(scores: pl.DataFrame) -> ScoreSummary:
+    """NG-N's summary of :func:`battle_scores` (:class:`ScoreSummary`; NaN means without battles)."""
     n = scores["n_nuggets"].to_numpy()
-    return {
-        "battles": float(scores.height),
-        "mean nuggets per battle": float(n.mean()) if n.size else float("nan"),
-        "median nuggets per battle": float(np.median(n)) if n.size else float("nan"),
-        "vital share of nuggets": float(scores["n_vital"].sum() / max(1, n.sum())),
-        "battles reaching the 30-nugget cap": float((n >= MAX_NUGGETS).sum()),
-        "mean All score": float(np.nanmean(np.r_[scores["all_a"].to_numpy(), scores["all_b"].to_numpy()])),
-    }
+    return ScoreSummary(
+        battles=scores.height,
+        mean_nuggets=float(n.mean()) if n.size else float("nan"),
+        median_nuggets=float(np.median(n)) if n.size else float("nan"),
+        vital_share=float(scores["n_vital"].sum() / max(1, n.sum())),
+        at_cap=int((n >= MAX_NUGGETS).sum()),
+        mean_all=float(np.nanmean(np.r_[scores["all_a"].to_numpy(), scores["all_b"].to_numpy()])),
+    )

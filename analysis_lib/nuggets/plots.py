@@ -20,6 +20,7 @@ from matplotlib.text import Text
 
 from analysis_lib import plotting
 from analysis_lib.nuggets.agreement import NuggetConfusion
+from analysis_lib.nuggets.battles import BattleShares
 from analysis_lib.nuggets.perbattle import KDE_BW_ADJUST
 
 ROW_LABELS = ["human: model_a", "human: tie", "human: model_b", "human: tie (bothbad)"]
@@ -70,18 +71,17 @@ def decided_heatmap(m: NuggetConfusion, title: str, preference: str = "ROUGE-L")
                                            cbar_label="battles", fmt="{:.0f}", cmap="Blues", title=title))
 
 
-def shares_figure(shares: Mapping[str, float], title: str, paper: Mapping[str, float | None]) -> Figure:
+def shares_figure(shares: BattleShares, title: str, paper: Mapping[str, float | None]) -> Figure:
     """NG Figure 9: the vote shares and the language shares (% of single-turn battles) in two panels, each bar
-    with the paper's share beside it (``paper``: quantity -> value, as ``shares``)."""
-    groups = {"votes": [q for q in shares if q.startswith("vote share")],
-              "languages": [q for q in shares if q.startswith("language share")]}
+    with the paper's share beside it (``paper``: vote or language -> the paper's %, None where it has none)."""
+    groups = {"votes": shares.votes, "languages": shares.languages}
     fig, axes = plt.subplots(2, 1, figsize=(FIGURE_WIDTH_IN, 5.6), layout="constrained")
-    for ax, (name, keys) in zip(axes, groups.items(), strict=True):
-        labels = [k.removeprefix("vote share ").removeprefix("language share ").removesuffix(" (%)") for k in keys]
-        y = np.arange(len(keys))[::-1]
-        ours = np.array([shares[k] for k in keys])
+    for ax, (name, frame) in zip(axes, groups.items(), strict=True):
+        labels = frame[frame.columns[0]].to_list()
+        y = np.arange(len(labels))[::-1]
+        ours = frame["percent"].to_numpy()
         ax.barh(y, ours, color=plotting.style.ACCENT, height=0.6, label="this build")
-        ref = np.array([np.nan if paper.get(k) is None else paper[k] for k in keys], dtype=float)
+        ref = np.array([np.nan if paper.get(k) is None else paper[k] for k in labels], dtype=float)
         ax.plot(ref, y, "D", color=PAPER_COLOR, markersize=6, label="paper")
         right = float(np.nanmax(np.r_[ours, ref]))
         for yi, v, r in zip(y, ours, ref, strict=True):
@@ -222,7 +222,7 @@ def confusion_grid(
         ax.set_xticks(range(3), short_cols, fontsize=TICK_PT)
         ax.set_yticks(range(4), short_rows, fontsize=TICK_PT)
         ax.grid(False)
-        ax.set_title(f"{subset} (n={m.n:,}, κ={m.kappa():.2f})", fontsize=LABEL_PT)
+        ax.set_title(f"{subset} (n={m.n:,}, κ={m.kappa:.2f})", fontsize=LABEL_PT)
     fig.supxlabel("nugget preference (counts; shading = share of the human-vote row)", fontsize=LABEL_PT)
     fig.supylabel("human vote", fontsize=LABEL_PT)
     fig.suptitle(title, fontsize=TITLE_PT)

@@ -67,6 +67,8 @@ CHUNK_SIDES = 2048
 #: a collected side's column: the digest of its nugget list (:func:`_list_digest`), dropped by :func:`_exclude`
 _DIGEST = "_nugget_list_digest"
 NO_VOTE = "battles without a vote (winner null)"
+#: the exclusion of a battle with a nuggetizer failure (the paper excludes 5 of 5,103)
+FAILED_STEP = "battles with a failed nuggetizer step (importance or assignment 'failed')"
 __all__ = ["FAILED", "NO_VOTE", "NUGGET_SCHEMA", "SIDE_SCHEMA", "NuggetRecordError", "NuggetRecords",
            "NuggetRecordsNotFound", "load_nugget_records", "records_from_dicts", "validate_nugget_records"]
 
@@ -103,6 +105,11 @@ class NuggetRecords:
     @property
     def n_battles(self) -> int:
         return self.sides["qid"].n_unique()
+
+    @property
+    def n_failed(self) -> int:
+        """Battles excluded for a failed nuggetizer step."""
+        return self.excluded.get(FAILED_STEP, 0)
 
     def exclusion_text(self) -> str:
         """The exclusions in words (``"5 with a failed nuggetizer step …, 1 with only one side"``), or ``none``."""
@@ -378,7 +385,7 @@ def _exclude(sides: pl.DataFrame, nuggets: pl.DataFrame, origin: str) -> NuggetR
     differ = _differing_digests(sides) if _DIGEST in sides.columns else _differing_lists(nuggets)
     drop("battles whose sides list different nuggets", differ)
     failed = nuggets.filter((pl.col("importance") == FAILED) | (pl.col("assignment") == FAILED))["qid"]
-    drop("battles with a failed nuggetizer step (importance or assignment 'failed')", failed)
+    drop(FAILED_STEP, failed)
     with_nuggets = nuggets["qid"].unique()
     drop("battles without nuggets", sides.filter(~pl.col("qid").is_in(with_nuggets.implode()))["qid"])
     return NuggetRecords(sides.drop(_DIGEST, strict=False), nuggets, excluded, origin)

@@ -174,28 +174,15 @@ def rouge_confusion(alignment: pl.DataFrame) -> NuggetConfusion:
     return confusion(alignment["winner"].to_numpy(), alignment["rouge_pref"].to_numpy())
 
 
-def alignment_summary(conf: NuggetConfusion) -> dict[str, float]:
-    """On the decided block (human A/B × ROUGE A/B, ties excluded): ``battles``, ``agreement_pct``
-    ((C[A,A] + C[B,B]) / battles), ``kappa`` (Cohen's, unweighted; 0 is chance agreement, the paper's "no
-    alignment") and the shares of ROUGE-L preferring A among human-A and human-B battles."""
-    d = conf.decided.astype(float)
-    n = float(d.sum())
-    if n == 0:
-        raise ValueError("no decided battle with a ROUGE-L preference")
-    return {"battles": n, "agreement_pct": 100 * float(np.trace(d)) / n,
-            "kappa": kappa_from_confusion(d) if (d.sum(axis=0) > 0).all() else float("nan"),
-            "rouge_a_pct_human_a": 100 * d[0, 0] / d[0].sum() if d[0].sum() else float("nan"),
-            "rouge_a_pct_human_b": 100 * d[1, 0] / d[1].sum() if d[1].sum() else float("nan")}
-
-
 #: significance level of :func:`alignment_test`
 ALPHA = 0.05
 
 
 @dataclass(frozen=True)
 class AlignmentTest:
-    """Fisher's exact test of a decided block: decided battles, agreement (%), Cohen's κ, the two-sided p, and
-    whether the preference is aligned with the vote (p < alpha and κ > 0)."""
+    """Fisher's exact test of a decided block: decided battles, agreement (%), Cohen's κ (NaN when the preference
+    never picks one of the sides), the two-sided p, and whether the preference is aligned with the vote (p < alpha
+    and κ > 0)."""
 
     battles: int
     agreement_pct: float
@@ -212,5 +199,5 @@ def alignment_test(conf: NuggetConfusion, alpha: float = ALPHA) -> AlignmentTest
     if n == 0:
         raise ValueError("no decided battle with a ROUGE-L preference")
     p_value = float(sps.fisher_exact(conf.decided).pvalue)
-    kappa = kappa_from_confusion(d)
+    kappa = kappa_from_confusion(d) if (d.sum(axis=0) > 0).all() else float("nan")
     return AlignmentTest(int(n), 100 * float(d.trace()) / n, kappa, p_value, bool(p_value < alpha and kappa > 0))

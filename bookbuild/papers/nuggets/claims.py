@@ -5,11 +5,13 @@
   Fisher's exact p < 0.05 and Cohen's κ > 0) *contradicts* the claim; :func:`alignment_sentence` says which.
 - **Classes of highest agreement** (NG, later version App. B.1: "subjective, knowledge-intensive, and
   reasoning-intensive"): :func:`top_classes`, the three query classes of highest κ, harmful (92 battles) set apart
-  as the paper's sentence sets it apart.
+  as the paper's sentence sets it apart (:func:`highest_note` says when the class set apart has the highest κ).
+- **The published K-S p follows from D** (Figure 2): :func:`ks_check` says it as the paper-values table does,
+  ``yes`` or ``no``.
 - **Reference values for figures**: :func:`paper_value` reads one number of the paper from the paper-values table
-  (``bookbuild/resources/paper_values/ng.csv``), :func:`ks_reference` the published D of Figure 2 and
-  :func:`sweep_reference` the κ range of the threshold sweep, so a figure draws the paper's number beside ours
-  without typing it twice.
+  (``bookbuild/resources/paper_values/ng.csv``), :func:`share_marks` Figure 9's shares, :func:`ks_reference` the
+  published D of Figure 2 and :func:`sweep_reference` the κ range of the threshold sweep, so a figure draws the
+  paper's number beside ours without typing it twice.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import polars as pl
 
 from analysis_lib.nuggets.agreement import top_kappa_classes
+from analysis_lib.nuggets.battles import BattleShares
 from analysis_lib.nuggets.published import published_ks
 from analysis_lib.nuggets.rouge import AlignmentTest
 from analysis_lib.nuggets.scores import TIE_THRESHOLD
@@ -44,6 +47,26 @@ def top_classes(kappas: pl.DataFrame) -> list[str]:
     """The paper's claim's classes: the :data:`TOP_CLASSES` query classes of highest κ in ``kappas``
     (:func:`analysis_lib.nuggets.kappa_table`), without :data:`SET_APART`, highest first."""
     return top_kappa_classes(kappas, TOP_CLASSES, SET_APART)
+
+
+def highest_note(kappas: pl.DataFrame, top: list[str]) -> str:
+    """The class of highest κ of all when it is not among ``top`` (a class set apart), with its battles; else ``""``."""
+    classes = kappas.filter(pl.col("subset_type") == "query_category").sort("kappa", descending=True)
+    if classes.height == 0 or classes["subset"][0] in top:
+        return ""
+    return f"{classes['subset'][0]} ({classes['battles'][0]} battles) has the highest κ of all"
+
+
+def ks_check(check: pl.DataFrame) -> pl.DataFrame:
+    """The published-K-S check (:func:`analysis_lib.nuggets.published.ks_consistency`) with ``follows``: ``yes``
+    where the published p follows from D and the group sizes, else ``no``."""
+    return check.with_columns(follows=pl.when(pl.col("consistent")).then(pl.lit("yes")).otherwise(pl.lit("no")))
+
+
+def share_marks(shares: BattleShares) -> dict[str, float | None]:
+    """Figure 9's paper marks: the paper's share (%) of each vote and language drawn (None where it has none)."""
+    votes = {w: paper_value("NG-A1", f"vote share {w} (%)") for w in shares.votes["winner"]}
+    return votes | {lang: paper_value("NG-A1", f"language share {lang} (%)") for lang in shares.languages["language"]}
 
 
 def paper_value(analysis_id: str, quantity: str) -> float | None:

@@ -1,5 +1,5 @@
-"""The numbers chapter 07 records for the sections that need a model, a second model's assignments or the network
-(NG-F6, NG-T3, NG-Q, NG-NLI, NG-F7, NG-C, NG-F8), and the book's rules for those steps.
+"""The results chapter 07 records for the sections that need a model (NG-F6, NG-T3, NG-Q, NG-NLI), a second
+model's assignments (NG-F7), the network (NG-C) or texts (NG-F8), and the book's rules for those steps.
 
 - **What may be sent.** Response texts go to an LLM only from real records that carry them (:func:`llm_pairs`):
   the simulator's texts are pseudo-words built from the nuggets. Queries are classified on every record set that
@@ -7,15 +7,16 @@
   counts: :func:`query_limit`). Simulated chunks and nuggets are not sent to the NLI model (:func:`nli_model`).
 - **Why a step did not run** is the LLM client's own reason (:func:`step_reason`): items *not run* carry the
   client's words (no endpoint and no cache, items still pending in a Batch API batch, the request budget, the run
-  deadline), failures their error kinds with counts. A number that did not run is a
-  :class:`~bookbuild.sections.Number` with that ``reason``.
+  deadline), failures their error kinds with counts. A step that did not run gives no result and that reason
+  (``rec.record(aid, None, reason=why)``).
+- **What the paper prints** as one cell, the book compares as one string: the judge's agreements
+  (``1,137 / 1,161``), τ and ρ of the three criteria (``0.070 / 0.007 / 0.085``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -26,16 +27,10 @@ from analysis_lib.nuggets.agreement import NuggetConfusion
 from analysis_lib.nuggets.records import NuggetRecords
 from analysis_lib.nuggets.sampling import sample_note
 from bookbuild import markup
-from bookbuild.sections import Number, not_run
+from bookbuild.papers.nuggets.notes import notes_at
 
-F6_QUANTITIES = ("LLM judge vs human: weighted kappa", "LLM judge agreements model_a / model_b",
-                 "LLM judge tie share (%)", "LLM judge inversions")
-T3_QUANTITIES = ("Kendall tau, fluency / grammar / readability vs preference",
-                 "Spearman rho, fluency / grammar / readability vs preference")
-NLI_QUANTITY = "nuggets entailed by their source (%)"
 #: queries classified on simulated records when the chapter's ``query_class_battles`` is None
 SIMULATED_QUERY_BATTLES = 200
-LLM_CACHE = "llm-cache"
 SIMULATED_TEXTS = "the simulated response texts are pseudo-words built from the nuggets, not for an LLM"
 NO_TEXTS = "the nugget records carry no response texts (answer_text)"
 NO_QUERIES = "the nugget records carry no query texts (query)"
@@ -86,44 +81,54 @@ def step_reason(*outs: pl.DataFrame) -> str:
     return f"no usable LLM reply: {failed.height:,} of {status.height:,} items failed ({counts})"
 
 
-# ------------------------------------------------------------------------------------------------ NG-F6, NG-T3
+# ------------------------------------------------------------------------------------------------ NG-F6, NG-T3, NG-Q
 
-def f6_published_numbers(overall: NuggetConfusion) -> list[Number]:
-    """The nugget-based inversion count the paper sets against the LLM judge (anti-diagonal of Figure 4)."""
-    return [Number("NG-F6", "nugget-based inversions (anti-diagonal of Figure 4)", overall.inversions,
-                   data="published")]
+class Outcome(NamedTuple):
+    """A model step for ``rec.record(aid, result, reason=..., notes=...)``: its ``result`` (None when it did not
+    run), ``reason`` (why not) and its ``notes`` by quantity (:func:`~bookbuild.papers.nuggets.notes.notes_at`:
+    a row that did not run shows its paper-values note as written, so a note with the step's numbers comes from
+    here)."""
+
+    result: Any
+    reason: str
+    notes: dict[str, str]
 
 
-def f6_numbers(judged: llm_analyses.Judged | None, why: str = "") -> list[Number]:
+class Judge(NamedTuple):
+    """NG-F6: the judge × vote confusion of the battles judged, the agreements as the paper prints them and the
+    share of tie verdicts."""
+
+    confusion: NuggetConfusion
+    agreements: str
+    tie_share: float
+
+
+def judge_result(judged: llm_analyses.Judged | None, why: str = "") -> Outcome:
     """NG-F6 from :func:`nuggets.llm_analyses.judge` (None: not run, because ``why``)."""
     if judged is None:
-        return not_run("NG-F6", F6_QUANTITIES, why)
+        return Outcome(None, why, {})
     jm, verdicts = judged.confusion, judged.verdicts
     if jm is None:
-        return not_run("NG-F6", F6_QUANTITIES, step_reason(verdicts))
+        return Outcome(None, step_reason(verdicts), {})
     ok = verdicts.filter(pl.col("status") == "ok")
-    return [
-        Number("NG-F6", F6_QUANTITIES[0], jm.kappa(), data=LLM_CACHE,
-               note=f"{ok.height:,} of {verdicts.height:,} battles judged"),
-        Number("NG-F6", F6_QUANTITIES[1], f"{jm.agreements_a:,} / {jm.agreements_b:,}", data=LLM_CACHE),
-        Number("NG-F6", F6_QUANTITIES[2], 100 * (ok["judge"] == "tie").to_numpy().mean(), data=LLM_CACHE),
-        Number("NG-F6", F6_QUANTITIES[3], jm.inversions, data=LLM_CACHE),
-    ]
+    tie_share = float((ok["judge"] == "tie").to_numpy().mean())
+    note = f"{ok.height:,} of {verdicts.height:,} battles judged"
+    return Outcome(Judge(jm, f"{jm.agreements_a:,} / {jm.agreements_b:,}", tie_share), "",
+                   notes_at("NG-F6", {"judge.confusion.kappa": note}))
 
 
-def t3_numbers(rubric: llm_analyses.Rubric | None, why: str = "") -> list[Number]:
-    """NG-T3's Kendall τ and Spearman ρ from :func:`nuggets.llm_analyses.rubric` (None: not run, because ``why``)."""
+def rubric_result(rubric: llm_analyses.Rubric | None, why: str = "") -> Outcome:
+    """NG-T3's Kendall τ and Spearman ρ of fluency / grammar / readability as the paper prints them
+    (``kendall_tau``, ``spearman_rho``), from :func:`nuggets.llm_analyses.rubric` (None: not run, because ``why``)."""
     if rubric is None:
-        return not_run("NG-T3", T3_QUANTITIES, why)
+        return Outcome(None, why, {})
     corr = rubric.correlations
     if corr is None:
-        return not_run("NG-T3", T3_QUANTITIES, step_reason(rubric.scores_a, rubric.scores_b))
+        return Outcome(None, step_reason(rubric.scores_a, rubric.scores_b), {})
+    result = {col: " / ".join(f"{x:.3f}" for x in corr[col]) for col in ("kendall_tau", "spearman_rho")}
     note = sample_note(rubric.decided.height, rubric.population, "decided battles")
-    return [Number("NG-T3", q, " / ".join(f"{x:.3f}" for x in corr[col]), data=LLM_CACHE, note=note)
-            for q, col in zip(T3_QUANTITIES, ("kendall_tau", "spearman_rho"), strict=True)]
+    return Outcome(result, "", notes_at("NG-T3", dict.fromkeys(result, note)))
 
-
-# ------------------------------------------------------------------------------------------------ NG-Q, NG-NLI
 
 def query_limit(limit: int | None, kind: str) -> int | None:
     """The battles NG-Q classifies: ``limit``; when None, all on real queries, :data:`SIMULATED_QUERY_BATTLES` on
@@ -131,24 +136,25 @@ def query_limit(limit: int | None, kind: str) -> int | None:
     return limit if limit is not None else (SIMULATED_QUERY_BATTLES if kind == "simulated" else None)
 
 
-def q_numbers(classified: pl.DataFrame, population: int, kind: str, model: str) -> list[Number]:
+def query_classes(classified: pl.DataFrame, population: int, kind: str, model: str) -> Outcome:
     """NG-Q: battles per class (:func:`nuggets.llm_analyses.class_counts`) of the ``classified`` battles
-    (:func:`nuggets.llm_analyses.classify_queries`) among ``population`` with a query, rated by ``model``;
-    ``kind``: ``simulated`` when the queries are simulated, else the LLM cache's kind is recorded."""
-    quantities = [f"{c}: battles in the class" for c in llm_analyses.ATTRIBUTES]
+    (:func:`nuggets.llm_analyses.classify_queries`) among ``population`` with a query, rated by ``model`` (named in
+    the note when the queries are simulated, ``kind``)."""
     if classified.height == 0:
-        return not_run("NG-Q", quantities, NO_QUERIES)
+        return Outcome(None, NO_QUERIES, {})
     ok = classified.filter(pl.col("status") == "ok")
     if ok.height == 0:
-        return not_run("NG-Q", quantities, step_reason(classified))
+        return Outcome(None, step_reason(classified), {})
     unclassified = int((ok["classes"].list.len() == 0).sum())
     drawn = f" (a random {classified.height:,} of {population:,})" if classified.height < population else ""
     note = f"{ok.height:,} of {classified.height:,} battles rated{drawn}; {unclassified:,} with no rating of 7 or more"
     if kind == "simulated":  # an llm row names its model beside the number; a simulated one says it here
         note += f"; LLM ratings ({model})"
-    return [Number("NG-Q", f"{c}: battles in the class", n, data=kind, note=note)
-            for c, n in llm_analyses.class_counts(classified).iter_rows()]
+    counts = llm_analyses.class_counts(classified)
+    return Outcome(counts, "", notes_at("NG-Q", {f"[query_class={c}]": note for c in counts["query_class"]}))
 
+
+# ------------------------------------------------------------------------------------------------ NG-NLI, NG-F7
 
 def nli_model(records: NuggetRecords, kind: str) -> tuple[nli.Classifier | None, str]:
     """The NLI model for NG-NLI and ``""``, or None and why the check does not run: simulated records (their
@@ -164,54 +170,23 @@ def nli_model(records: NuggetRecords, kind: str) -> tuple[nli.Classifier | None,
         return None, str(err)
 
 
-def nli_numbers(share: float, checked: int, records: NuggetRecords, n_battles: int | None, kind: str) -> list[Number]:
-    """NG-NLI: the share of nuggets entailed by one of their sources (:func:`nuggets.nli.records_entailed_share`),
-    ``checked`` nuggets of a random ``n_battles`` battles with chunks."""
-    battles = records.battle_texts(both_responses=False).height
-    return [Number("NG-NLI", NLI_QUANTITY, share, data=kind,
-                   note=f"{checked:,} nuggets of {min(n_battles or battles, battles):,} battles")]
+def entailment_note(entailed: nli.Entailment | None) -> str:
+    """NG-NLI: the nuggets checked and their battles (``""`` when the check did not run)."""
+    return "" if entailed is None else f"{entailed.nuggets:,} nuggets of {entailed.battles:,} battles"
 
 
-# ------------------------------------------------------------------------------------------------ NG-F7, C, F8
-
-F7_QUANTITY = "nugget assignment, second model vs first: weighted kappa"
 F7_NOT_RUN = ("needs a second model's assignments of the same nuggets (nuggets.pipeline.run_pipeline with another "
               "model); nuggets.llm_analyses.assignment_agreement computes κ from the two records")
 
 
-def f7_numbers(kappa: float, table: np.ndarray, planted: float, keep: float, kind: str) -> list[Number]:
-    """NG-F7 against the simulated second assigner: κ, the planted κ and the assignments compared."""
-    return [Number("NG-F7", F7_QUANTITY, kappa, data=kind, planted=planted,
-                   note=f"simulated second assigner (keeps a label with probability {keep}); {int(table.sum()):,} "
-                        "assignments of both sides")]
+def second_assigner_note(keep: float, table: np.ndarray) -> str:
+    """NG-F7 on simulated records: the simulated second assigner and the assignments compared (``table``)."""
+    return (f"simulated second assigner (keeps a label with probability {keep}); {int(table.sum()):,} assignments of "
+            "both sides")
 
 
-def c_numbers(urls: list[str], counts: Mapping[str, int], kind: str) -> list[Number]:
-    """NG-C from the battle traces: unique URLs and battles without a URL; the scraped share needs the network."""
-    n = counts["single-turn battles"]
-    without = n - counts["battles with a URL"]
-    return [
-        Number("NG-C", "unique URLs of the single-turn battles", len(urls), data=kind,
-               note=f"{n:,} single-turn voted battles"
-                    + ("; 24k release simulated, with the simulator's URLs" if kind == "simulated" else "")),
-        Number("NG-C", "single-turn battles without a URL (%)", 100 * without / max(1, n), data=kind,
-               note=f"{without:,} of {n:,}"),
-        *not_run("NG-C", ["URLs yielding <= 100 bytes (%)"],
-                 "needs the network to scrape the URLs (analysis_lib.scrape); this build does not scrape"),
-    ]
+# ------------------------------------------------------------------------------------------------ NG-C, NG-F8
 
-
-F8_QUANTITIES = ("ROUGE-L preference vs human winner: agreement, decided battles (%)",
-                 "ROUGE-L preference vs human winner: Cohen's kappa, decided battles")
+SCRAPE_NOT_RUN = "needs the network to scrape the URLs (analysis_lib.scrape); this build does not scrape"
 F8_NOT_RUN = ("the nugget records carry no response texts and retrieved chunks (fields answer_text and chunks, which "
               "nuggets.pipeline.run_pipeline writes)")
-
-
-def f8_numbers(summary: Mapping[str, Any], scored: int, sampled: int, total: int, kind: str) -> list[Number]:
-    """NG-F8: agreement and κ on the decided battles (``summary``: :func:`nuggets.rouge.alignment_summary`);
-    ``scored`` battles carried responses and chunks among the ``sampled`` of ``total``."""
-    covered = (f"{scored:,} of {sampled:,} battles scored carry responses and chunks"
-               + (f" (a random {sampled:,} of {total:,})" if sampled < total else ""))
-    return [Number("NG-F8", F8_QUANTITIES[0], summary["agreement_pct"], data=kind,
-                   note=f"{summary['battles']:,.0f} decided battles; {covered}"),
-            Number("NG-F8", F8_QUANTITIES[1], summary["kappa"], data=kind)]

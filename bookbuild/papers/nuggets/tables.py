@@ -1,15 +1,61 @@
 """Chapter 07's tables laid out for reading: short column names that say what a column holds and in which unit,
-values rounded as the paper prints them, few enough columns to fit the page."""
+values rounded as the paper prints them, few enough columns to fit the page; and NG-N's worked example, a table
+whose scores a reader checks by hand."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
 
-from analysis_lib.nuggets.scores import ASSIGNMENT_ORDER
-from bookbuild.papers.nuggets.numbers import WORKED_EXAMPLE
+from analysis_lib.nuggets.scores import (
+    ASSIGNMENT_ORDER,
+    AssignedNugget,
+    Assignment,
+    Importance,
+    Nugget,
+    cap_nuggets,
+    nugget_preference,
+    nugget_scores,
+)
 
 VARIANT_NAMES = {"with_urls": "URLs + responses", "responses_only": "responses only"}
+
+#: NG-N's worked example: (nugget, importance, assignment in response A, assignment in response B)
+WORKED_EXAMPLE = (
+    ("Paris is the capital of France", "vital", "support", "support"),
+    ("Paris has about 2.1 million inhabitants", "vital", "partial_support", "support"),
+    ("The Seine flows through Paris", "okay", "support", "not_support"),
+    ("Paris hosted the 2024 Summer Olympics", "vital", "not_support", "partial_support"),
+    ("The Louvre is the most visited museum", "okay", "partial_support", "not_support"),
+    ("Paris is divided into 20 arrondissements", "okay", "not_support", "support"),
+)
+
+
+class WorkedExample(NamedTuple):
+    """NG-N's hand-checkable numbers: the four scores of each response (``a``, ``b``), ``diff`` = All_B − All_A,
+    the nugget ``preference`` at ``threshold``, and the 30-nugget cap applied to 12 vital + 25 okay nuggets
+    (``cap``: what it keeps)."""
+
+    a: dict[str, float]
+    b: dict[str, float]
+    diff: float
+    preference: str
+    threshold: float
+    cap: str
+
+
+def worked_example(tie_threshold: float) -> WorkedExample:
+    """:data:`WORKED_EXAMPLE` scored (:func:`~analysis_lib.nuggets.scores.nugget_scores`), its preference at
+    ``tie_threshold`` and the cap's example."""
+    a, b = (nugget_scores([AssignedNugget(Nugget(t, Importance(imp)), Assignment(x[k]))
+                           for t, imp, *x in WORKED_EXAMPLE]) for k in (0, 1))
+    capped = cap_nuggets([Nugget(f"v{i}", Importance.VITAL) for i in range(12)]
+                         + [Nugget(f"o{i}", Importance.OKAY) for i in range(25)])
+    vital = sum(n.importance == "vital" for n in capped)
+    return WorkedExample(a, b, b["all"] - a["all"], nugget_preference([a["all"]], [b["all"]], tie_threshold)[0],
+                         tie_threshold, f"{vital} vital + {len(capped) - vital} okay")
 
 
 def worked_example_table() -> pl.DataFrame:
