@@ -1,6 +1,6 @@
-"""The answer-engine chapter's book side (:mod:`bookbuild.papers.answer_engine`: the numbers recorded against the
-paper, built from the analyses as chapter 09's cells call them; :mod:`bookbuild.sections`), the two new analyses
-(AE-F6: Fig 6 implied by Table 3; AE-T1: Table 1 and its checks) and the figures' legibility."""
+"""The answer-engine chapter's book side (:mod:`bookbuild.papers.answer_engine`: the sections as chapter 09's cells
+build them, recorded through ``Recorder.record`` against the real paper values; :mod:`bookbuild.sections`), the two
+new analyses (AE-F6: Fig 6 implied by Table 3; AE-T1: Table 1 and its checks) and the figures' legibility."""
 
 from __future__ import annotations
 
@@ -22,11 +22,10 @@ from analysis_lib import plotting
 from analysis_lib.answer_engine import findings, implied, plots, usability
 from analysis_lib.answer_engine.scorecard import classify_scorecard
 from analysis_lib.fetch import published
-from bookbuild import paper_values
 from bookbuild import sections as report
 from bookbuild.papers import answer_engine as book
 from bookbuild.papers.answer_engine import answers as book_answers
-from bookbuild.papers.answer_engine import scorecard as book_scorecard
+from bookbuild.recorder import Recorder, Result
 from bookbuild.sections import Figure, Section
 
 FIXTURES = Path(__file__).parent / "fixtures" / "answer_engine"
@@ -54,57 +53,74 @@ def thresholds():
     return ae.load_thresholds()
 
 
-# The sections as chapter 09's cells build them: the analysis, its figure, the numbers from the book side.
+@pytest.fixture(scope="module")
+def simulated():
+    return ae.load_answers()
 
 
-def findings_section() -> Section:
+@pytest.fixture
+def rec(tmp_path) -> Recorder:
+    return Recorder(tmp_path / "results", "09_answer_engines", data="published")
+
+
+def recorded(rec: Recorder, analysis_id: str) -> dict[str, Result]:
+    return {r.quantity: r for r in rec.results if r.analysis_id == analysis_id}
+
+
+# The sections as chapter 09's cells build them: the analysis, its figure, its record by path.
+
+
+def findings_section(rec) -> Section:
     table = findings.load_findings()
     shares = findings.findings_shares(table)
-    check = findings.check_findings(table, findings.load_participants())
-    return Section(book.t1_numbers(check), [Figure(ae.findings_bars(shares), "published")], [book.t1_table(shares)])
+    rec.record("AE-T1", book.t1_result(findings.check_findings(table, findings.load_participants())))
+    return Section([], [Figure(ae.findings_bars(shares), "published")], [book.t1_table(shares)])
 
 
-def implied_section(family="gamma") -> Section:
+def implied_section(rec, family="gamma") -> Section:
     tables = ae.load_usability_tables()
     table = ae.implied_table(tables, family)
+    rec.record("AE-F6", table)
     fig = ae.implied_violins(ae.implied_distributions(tables, family), table, family=family)
-    return Section(book.f6_numbers(table, family), [Figure(fig, "published")], [book.f6_table(table, family)])
+    return Section([], [Figure(fig, "published")], [book.f6_table(table, family)])
 
 
-def figure7_section() -> Section:
+def figure7_section(rec) -> Section:
     ex = ae.figure7_example()
     necessity = {m: ae.source_necessity(ex.support, ex.relevant, m) for m in ("greedy", "konig")}
     covers = ae.minimum_source_covers(ex.support, ex.relevant)
-    numbers = book.m_numbers(ae.answer_metrics(ex, convention="paper"), covers, necessity,
-                             ae.minimum_vertex_cover(ex.support[ex.relevant]))
-    return Section(numbers, [Figure(ae.figure7_matrices(ex.citations, ex.support, ex.relevant), "published")])
+    rec.record("AE-M", book.m_result(ae.answer_metrics(ex, convention="paper"), covers, necessity,
+                                     ae.minimum_vertex_cover(ex.support[ex.relevant])))
+    return Section([], [Figure(ae.figure7_matrices(ex.citations, ex.support, ex.relevant), "published")])
 
 
-def published_scorecard_section(card, thresholds) -> Section:
-    numbers = book.f8_published_numbers(ae.classify_scorecard(card, thresholds))
-    return Section(numbers, [Figure(ae.scorecard_figure(card, thresholds), "published")])
-
-
-def table2_section() -> Section:
+def table2_section(rec) -> Section:
     t2 = ae.table2_cited_share(pl.read_csv(published("aee_table2_sources")))
-    return Section(book.t2_numbers(t2), [Figure(ae.sources_bars(t2), "published")])
+    rec.record("AE-T2", t2)
+    return Section([], [Figure(ae.sources_bars(t2), "published")])
 
 
-def usability_section() -> tuple[Section, Section]:
+def usability_section(rec) -> tuple[Section, Section]:
     comparisons = ae.usability_comparisons(ae.load_usability_tables())
-    return (Section(book.t34_numbers(comparisons), tables=[book.t34_table(comparisons)]),
-            Section(book.t5_numbers(comparisons), tables=[book.t5_table(comparisons)]))
+    rec.record("AE-T34", comparisons)
+    rec.record("AE-T5", comparisons)
+    return Section(tables=[book.t34_table(comparisons)]), Section(tables=[book.t5_table(comparisons)])
 
 
-def recomputed_scorecard_section(data, card, thresholds, *, n_bootstrap, seed, level=0.95) -> Section:
-    if not data.converted.meta.height:
-        return book.f8_not_run(data)
-    metrics = data.metrics()
-    long = ae.bootstrap_scorecard(metrics, rounds=n_bootstrap, seed=seed, level=level, convention=data.convention)
+def scorecard_section(rec, data, card, thresholds, *, n_bootstrap, seed, level=0.95) -> Section:
+    """AE-F8: the published and the recomputed scorecard recorded, the recomputed one's figure and tables."""
+    metrics = long = None
+    if data.converted.meta.height:
+        metrics = data.metrics()
+        long = ae.bootstrap_scorecard(metrics, rounds=n_bootstrap, seed=seed, level=level, convention=data.convention)
+    f8 = book.f8_record(data, ae.classify_scorecard(card, thresholds), metrics, long, thresholds, level=level)
+    rec.record("AE-F8", f8.result, reason=f8.reason, planted=f8.planted, notes=f8.notes)
+    if metrics is None or long is None:
+        return Section()
     return book.f8_recomputed_section(data, metrics, long, card, thresholds, n_bootstrap=n_bootstrap, level=level)
 
 
-def confidence_section(data) -> Section:
+def confidence_section(rec, data) -> Section:
     conf = ae.confidence_frame(data.records)
     figures = []
     if conf.height:
@@ -112,10 +128,13 @@ def confidence_section(data) -> Section:
         reference = book.paper_strongly_confident(list(names.values()))
         figures.append(Figure(ae.confidence_bars(ae.confidence_distribution(conf), names, reference=reference),
                               data.kind))
-    return Section(book.f8b_numbers(data, conf), figures)
+    f8b = book.f8b_record(data, conf)
+    rec.record("AE-F8b", f8b.result, reason=f8b.reason, planted=f8b.planted, notes=f8b.notes,
+               data=book.number_kind(data))
+    return Section([], figures)
 
 
-def agreement_section(data, answer_labels="", *, seed=0) -> Section:
+def agreement_section(rec, data, answer_labels="", *, seed=0) -> Section:
     judged = ae.judge_values(data.records, data.support)
     labels = sim = agreement = None
     if str(answer_labels).strip():
@@ -125,12 +144,10 @@ def agreement_section(data, answer_labels="", *, seed=0) -> Section:
         labels = sim.labels
     if labels is not None:
         agreement = ae.judge_agreement(labels, judged)
-    return book.p_section(agreement, sim, "simulated" if sim is not None else data.kind)
-
-
-def _every_number_has_a_paper_row(section: report.Section) -> None:
-    for n in section.numbers:
-        paper_values.lookup(n.analysis_id, n.quantity)  # KeyError naming the row otherwise
+    p = book.p_record(agreement, sim)
+    rec.record("AE-P", p.result, data="simulated" if sim is not None else data.kind, reason=p.reason,
+               planted=p.planted, notes=p.notes)
+    return Section(tables=book.p_tables(agreement, sim))
 
 
 def test_record_sends_numbers_and_not_run_reasons_to_the_recorder():
@@ -166,12 +183,16 @@ def test_share_bounds_closed_form():
         findings.share_bounds(13, 12, 21)
 
 
-def test_findings_section_records_the_checks():
-    sec = findings_section()
-    _every_number_has_a_paper_row(sec)
-    got = {n.quantity: n.ours for n in sec.numbers}
-    assert got["findings in Table 1"] == 16 and got["final-study participants (Table 8, pilot excluded)"] == 21
-    assert got["S.III: % of participants who raised it, as printed (12/20)"] == pytest.approx(60.0)
+def test_findings_section_records_the_checks(rec):
+    sec = findings_section(rec)
+    got = recorded(rec, "AE-T1")
+    assert got["findings in Table 1"].ours == 16
+    assert got["final-study participants (Table 8, pilot excluded)"].ours == 21
+    assert got["final-study participants who used You.com (Table 8)"].status == "match"
+    s3 = got["S.III: % of participants who raised it, as printed (12/20)"]
+    assert s3.ours == pytest.approx(60.0) and s3.note == (
+        "among all 21 final-study participants: 57.1% if the uncounted one did not raise it, 61.9% if they did")
+    assert got["findings counted out of fewer participants than the final study had"].note.endswith("; S.III (12/20)")
     assert sec.tables[0].frame["participants"].to_list()[10] == "12/20"
 
 
@@ -222,102 +243,109 @@ def test_implied_table_against_table3():
     assert tab.filter(pl.col("group") != "all")["outside_range"].is_between(0, 1).all()
 
 
-def test_implied_section_labels_follow_the_family():
-    for family in ("gamma", "lognormal"):
-        sec = implied_section(family)
-        assert any(n.quantity.endswith(f"median of the implied {family}") for n in sec.numbers)
-    sec = implied_section()
-    _every_number_has_a_paper_row(sec)
+def test_implied_section_records_the_gamma_fits(rec):
+    implied_section(rec)
+    got = recorded(rec, "AE-F6")
+    google = got["Google, hovered: median of the implied gamma"]
+    assert google.ours == pytest.approx(stats.gamma((11.81 / 3.56) ** 2, scale=3.56**2 / 11.81).median())
+    assert google.note.endswith("of the implied gamma lies outside Table 3's [6, 24]") and google.status == "match"
+    assert got["All three engines, hovered: SD of the implied mixture"].status == "differs"
+    assert all(r.status != "not run" for r in got.values())
+    assert len(got) == len(implied.implied_table(usability.load_usability_tables())) + 4  # mixtures: mean and SD
 
 
 # --- published sections -------------------------------------------------------------------------------------------
 
 
-def test_published_sections_record_rows_that_exist(card, thresholds):
-    secs = [figure7_section(), published_scorecard_section(card, thresholds),
-            table2_section(), *usability_section()]
-    for sec in secs:
-        _every_number_has_a_paper_row(sec)
-    m = {n.quantity: n.ours for n in secs[0].numbers}
-    assert m["relevant_statements (fraction)"] == "6/7" and m["citation_accuracy (fraction)"] == "4/7"
-    counts = {n.quantity: n.ours for n in secs[1].numbers if "metrics" in n.quantity}
+def test_published_sections_record_rows_that_exist(rec, card, thresholds, simulated):
+    figure7_section(rec)
+    table2_section(rec)
+    t34_section = usability_section(rec)[0]
+    scorecard_section(rec, simulated, card, thresholds, n_bootstrap=5, seed=0)
+    m = recorded(rec, "AE-M")
+    assert m["relevant_statements (fraction)"].ours == "6/7" and m["citation_accuracy (fraction)"].ours == "4/7"
+    konig = m["source_necessity, König minimum vertex cover / sources"]
+    assert "matching size 4 = cover size 4" in konig.note and konig.status == "inconsistent"
+    counts = recorded(rec, "AE-F8")
     # Fig 8a by hand against Table 7: You.com acceptable = overconfident 19.4 and uncited 1.1
-    assert counts["You.com: metrics acceptable, published values"] == 2
-    assert counts["Perplexity: metrics acceptable, published values"] == 0
-    t34 = secs[3].tables[0].frame
-    assert set(t34["Google vs"]) == {"all", "Perplexity", "BingChat", "You.com"}  # the paper's names
-    assert not any("bing_copilot" in n.quantity for n in secs[3].numbers)
+    assert counts["You.com: metrics acceptable, published values"].ours == 2
+    assert counts["Perplexity: metrics acceptable, published values"].ours == 0
+    assert counts["BingChat: uncited_sources category, published value"].note == "36.2%"
+    assert {r.status for r in recorded(rec, "AE-T2").values()} == {"match"}
+    assert {r.status for r in recorded(rec, "AE-T34").values()} == {"assumption", "computed"}
+    assert set(t34_section.tables[0].frame["Google vs"]) == {"all", "Perplexity", "BingChat", "You.com"}
+    assert len(recorded(rec, "AE-T5")) == 4
 
 
 # --- sections from answers ----------------------------------------------------------------------------------------
 
 
-def test_sections_on_a_users_engine_and_a_paper_engine(tmp_path, card, thresholds):
+def test_sections_on_a_users_engine_and_a_paper_engine(tmp_path, rec, card, thresholds):
     shutil.copy(FIXTURES / "answers_two_engines.json", tmp_path / "a.json")
     data = ae.load_answers(tmp_path / "a.json", cache_dir=tmp_path / "cache")
-    sec = recomputed_scorecard_section(data, card, thresholds, n_bootstrap=20, seed=0)
-    recorded = [n for n in sec.numbers if not n.reason]
-    assert all("MyEngine" not in n.quantity for n in sec.numbers)  # no paper value: not recorded ...
+    sec = scorecard_section(rec, data, card, thresholds, n_bootstrap=20, seed=0)
+    got = [r for r in rec.results if "recomputed" in r.quantity]
+    assert all("MyEngine" not in r.quantity for r in rec.results)  # no paper value: not recorded ...
     extra = sec.tables[-1].frame  # ... but analysed and shown
     assert set(extra["engine"]) == {"MyEngine"} and "acceptable" in extra.columns
-    assert {n.quantity.split(":")[0] for n in recorded if ":" in n.quantity} == {"You.com"}
-    reasons = {n.reason for n in sec.numbers if n.reason}
-    assert reasons == {"not run: no answers from BingChat, Perplexity in the records"}
-    for s in (sec, confidence_section(data),
-              agreement_section(data, FIXTURES / "labels.csv")):
-        _every_number_has_a_paper_row(s)
-    conf = {n.quantity: n.ours for n in confidence_section(data).numbers if not n.reason}
-    assert conf["You.com: % strongly confident (5), all queries"] == pytest.approx(50.0)
-    agree = agreement_section(data, FIXTURES / "labels.csv")
-    assert {n.quantity: n.ours for n in agree.numbers}["labelled items matched, answer confidence"] == 4
+    assert {r.quantity.split(":")[0] for r in got if r.status != "not run"} == {"You.com"}
+    assert {r.reason.split(",")[0] for r in got if r.status == "not run"} == {
+        "the data have no engine BingChat", "the data have no engine Perplexity"}
+    confidence_section(rec, data)
+    agreement_section(rec, data, FIXTURES / "labels.csv")
+    assert recorded(rec, "AE-F8b")["You.com: % strongly confident (5), all queries"].ours == pytest.approx(50.0)
+    assert recorded(rec, "AE-P")["labelled items matched, answer confidence"].ours == 4
 
 
-def test_sections_on_unjudged_answers_say_not_run(tmp_path, card, thresholds, monkeypatch):
+def test_sections_on_unjudged_answers_say_not_run(tmp_path, rec, card, thresholds, monkeypatch):
     for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     shutil.copy(FIXTURES / "answers_unjudged.json", tmp_path / "a.json")
     data = ae.load_answers(tmp_path / "a.json", cache_dir=tmp_path / "cache")
-    sec = recomputed_scorecard_section(data, card, thresholds, n_bootstrap=20, seed=0)
-    ran = [n for n in sec.numbers if not n.reason]
-    assert [(n.quantity, n.ours) for n in ran] == [(book_scorecard.COUNTS[2], 2)]
-    reason = next(n.reason for n in sec.numbers if n.reason)
-    assert reason.startswith("not run: 2 of 2 answer records not judged (no LLM endpoint")
-    conf = confidence_section(data)
-    assert conf.numbers and all(n.reason == reason for n in conf.numbers)
-    agree = agreement_section(data)
-    assert all(n.reason == book_answers.LABELS_REASON for n in agree.numbers)
-    for s in (sec, conf, agree):
-        _every_number_has_a_paper_row(s)
+    scorecard_section(rec, data, card, thresholds, n_bootstrap=20, seed=0)
+    recomputed = [r for r in rec.results if "published value" not in r.quantity]
+    assert [(r.quantity, r.ours) for r in recomputed if r.status != "not run"] == [
+        ("answers excluded (not judged, no statements or no scraped source)", 2)]
+    reason = next(r.reason for r in recomputed if r.status == "not run")
+    assert reason.startswith("2 of 2 answer records not judged (no LLM endpoint")  # "not run: " is the status's
+    confidence_section(rec, data)
+    conf = recorded(rec, "AE-F8b")
+    assert conf and all(r.reason == reason for r in conf.values())
+    agreement_section(rec, data)
+    assert {r.reason for r in recorded(rec, "AE-P").values()} == {book_answers.LABELS_REASON}
 
 
-def test_sections_on_the_simulator_plant_and_record(card, thresholds):
-    data = ae.load_answers()
-    sec = recomputed_scorecard_section(data, card, thresholds, n_bootstrap=20, seed=0, level=0.9)
-    assert not any(n.reason for n in sec.numbers) and len(sec.tables) == 1
-    one = next(n for n in sec.numbers if n.quantity == "Perplexity: % one_sided_answer, recomputed from answers")
+def test_sections_on_the_simulator_plant_and_record(rec, card, thresholds, simulated):
+    sec = scorecard_section(rec, simulated, card, thresholds, n_bootstrap=20, seed=0, level=0.9)
+    assert not any(r.status == "not run" for r in rec.results) and len(sec.tables) == 1
+    one = recorded(rec, "AE-F8")["Perplexity: % one_sided_answer, recomputed from answers"]
     assert one.planted == pytest.approx(83.4) and one.note.startswith("90% bootstrap CI")
-    agree = agreement_section(data, seed=0)
-    assert [n.data for n in agree.numbers] == ["simulated"] * 4 and agree.tables[0].caption.startswith("Simulated")
+    confidence_section(rec, simulated)
+    conf = recorded(rec, "AE-F8b")
+    assert conf["Perplexity: % strongly confident (5), all queries"].planted is not None
+    assert conf["Perplexity: mean confidence (1–5), debate queries"].planted is None
+    sec = agreement_section(rec, simulated, seed=0)
+    assert [r.data for r in recorded(rec, "AE-P").values()] == ["simulated"] * 4
+    assert sec.tables[0].caption.startswith("Simulated")
 
 
 # --- figures and the notebook ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("book_style", [False, True])
-def test_every_chapter_figure_is_legible_at_display_size(card, thresholds, book_style):
+def test_every_chapter_figure_is_legible_at_display_size(rec, card, thresholds, simulated, book_style):
     """At matplotlib's defaults and under the book's style (the chapter calls plotting.apply_style())."""
     with plt.rc_context():
         if book_style:
             plotting.apply_style()
-        _every_figure_legible(card, thresholds)
+        _every_figure_legible(rec, card, thresholds, simulated)
 
 
-def _every_figure_legible(card, thresholds):
-    data = ae.load_answers()
-    sections = [figure7_section(), published_scorecard_section(card, thresholds),
-                table2_section(), findings_section(), implied_section(),
-                recomputed_scorecard_section(data, card, thresholds, n_bootstrap=10, seed=0),
-                confidence_section(data)]
+def _every_figure_legible(rec, card, thresholds, data):
+    published_card = Section([], [Figure(ae.scorecard_figure(card, thresholds), "published")])
+    sections = [figure7_section(rec), published_card, table2_section(rec), findings_section(rec),
+                implied_section(rec), scorecard_section(rec, data, card, thresholds, n_bootstrap=10, seed=0),
+                confidence_section(rec, data)]
     for sec in sections:
         for shown in sec.figures:
             assert plots.smallest_displayed_font(shown.figure) >= plots.MIN_FONT_PT, shown.figure.texts[:1]
@@ -370,14 +398,14 @@ def test_the_conclusions_most_metrics_claim_counts_acceptable_metrics_per_engine
     """§7: "none met acceptable performance across most metrics". On the published scorecard You.com is the best
     with 2 acceptable of 8; an engine acceptable on 5 of 8 breaks the claim, 4 of 8 (half, not most) does not."""
     claim = book.most_metrics_claim(classify_scorecard(card, thresholds))
-    assert claim.ours == "holds" and claim.note == "most acceptable: You.com, 2 of 8"
+    assert claim == {"holds": "holds", "best": "You.com", "n": 2, "of": 8}
 
     def made(n_acceptable: int) -> pl.DataFrame:
         return pl.DataFrame({"engine": ["x"] * 8 + ["y"] * 8, "metric": [f"m{i}" for i in range(8)] * 2,
                              "category": ["acceptable"] * n_acceptable + ["problematic"] * (16 - n_acceptable)})
 
-    assert book.most_metrics_claim(made(5)).ours == "does not hold"
-    assert book.most_metrics_claim(made(4)).ours == "holds"
+    assert book.most_metrics_claim(made(5))["holds"] == "does not hold"
+    assert book.most_metrics_claim(made(4))["holds"] == "holds"
 
 
 def test_the_library_knows_nothing_of_the_book():

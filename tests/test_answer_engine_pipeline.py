@@ -174,18 +174,23 @@ def _paper_engine_records() -> list[dict]:
     return [{**a, "answer_engine": "you_com"}, {**b, "answer_engine": "perplexity"}]
 
 
-def _section(judged, report, support_path):
+def _section(judged, report, support_path, results_dir):
+    """AE-F8 as chapter 09 records it (the published and the recomputed scorecard) and its recomputed section."""
     from analysis_lib.answer_engine.loading import AnswerData
     from analysis_lib.fetch import published
-    from bookbuild.papers.answer_engine import f8_recomputed_section
+    from bookbuild.papers.answer_engine import f8_recomputed_section, f8_record
+    from bookbuild.recorder import Recorder
 
     recs = ae.parse_records(judged, "judged")
     support = ae.load_support_results(support_path) if support_path.is_file() else None
     data = AnswerData(recs, ae.records_to_answers(recs, support), "real", "test records", support, judging=report)
-    card = pl.read_csv(published("aee_figure8_scorecard"))
+    card, thresholds = pl.read_csv(published("aee_figure8_scorecard")), ae.load_thresholds()
     metrics = data.metrics()
     long = ae.bootstrap_scorecard(metrics, rounds=20, seed=0, convention=data.convention)
-    return f8_recomputed_section(data, metrics, long, card, ae.load_thresholds(), n_bootstrap=20)
+    rec = Recorder(results_dir, "09_answer_engines", data="real")
+    f8 = f8_record(data, ae.classify_scorecard(card, thresholds), metrics, long, thresholds)
+    rec.record("AE-F8", f8.result, reason=f8.reason, planted=f8.planted, notes=f8.notes)
+    return rec.results, f8_recomputed_section(data, metrics, long, card, thresholds, n_bootstrap=20)
 
 
 def test_a_metric_no_answer_defines_is_not_run_instead_of_raising(server, tmp_path):
@@ -193,14 +198,15 @@ def test_a_metric_no_answer_defines_is_not_run_instead_of_raising(server, tmp_pa
     the Table 7 classification refused ("nan is not a percentage", the chapter 09 crash)."""
     support_path = tmp_path / "s.jsonl"
     judged, report = ae.judge_records(_paper_engine_records(), _client(server, tmp_path), support_path)
-    sec = _section(judged, report, support_path)
-    by_quantity = {n.quantity: n for n in sec.numbers}
+    results, _ = _section(judged, report, support_path, tmp_path / "results")
+    by_quantity = {r.quantity: r for r in results}
     one_sided = by_quantity["Perplexity: % one_sided_answer, recomputed from answers"]
-    assert one_sided.ours is None and one_sided.reason == "not run: no answer of this engine defines it"
+    assert one_sided.ours is None and one_sided.reason == "no answer of this engine defines it"
     # You.com's one-sided answer is defined: 0 of its 1 debate answer (hand count above)
     assert by_quantity["You.com: % one_sided_answer, recomputed from answers"].ours == 0.0
     # Perplexity's categories are counted over the metrics it defines, and say so
-    counted = [n for n in sec.numbers if n.quantity.startswith("Perplexity: metrics ")]
+    counted = [r for r in results
+               if r.quantity.startswith("Perplexity: metrics ") and r.quantity.endswith(", recomputed")]
     assert sum(n.ours for n in counted) == 6  # 8 metrics, one-sided and overconfident undefined
     assert all(n.note == "of the 6 of 8 metrics defined" for n in counted)
 
@@ -213,9 +219,8 @@ def test_a_budget_that_runs_out_part_way_leaves_numbers_not_run_with_the_budget_
     client.max_requests = 4  # the two statement requests, then 2 of the 10 support requests
     judged, report = ae.judge_records(_paper_engine_records(), client, support_path)
     assert report.not_run and report.not_run_reason.startswith("not run: request budget")
-    sec = _section(judged, report, support_path)
-    metric_numbers = [n for n in sec.numbers if "recomputed" in n.quantity and not n.quantity.startswith("BingChat")]
-    assert metric_numbers and all(n.ours is None for n in metric_numbers)
-    assert all(n.reason.startswith("not run: request budget") and keys.unfinished_reason(n.reason)
-               for n in metric_numbers)
+    results, sec = _section(judged, report, support_path, tmp_path / "results")
+    metric_numbers = [r for r in results if "recomputed" in r.quantity and not r.quantity.startswith("BingChat")]
+    assert metric_numbers and all(r.ours is None for r in metric_numbers)
+    assert all(r.reason.startswith("request budget") and keys.unfinished_reason(r.reason) for r in metric_numbers)
     assert any(t.caption.startswith("Partial scorecard, not recorded") for t in sec.tables)

@@ -197,6 +197,16 @@ def test_confidence_distribution_lists_every_level():
     assert debate["n"].to_list() == [0, 0, 1, 0, 1] and debate["share"].sum() == pytest.approx(1.0)
 
 
+def test_confidence_summary_by_query_type_and_over_all():
+    conf = pl.DataFrame({"engine": ["a"] * 4 + ["b"], "confidence": [5, 3, 5, 4, 2],
+                         "query_type": ["debate", "debate", "expertise", "debate", "expertise"]})
+    summary = ae.confidence_summary(conf)
+    a = {r["query_type"]: r for r in summary.filter(pl.col("engine") == "a").iter_rows(named=True)}
+    assert (a["debate"]["n"], a["debate"]["strongly"], a["debate"]["mean"]) == (3, pytest.approx(1 / 3), 4.0)
+    assert (a["expertise"]["strongly"], a["all"]["n"], a["all"]["strongly"], a["all"]["mean"]) == (1.0, 4, 0.5, 4.25)
+    assert summary.filter(pl.col("engine") == "b")["query_type"].to_list() == ["expertise", "all"]
+
+
 def test_judge_agreement_against_numpy(tmp_path):
     rng = np.random.default_rng(5)
     conf = rng.integers(1, 6, size=30)

@@ -1,4 +1,5 @@
-"""DR-Arena: tree loader and shape, Table 8/9 comparison, Table 3 correlations (the loop: test_dr_arena_loop.py)."""
+"""DR-Arena: tree loader and shape, Tables 8 and 9 in the paper values, Table 3 correlations (the loop:
+test_dr_arena_loop.py)."""
 
 from __future__ import annotations
 
@@ -92,27 +93,26 @@ def test_first_violation_in_document_order():
         d.validate_tree(bad, "x")
 
 
-def test_counts_tables_and_comparison():
+def test_counts_tables():
     summary = {"trees_by_domain": {"b.org": 1, "a.org": 2, "c.org": 1}, "trees_by_topic": {"T": 4}, "trees": [
         {"root_url": "https://a.org/x"}, {"root_url": "https://a.org/y"}, {"root_url": "https://b.org/"},
         {"root_url": "http://c.org/z?q=1"}]}
     assert d.domain_table(summary)["domain"].to_list() == ["a.org", "b.org", "c.org"]
     assert d.root_domains(summary) == summary["trees_by_domain"]
-    cmp = d.compare_counts({"a": 2, "b": 1}, {"a": 2, "c": None}, "k")
-    assert cmp["k"].to_list() == ["a", "c", "b"]
-    assert cmp["agree"].to_list() == [True, False, False]
-    assert cmp["in_paper"].to_list() == [True, True, False]
 
 
-def test_published_tables_8_and_9_agree_with_the_papers_totals():
-    """The transcribed Table 8 sums to the paper's 30 trees (App. F), Table 9 to its 21 counted trees over 19 topics
-    plus one row whose count the extracted text lacks (the paper-values notes)."""
-    t8, t9 = d.paper_table8(), d.paper_table9()
-    assert sum(t8.values()) == paper_values.lookup("DR-T89", "trees in the dataset").paper
+def test_tables_8_and_9_in_the_paper_values_agree_with_the_papers_totals():
+    """Table 8's rows sum to the paper's 30 trees (App. F) over its 21 domains; Table 9 prints 19 topics, 18 of them
+    counted summing to 21 trees and one whose count the extracted text lacks."""
+    rows = paper_values.rows_of("DR-T89")
+    t8 = [r for r in rows if r.source == "DR Table 8" and r.result.startswith("domains[domain=")]
+    t9 = [r for r in rows if r.source == "DR Table 9" and r.result.startswith("topics[topic=")]
+    assert sum(r.paper for r in t8) == paper_values.lookup("DR-T89", "trees in the dataset").paper  # type: ignore[misc]
     assert len(t8) == paper_values.lookup("DR-T89", "source domains").paper
-    assert t8["en.wikipedia.org"] == paper_values.lookup("DR-T89", "en.wikipedia.org trees").paper
-    assert len(t9) == 19 and sum(v for v in t9.values() if v is not None) == 21
-    assert [k for k, v in t9.items() if v is None] == ["Health > Mental Health > Learning & Developmental Disabilities"]
+    assert len(t9) == paper_values.lookup("DR-T89", "topics").paper == 19
+    assert sum(r.paper for r in t9 if r.paper is not None) == 21  # type: ignore[misc]
+    assert [r.quantity for r in t9 if r.paper is None] == [
+        "Health > Mental Health > Learning & Developmental Disabilities trees"]
 
 
 def test_table3_correlations_from_published_csv():

@@ -1,6 +1,7 @@
-"""The DR-Arena chapter's book side (:mod:`bookbuild.papers.dr_arena`): labels exist in the paper-values table,
-claims follow their thresholds, the paper's reference values are placed where the paper puts them, tables are
-trimmed; and the library analyses it records (replays, reference agreement) against independent computations."""
+"""The DR-Arena chapter's book side (:mod:`bookbuild.papers.dr_arena`): every section records through
+``Recorder.record`` against the real paper values (each row's path exists in the analyses' results), claims follow
+their thresholds, the paper's reference values are placed where the paper puts them, tables are trimmed; and the
+library analyses it records (replays, reference agreement) against independent computations."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ from analysis_lib import dr_arena
 from analysis_lib.dr_arena import match_log
 from analysis_lib.fetch import published
 from analysis_lib.stats import leaderboard_correlations
-from bookbuild import paper_values
 from bookbuild.papers import dr_arena as paper
+from bookbuild.papers.dr_arena import examiner as paper_examiner
 from bookbuild.papers.dr_arena import logs as paper_logs
 from bookbuild.papers.dr_arena import loop as paper_loop
-from bookbuild.sections import Number
+from bookbuild.recorder import NotRun, Recorder
 
 #: Two small trees (root with children to depth 3) for a quick simulated tournament.
 TREE = {"children": [{"children": [{"children": []}, {"children": []}]}, {"children": [{"children": []}]},
@@ -33,31 +34,38 @@ def small_logs() -> dr_arena.MatchSource:
     return dr_arena.load_match_source("", {"t1": TREE, "t2": TREE}, n_agents=6, n_rounds=3, seed=1)
 
 
-def _labels_known(numbers: list[Number]) -> None:
-    for n in numbers:
-        paper_values.lookup(n.analysis_id, n.quantity)  # raises KeyError naming the CSV when a label is missing
-        assert (n.reason != "") == (n.ours is None)
+def _recorded(rec: Recorder, analysis_id: str) -> dict[str, object]:
+    return {r.quantity: r.ours for r in rec.results if r.analysis_id == analysis_id}
 
 
-def test_log_numbers_label_and_record(small_logs: dr_arena.MatchSource) -> None:
+def test_log_sections_record_every_row(small_logs: dr_arena.MatchSource, tmp_path) -> None:
     rounds, kind = small_logs.rounds, small_logs.kind
+    rec = Recorder(tmp_path, "08_dr_arena", data=kind)
     matches = dr_arena.matches(rounds)
     board = dr_arena.ratings(matches, rounds=5, seed=0)
+    tour = dr_arena.tournament_summary(matches, board, small_logs.pairings)
     agree = dr_arena.reference_agreement(board, small_logs.reference)
+    rec.record("DR-S", {"tour": tour, "mle": "yes", "n_bootstrap": 5, "spearman": agree.spearman if agree else None})
     by_k = dr_arena.correlation_by_rounds(rounds, dr_arena.reference_models(board, small_logs.reference))
-    numbers = [*paper.s_numbers(small_logs, matches, board, agree, 5), *paper.t6_numbers(by_k, small_logs),
-               *paper.f5_numbers(dr_arena.rounds_vs_gap(rounds, board), dr_arena.mean_rounds(rounds), kind),
-               *paper.f6_numbers(dr_arena.failure_profile(rounds), kind),
-               *paper.f7_numbers(dr_arena.verdict_shares(rounds), rounds.height, kind)]
-    _labels_known(numbers)
-    got = {n.quantity: n.ours for n in numbers}
-    assert got["models in the tournament"] == 6
+    rec.record("DR-T6", paper.t6_result(by_k))
+    gap = dr_arena.rounds_vs_gap(rounds, board)
+    rec.record("DR-F5", {"gap": gap, "claim": paper.f5_claim(gap)})
+    profile = dr_arena.failure_profile(rounds)
+    rec.record("DR-F6", {"profile": profile, "balanced": paper.f6_claim(profile)})
+    verdicts = dr_arena.verdict_summary(rounds)
+    rec.record("DR-F7", {"verdicts": verdicts, "better_first": paper.f7_claim(verdicts)})
+    got = {r.quantity: r.ours for r in rec.results}
+    assert got["models in the tournament"] == 6 and got["byes"] == 0
     assert got["matches played"] == rounds["match_id"].n_unique()
+    assert got["mean rounds per match"] == pytest.approx(matches["n_rounds"].mean())
     assert got["Spearman rho, all rounds"] == pytest.approx(by_k["spearman"][-1])
     r1, all_rounds = got["Spearman rho, round 1 only"], got["Spearman rho, all rounds"]
     assert got["claim: round 1 alone gives a lower Spearman than all rounds"] == (
-        "holds" if r1 < all_rounds else "does not hold")
-    summary = paper.claims_summary(numbers, seed=1)
+        "holds" if r1 < all_rounds else "does not hold")  # type: ignore[operator]
+    assert got["lowest failure rate (%)"] == pytest.approx(100 * profile["failure_rate"].min())
+    assert got["share of tie verdicts (%)"] == pytest.approx(100 * rounds["verdict"].eq("TIE").mean())
+    assert [r.status for r in rec.results if "without rubrics" in r.quantity] == ["not run"] * 2
+    summary = paper.claims_summary(rec.results, seed=1)
     assert summary.count("in the simulation.") == sum(q.startswith("claim:") for q in got)
 
 
@@ -70,10 +78,12 @@ def test_reference_agreement_is_scipy_spearman(small_logs: dr_arena.MatchSource)
     assert dr_arena.reference_agreement(board, dict(list(small_logs.reference.items())[:2])) is None
 
 
-def test_too_few_reference_models_is_not_run(small_logs: dr_arena.MatchSource) -> None:
-    numbers = paper.t6_numbers(None, small_logs)
-    _labels_known(numbers)
-    assert all(n.ours is None for n in numbers) and paper.t6_tables(None) == [] and paper.fig4_notes(None, "x") == []
+def test_too_few_reference_models_is_not_run(small_logs: dr_arena.MatchSource, tmp_path) -> None:
+    rec = Recorder(tmp_path, "08_dr_arena", data="simulated")
+    rec.record("DR-T6", paper.t6_result(None), reason=paper.too_few(small_logs))
+    assert {r.status for r in rec.results} == {"not run"}
+    assert {r.reason for r in rec.results} == {paper.too_few(small_logs), paper_logs.RUBRIC_REASON}
+    assert paper.t6_tables(None) == [] and paper.fig4_notes(None, "x") == []
 
 
 def test_profile_table_shares_sum_to_100(small_logs: dr_arena.MatchSource) -> None:
@@ -117,22 +127,33 @@ def test_mle_note_says_when_ridge_was_needed() -> None:
     assert "No bootstrap" in paper.mle_note(board(True, 0), 0)
 
 
-def test_loop_numbers_and_tables() -> None:
+def test_loop_records_the_replays_and_shows_their_tables(tmp_path) -> None:
     cfg = dr_arena.FRAMEWORK
     table2 = dr_arena.transition_table(cfg)
-    _labels_known(paper.rules_numbers(table2))
     assert set(paper_loop.RULE_LABELS) == {f.name for f in dataclasses.fields(dr_arena.LoopConfig)}
     assert "kind" not in paper.rules_tables(table2, dr_arena.config_table(cfg), cfg.name)[0].frame.columns
     replays = dr_arena.replay_published_traces(cfg)
     replay = dr_arena.replay_cases_trace(cfg)
-    _labels_known([*paper.traces_numbers(replays), *paper.page_numbers(replay)])
+    example = replays[paper_loop.EXAMPLE_ID].replay
+    rec = Recorder(tmp_path, "08_dr_arena")
+    rec.record("DR-L", {"combinations": table2.height, "traces": len(replays),
+                        "reproduced": sum(r.reproduced for r in replays.values()),
+                        "example": dr_arena.replay_summary(example), "page": dr_arena.replay_summary(replay)})
+    by = {r.quantity: r for r in rec.results}
+    page = by["project-page trace (Handheld Game Consoles): rounds whose depth and width the replay reproduces"]
+    assert page.ours == replay.height == 5 and page.status == "match"
+    assert by["project-page trace (Handheld Game Consoles): stop rule after the last round"].status == "match"
+    assert by["(verdict, failure type) combinations mapped by Table 2"].ours == 4 * 4 + 2
+    assert by["worked example (tree_0022): rounds played"].note.endswith(f"; stop: {example['stop'][-1]}")
     shown = paper.page_tables(replay)[0].frame
     assert shown["page task"].to_list() == shown["task (depth × width)"].to_list()  # every round reproduced
     assert shown["page task"].to_list() == [f"2 × {w}" for w in range(2, 7)]
     assert shown["stop"][-1] == "SCORE GAP" and shown["score A–B"][-1] == "2–5"
-    example = paper.traces_tables(replays[paper_loop.EXAMPLE_ID].replay)[0].frame
-    assert example["logged task"].to_list() == example["task (depth × width)"].to_list()
-    assert example["logged score"].to_list() == example["score A–B"].to_list()
+    example_shown = paper.traces_tables(example)[0].frame
+    assert example_shown["logged task"].to_list() == example_shown["task (depth × width)"].to_list()
+    assert example_shown["logged score"].to_list() == example_shown["score A–B"].to_list()
+    summary = dr_arena.replay_summary(example)
+    assert summary.score_gap == abs(example["score_a"][-1] - example["score_b"][-1]) and summary.rounds == 5
 
 
 def test_replay_published_traces_match_their_logs() -> None:
@@ -157,12 +178,42 @@ def test_trees_banner_names_the_missing_trees() -> None:
     assert "The other 1 trees listed" in text and "(tree_b)" in text and "cover 1 trees" in text
 
 
-def test_published_numbers_labels() -> None:
+def test_trees_are_recorded_domain_by_domain_against_tables_8_and_9(tmp_path) -> None:
+    summary = {"dataset_info": {"total_trees": 3}, "trees": [{}, {}, {}],
+               "trees_by_domain": {"en.wikipedia.org": 2, "x.org": 1}, "trees_by_topic": {"Beauty & Fitness": 3}}
+    domains, topics = dr_arena.domain_table(summary), dr_arena.topic_table(summary)
+    rec = Recorder(tmp_path, "08_dr_arena")
+    rec.record("DR-T89", {"total_trees": 3, "listed_trees": 3, "domains": domains, "n_domains": domains.height,
+                          "recount": "yes", "topics": topics, "n_topics": topics.height, "topic_trees": 3})
+    by = {r.quantity: r for r in rec.results}
+    assert by["en.wikipedia.org trees"].status == "differs" and by["en.wikipedia.org trees"].paper == 8
+    assert by["x.org trees"].status == "computed" and by["x.org trees"].note == "a domain Table 8 does not list"
+    assert by["gmgc.com trees"].status == "not run" and "domain gmgc.com" in by["gmgc.com trees"].reason
+    assert by["Beauty & Fitness trees"].ours == 3 and by["topics"].status == "inconsistent"
+
+
+def test_published_sections_record_against_the_paper(tmp_path) -> None:
     t3 = pl.read_csv(published("dr_arena_table3_leaderboards"))
     agree = leaderboard_correlations(t3)
-    _labels_known([*paper.t3_numbers(agree), *paper.t4_numbers(agree, t3.height, dr_arena.table4()),
-                   *paper.t5_numbers(dr_arena.table5_check(dr_arena.table5())),
-                   *paper.t7_numbers(dr_arena.table7_check(dr_arena.table7()))])
+    t4 = dr_arena.table4()
+    stated = t4.filter(pl.col("sign_stated").is_not_null())
+    rec = Recorder(tmp_path, "08_dr_arena")
+    rec.record("DR-T3", agree)
+    rec.record("DR-T4", {"agree": agree, "n_models": t3.height, "n_stated": stated.height,
+                         "stated": "; ".join(stated["benchmark"]), "body": NotRun(paper.T4_MISSING)})
+    check5 = dr_arena.table5_check(dr_arena.table5())
+    rec.record("DR-T5", {"check": check5, "full_tree": paper.holds(check5.full_tree_best)})
+    rec.record("DR-T7", paper.t7_result(dr_arena.table7_check(dr_arena.table7())))
+    t3_status = {r.status for r in rec.results if r.analysis_id == "DR-T3" and r.paper is not None}
+    assert t3_status == {"match"}
+    t4_rows = {r.quantity: r for r in rec.results if r.analysis_id == "DR-T4"}
+    assert t4_rows["DR-Arena: Spearman rho with Search Arena (from Table 3)"].note.endswith("; 6 models")
+    assert {r.reason for r in t4_rows.values() if r.status == "not run"} == {paper.T4_MISSING}
+    assert _recorded(rec, "DR-T5")["shares that are a whole count of the 50 cases"] == 4
+    t7 = _recorded(rec, "DR-T7")
+    assert t7["stop efficiency as a count of the matches"] == "none of k/30"
+    assert [r.note for r in rec.results if r.quantity == "stop efficiency as a count of the matches"] == [
+        "the text: 92.2% of the matches stopped at an efficient round count; as turns: 59/64"]
 
 
 class _NoEndpoint:
@@ -173,12 +224,12 @@ class _NoEndpoint:
         return "no LLM endpoint configured"
 
 
-def test_examiner_not_run_reasons() -> None:
+def test_examiner_not_run_reasons(tmp_path) -> None:
     prompts, why = paper.examiner_prompts(_NoEndpoint(), ["a", "b"])  # type: ignore[arg-type]
     assert prompts is None and why == "no LLM endpoint configured"
-    numbers = paper.x_numbers(_NoEndpoint(), None, None, why)  # type: ignore[arg-type]
-    _labels_known(numbers)
-    assert [n.reason for n in numbers][:2] == ["no LLM endpoint configured"] * 2
+    rec = Recorder(tmp_path, "08_dr_arena")
+    rec.record("DR-X", paper.x_result(_NoEndpoint(), None), reason=why)  # type: ignore[arg-type]
+    assert [r.reason for r in rec.results] == [why, why, paper_examiner.AGREEMENT_REASON]
     assert paper.x_tables(None) == [] and paper.x_notes(_NoEndpoint(), None, [], "") == []  # type: ignore[arg-type]
     assert paper.agent_names(" a, ,b ,") == ["a", "b"]
 

@@ -47,20 +47,13 @@ def test_table5_checks() -> None:
 def test_table7_checks() -> None:
     check = hs.table7_check(hs.table7())
     assert (check.of_turns, check.of_matches, check.smallest, check.stop) == (4, 0, 64, 92.2)
-    numbers = paper.t7_numbers(check)
-    got = {n.quantity: n.ours for n in numbers}
-    assert got["percentages that are a whole count of the 64 turns"] == 4
-    assert got["percentages that are a whole count of the 30 matches"] == 0
-    assert got["smallest number of judgements giving every percentage"] == 64
-    assert got["stop efficiency as a count of the matches"] == "none of k/30"
-    assert [n.reason for n in numbers if n.reason] != []
+    result = paper.t7_result(check)
+    assert (result["stop_matches"], result["stop_turns"]) == ("none of k/30", "59/64")
 
 
-def test_table4_numbers_recompute_dr_arena_row() -> None:
+def test_table4_dr_arena_row_recomputes_from_table3() -> None:
     t3, t4 = pl.read_csv(published("dr_arena_table3_leaderboards")), hs.table4()
-    numbers = paper.t4_numbers(leaderboard_correlations(t3), t3.height, t4)
-    got = {n.quantity: n for n in numbers}
-    assert got["DR-Arena: Spearman rho with Search Arena (from Table 3)"].ours == pytest.approx(1 - 6 * 2 / (6 * 35))
-    assert got["benchmarks stated to correlate negatively with Search Arena"].ours == 2
-    assert all(n.reason for n in numbers if n.ours is None)
+    agree = leaderboard_correlations(t3)
+    assert agree.spearman == pytest.approx(1 - 6 * 2 / (6 * 35)) and agree.n_models == t3.height == 6
+    assert t4.filter(pl.col("sign_stated").is_not_null()).height == 2
     assert paper.t4_tables(t4)[0].frame.height == 7

@@ -157,9 +157,11 @@ def test_diagnostics_on_a_hand_made_log():
     assert x["failure_rate"] == pytest.approx(2 / 3) and x["share_WIDE"] == 1.0
     y = prof.row(1, named=True)
     assert (y["rounds"], y["wins"], y["losses"]) == (4, 2, 1) and y["share_DEEP"] == 1.0
-    sh = dg.verdict_shares(r)
-    assert dg.share(sh, "verdict", "Much Better") == 0.5 and dg.share(sh, "verdict", "Tie (high)") == 0.25
-    assert dg.share(sh, "failure type", "DEEP") == pytest.approx(1 / 3) and dg.share(sh, "failure type", "NONE") == 0
+    v = dg.verdict_summary(r)
+    assert (v.rounds, v.much_better, v.better, v.tie, v.top_tier) == (4, 0.5, 0.25, 0.25, "Much Better")
+    assert v.deep == pytest.approx(1 / 3) and v.wide == pytest.approx(1 / 3)
+    ends = pl.DataFrame({"depth": [3, 2, 3, 5], "width": [4, 4, 6, 6]})
+    assert dg.end_summary(ends) == (3, 5, 4)  # the smallest of the most common widths
     assert ml.truncated_matches(r, 1).filter(pl.col("match_id") == "m1")["winner"][0] == "model_a"
     assert ml.matches(r).filter(pl.col("match_id") == "m1")["winner"][0] == "model_b"
     assert dg.mean_rounds(r) == 2.0

@@ -14,7 +14,7 @@ agreement with human labels, the usability study's tables, and the simulators th
 - the scorecard (:mod:`.scorecard`): :func:`bootstrap_scorecard`, :func:`classify_scorecard` with
   :func:`load_thresholds` (Table 7), :func:`table2_cited_share`;
 - confidence and agreement (:mod:`.agreement`): :func:`confidence_frame`, :func:`confidence_distribution`,
-  :func:`judge_values`, :func:`load_answer_labels`, :func:`judge_agreement`;
+  :func:`confidence_summary`, :func:`judge_values`, :func:`load_answer_labels`, :func:`judge_agreement`;
 - the usability study: Table 1's findings (:mod:`.findings`), the t-tests of Tables 3–5 from summary statistics
   (:mod:`.usability`), Fig 6 as Table 3 implies it (:mod:`.implied`);
 - figures (:mod:`.plots`, :mod:`.plots_study`);
@@ -23,7 +23,13 @@ agreement with human labels, the usability study's tables, and the simulators th
 What the book records against the paper is in :mod:`bookbuild.papers.answer_engine`.
 """
 
-from .agreement import confidence_distribution, judge_agreement, judge_values, load_answer_labels
+from .agreement import (
+    confidence_distribution,
+    confidence_summary,
+    judge_agreement,
+    judge_values,
+    load_answer_labels,
+)
 from .batch import batch_metrics, pack_answers
 from .conventions import Convention
 from .findings import check_findings, findings_shares, load_findings, load_participants
@@ -79,7 +85,8 @@ __all__ = [
     "Threshold", "bootstrap_scorecard", "category_counts", "classify_scorecard", "engine_scorecard",
     "load_thresholds", "table2_cited_share",
     # confidence and agreement
-    "confidence_distribution", "confidence_frame", "judge_agreement", "judge_values", "load_answer_labels",
+    "confidence_distribution", "confidence_frame", "confidence_summary", "judge_agreement", "judge_values",
+    "load_answer_labels",
     # usability study
     "check_findings", "findings_shares", "implied_distributions", "implied_table", "load_findings",
     "load_participants", "load_usability_tables", "ttest_from_stats", "usability_comparisons",

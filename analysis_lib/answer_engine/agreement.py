@@ -40,6 +40,21 @@ def confidence_distribution(conf: pl.DataFrame) -> pl.DataFrame:
     return out.with_columns(share=pl.col("n") / pl.col("n").sum().over("engine", "query_type"))
 
 
+def confidence_summary(conf: pl.DataFrame) -> pl.DataFrame:
+    """``engine, query_type, n, strongly, mean``: per engine and query type, and over all its answers
+    (``query_type`` ``all``), the answers with a confidence score, the share scored 5 (strongly confident) and the
+    mean score (1–5); ``conf`` is :func:`.records.confidence_frame` output."""
+    rows = []
+    for (engine,), sub in conf.group_by("engine", maintain_order=True):
+        parts = [(qt, part) for (qt,), part in sub.group_by("query_type", maintain_order=True)]
+        for qt, part in [*parts, ("all", sub)]:
+            score = part["confidence"].to_numpy()
+            rows.append({"engine": engine, "query_type": qt, "n": part.height,
+                         "strongly": float(np.mean(score == 5)), "mean": float(np.mean(score))})
+    return pl.DataFrame(rows, schema={"engine": pl.String, "query_type": pl.String, "n": pl.Int64,
+                                      "strongly": pl.Float64, "mean": pl.Float64})
+
+
 def _human_value(task: str, text: str, origin: str) -> float:
     t = text.strip()
     if task == "confidence" and t in CONFIDENCE_LABELS:

@@ -68,6 +68,18 @@ class FindingsCheck:
     #: findings counted out of fewer participants than the final study had: ``(id, count, denominator)``
     partial: tuple[tuple[str, int, int], ...]
 
+    @property
+    def partial_shares(self) -> pl.DataFrame:
+        """Each finding of :attr:`partial`: ``finding_id, participants, out_of``, its ``share`` (%) of its own
+        denominator as printed, and its share among all final-study participants if none or all of the uncounted
+        ones raised it (``share_if_none``, ``share_if_all``: :func:`share_bounds`)."""
+        rows = [{"finding_id": fid, "participants": c, "out_of": n, "share": 100 * c / n,
+                 **dict(zip(("share_if_none", "share_if_all"), share_bounds(c, n, self.final_participants)))}
+                for fid, c, n in self.partial]
+        return pl.DataFrame(rows, schema={"finding_id": pl.String, "participants": pl.Int64, "out_of": pl.Int64,
+                                          "share": pl.Float64, "share_if_none": pl.Float64,
+                                          "share_if_all": pl.Float64})
+
 
 def check_findings(findings: pl.DataFrame, participants: pl.DataFrame) -> FindingsCheck:
     """Check Table 1 against its own headings and against Table 8 (counted, not asserted)."""

@@ -87,8 +87,13 @@ class Ratio(NamedTuple):
     def value(self) -> float:
         return self.num / self.den if self.den else self.empty
 
-    def __str__(self) -> str:
+    @property
+    def fraction(self) -> str:
+        """``num/den``, as the paper prints it."""
         return f"{self.num}/{self.den}"
+
+    def __str__(self) -> str:
+        return self.fraction
 
 
 class RatioOrOne(Ratio):

@@ -3,7 +3,7 @@ a latent-skill simulation study and the LLM examiner.
 
 - Loaders: the information trees and their ``summary.json`` (:mod:`.trees`), match logs (:mod:`.match_log`), a
   folder of logs or the simulation study as one :class:`MatchSource` (:mod:`.source`), the framework's released
-  traces, and the paper's published tables (Tables 3-5, 7-9) as data (:mod:`.human_studies`, :mod:`.trees`).
+  traces, and the paper's published tables (Tables 3-5, 7) as data (:mod:`.human_studies`, :mod:`.trees`).
 - Analyses: tree shapes and topology (:mod:`.trees`); the loop of Tables 1/2 and Appendix C and the replay of a
   logged match (:mod:`.loop`); Swiss pairing and Bradley–Terry ratings (:mod:`.tournament`); correlation by
   rounds used, rounds against the Elo gap, failure profiles, verdict shares (:mod:`.diagnostics`); the arithmetic
@@ -13,17 +13,20 @@ a latent-skill simulation study and the LLM examiner.
 """
 
 from analysis_lib.dr_arena.diagnostics import (
+    EndSummary,
     GapCorrelation,
+    TournamentSummary,
+    VerdictSummary,
     correlation_by_rounds,
+    end_summary,
     failure_profile,
     match_ends,
-    mean_rounds,
-    pairs_met_twice,
     reference_agreement,
     reference_models,
     rounds_vs_gap,
-    separated_models,
+    tournament_summary,
     verdict_shares,
+    verdict_summary,
 )
 from analysis_lib.dr_arena.examiner import llm_tournament
 from analysis_lib.dr_arena.human_studies import (
@@ -52,11 +55,13 @@ from analysis_lib.dr_arena.loop import (
     transition_table,
 )
 from analysis_lib.dr_arena.match_log import (
+    ReplaySummary,
     TraceReplay,
     load_match_logs,
     matches,
     replay_cases_trace,
     replay_published_traces,
+    replay_summary,
 )
 from analysis_lib.dr_arena.plots import (
     correlation_by_rounds_plot,
@@ -79,14 +84,11 @@ from analysis_lib.dr_arena.trees import (
     TreeShape,
     TreeValidationError,
     all_nodes,
-    compare_counts,
     domain_table,
     load_summary,
     load_tree,
     load_trees,
     missing_trees,
-    paper_table8,
-    paper_table9,
     root_domains,
     sibling_group_sizes,
     summary_check,
@@ -101,20 +103,20 @@ from analysis_lib.dr_arena.trees import (
 __all__ = [
     # loaders and published data
     "REQUIRED_FIELDS", "MatchSource", "TreeValidationError", "load_match_logs", "load_match_source",
-    "load_summary", "load_tree", "load_trees", "paper_table8", "paper_table9", "table4", "table5", "table7",
+    "load_summary", "load_tree", "load_trees", "table4", "table5", "table7",
     "validate_tree",
     # trees
-    "TopologySummary", "TreeShape", "all_nodes", "compare_counts", "domain_table", "missing_trees",
+    "TopologySummary", "TreeShape", "all_nodes", "domain_table", "missing_trees",
     "root_domains", "sibling_group_sizes", "summary_check", "topic_table", "topology_summary", "tree_nodes",
     "tree_shape", "tree_table",
     # the evolvement loop
-    "FRAMEWORK", "FailureType", "LoopConfig", "LoopState", "StopReason", "TraceReplay", "Verdict",
-    "config_table", "replay_cases_trace", "replay_published_traces", "replay_trace", "run_match",
+    "FRAMEWORK", "FailureType", "LoopConfig", "LoopState", "ReplaySummary", "StopReason", "TraceReplay", "Verdict",
+    "config_table", "replay_cases_trace", "replay_published_traces", "replay_summary", "replay_trace", "run_match",
     "start_on_tree", "start_state", "step", "transition", "transition_table",
     # tournament and match-level diagnostics
-    "GapCorrelation", "correlation_by_rounds", "failure_profile", "leaderboard_table", "match_ends", "matches",
-    "mean_rounds", "pairs_met_twice", "ratings", "reference_agreement", "reference_models", "rounds_vs_gap",
-    "separated_models", "verdict_shares",
+    "EndSummary", "GapCorrelation", "TournamentSummary", "VerdictSummary", "correlation_by_rounds", "end_summary",
+    "failure_profile", "leaderboard_table", "match_ends", "matches", "ratings", "reference_agreement",
+    "reference_models", "rounds_vs_gap", "tournament_summary", "verdict_shares", "verdict_summary",
     # published human studies
     "Table5Check", "Table7Check", "table5_check", "table7_check",
     # plots

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -42,14 +43,22 @@ def correlation_by_rounds(
 
 @dataclass(frozen=True)
 class GapCorrelation:
+    """Fig 5: per unordered pair its mean rounds per match and Elo gap (``pairs``), Pearson's r between them with its
+    p-value (NaN for fewer than 3 pairs), and the mean rounds per match over all matches."""
+
     pairs: pl.DataFrame
     pearson: float
     p_value: float
+    mean_rounds: float
+
+    @property
+    def n_pairs(self) -> int:
+        return self.pairs.height
 
 
 def rounds_vs_gap(rounds: pl.DataFrame, board: pl.DataFrame) -> GapCorrelation:
     """Mean rounds per match of each unordered pair against ``|Elo_a − Elo_b|`` (``board``: a leaderboard with
-    ``model, rating``), with Pearson's r and its two-sided p-value."""
+    ``model, rating``), with Pearson's r and its two-sided p-value, and :func:`mean_rounds`."""
     elo = dict(zip(board["model"], board["rating"], strict=True))
     per = (
         matches(rounds)
@@ -60,9 +69,9 @@ def rounds_vs_gap(rounds: pl.DataFrame, board: pl.DataFrame) -> GapCorrelation:
         .sort("elo_gap")
     )
     if per.height < 3:
-        return GapCorrelation(per, float("nan"), float("nan"))
+        return GapCorrelation(per, float("nan"), float("nan"), mean_rounds(rounds))
     r = sps.pearsonr(per["elo_gap"].to_numpy(), per["mean_rounds"].to_numpy())
-    return GapCorrelation(per, float(r.statistic), float(r.pvalue))
+    return GapCorrelation(per, float(r.statistic), float(r.pvalue), mean_rounds(rounds))
 
 
 def _sides(rounds: pl.DataFrame) -> pl.DataFrame:
@@ -111,10 +120,31 @@ def verdict_shares(rounds: pl.DataFrame) -> pl.DataFrame:
     return out.select("kind", "category", "n", "share").sort("kind", "share", descending=[True, True])
 
 
-def share(table: pl.DataFrame, kind: str, category: str) -> float:
-    """One share from :func:`verdict_shares` (0 when the category never occurs)."""
-    row = table.filter((pl.col("kind") == kind) & (pl.col("category") == category))
-    return float(row["share"][0]) if row.height else 0.0
+class VerdictSummary(NamedTuple):
+    """Fig 7 in numbers: rounds, the shares of the Better, Much Better and tie verdicts over all rounds and of the
+    Deep and Wide failure types over decided rounds (0 for one that never occurs), and the most frequent tier."""
+
+    rounds: int
+    better: float
+    much_better: float
+    tie: float
+    deep: float
+    wide: float
+    top_tier: str
+
+
+def verdict_summary(rounds: pl.DataFrame) -> VerdictSummary:
+    """:class:`VerdictSummary` of the rounds (shares as in :func:`verdict_shares`)."""
+    shares = verdict_shares(rounds)
+
+    def share(kind: str, *categories: str) -> float:
+        return sum(float(shares.filter((pl.col("kind") == kind) & (pl.col("category") == c))["share"].sum())
+                   for c in categories)
+
+    top = shares.filter(pl.col("kind") == "verdict").sort("share", descending=True)["category"][0]
+    return VerdictSummary(rounds.height, share("verdict", "Better"), share("verdict", "Much Better"),
+                          share("verdict", "Tie (high)", "Tie (low)"), share("failure type", "DEEP"),
+                          share("failure type", "WIDE"), top)
 
 
 def mean_rounds(rounds: pl.DataFrame) -> float:
@@ -122,21 +152,40 @@ def mean_rounds(rounds: pl.DataFrame) -> float:
     return float(np.mean(matches(rounds)["n_rounds"].to_numpy()))
 
 
-def separated_models(board: pl.DataFrame) -> int:
-    """Number of models whose interval ``[ci_lower, ci_upper]`` overlaps no other model's (0 without intervals)."""
-    lo, hi = board["ci_lower"].to_numpy(), board["ci_upper"].to_numpy()
-    if np.isnan(lo).any() or np.isnan(hi).any():
-        return 0
-    overlap = (lo[:, None] <= hi[None, :]) & (lo[None, :] <= hi[:, None])
-    np.fill_diagonal(overlap, False)
-    return int((~overlap.any(axis=1)).sum())
+class TournamentSummary(NamedTuple):
+    """A Swiss tournament in numbers: Swiss rounds, models, matches, unordered pairs that met in more than one
+    round, byes (None without the pairings), whether the BT maximum-likelihood estimate exists, the bootstrap
+    resamples fitted with the ridge, the top model and the models whose interval overlaps no other's (0 without
+    intervals)."""
+
+    rounds: int
+    models: int
+    matches: int
+    pairs_met_twice: int
+    byes: int | None
+    mle: bool
+    ridge_resamples: int
+    top_model: str
+    separated: int
 
 
-def pairs_met_twice(matches_frame: pl.DataFrame) -> int:
-    """Unordered model pairs that met in more than one Swiss round."""
+def tournament_summary(matches_frame: pl.DataFrame, board: pl.DataFrame,
+                       pairings: pl.DataFrame | None = None) -> TournamentSummary:
+    """:class:`TournamentSummary` of the matches (:func:`~analysis_lib.dr_arena.match_log.matches`), their
+    leaderboard (:func:`~analysis_lib.dr_arena.tournament.ratings`) and the pairings, when known."""
     pairs = matches_frame.select(pl.min_horizontal("model_a", "model_b").alias("x"),
                                  pl.max_horizontal("model_a", "model_b").alias("y"), "tournament_round").unique()
-    return int(pairs.group_by("x", "y").len().filter(pl.col("len") > 1).height)
+    lo, hi = board["ci_lower"].to_numpy(), board["ci_upper"].to_numpy()
+    separated = 0
+    if not (np.isnan(lo).any() or np.isnan(hi).any()):
+        overlap = (lo[:, None] <= hi[None, :]) & (lo[None, :] <= hi[:, None])
+        np.fill_diagonal(overlap, False)
+        separated = int((~overlap.any(axis=1)).sum())
+    return TournamentSummary(
+        matches_frame["tournament_round"].n_unique(), board.height, matches_frame.height,
+        int(pairs.group_by("x", "y").len().filter(pl.col("len") > 1).height),
+        None if pairings is None else pairings["model_b"].null_count(), bool(board["mle"][0]),
+        int(board["ridge_resamples"][0]), board["model"][0], separated)
 
 
 def match_ends(rounds: pl.DataFrame) -> pl.DataFrame:
@@ -145,9 +194,21 @@ def match_ends(rounds: pl.DataFrame) -> pl.DataFrame:
             .agg(pl.col("round").last().alias("n_rounds"), pl.col("depth", "width").last()))
 
 
-def mode(values: pl.Series | np.ndarray) -> int:
-    """The smallest most frequent value of non-negative integers."""
-    return int(np.bincount(np.asarray(values, dtype=np.int64)).argmax())
+class EndSummary(NamedTuple):
+    """The task at the end of the matches (:func:`match_ends`): the most common depth (the smallest when several
+    are), the largest depth and the most common width constraint."""
+
+    modal_depth: int
+    max_depth: int
+    modal_width: int
+
+
+def end_summary(ends: pl.DataFrame) -> EndSummary:
+    """:class:`EndSummary` of :func:`match_ends`."""
+    def mode(values: pl.Series) -> int:
+        return int(np.bincount(values.to_numpy().astype(np.int64)).argmax())
+
+    return EndSummary(mode(ends["depth"]), int(ends["depth"].max()), mode(ends["width"]))  # type: ignore[arg-type]
 
 
 def reference_models(board: pl.DataFrame, reference: Mapping[str, float]) -> dict[str, float]:

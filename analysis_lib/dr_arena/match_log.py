@@ -344,6 +344,23 @@ def reproduces(replay: pl.DataFrame, n_logged: int) -> bool:
     return same and replay.height == n_logged
 
 
+class ReplaySummary(NamedTuple):
+    """A replayed trace in numbers: rounds played, rounds whose depth and width equal the logged ones, the stop
+    rule after the last round and the final score gap."""
+
+    rounds: int
+    rounds_reproduced: int
+    stop: str
+    score_gap: float
+
+
+def replay_summary(replay: pl.DataFrame) -> ReplaySummary:
+    """:class:`ReplaySummary` of a replay (:func:`~analysis_lib.dr_arena.loop.replay_trace`)."""
+    same = replay.filter((pl.col("depth") == pl.col("logged_depth")) & (pl.col("width") == pl.col("logged_width")))
+    return ReplaySummary(replay.height, same.height, replay["stop"][-1],
+                         abs(replay["score_a"][-1] - replay["score_b"][-1]))
+
+
 class TraceReplay(NamedTuple):
     """One released trace replayed through the loop, and whether the replay reproduces it (:func:`reproduces`)."""
 

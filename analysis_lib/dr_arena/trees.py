@@ -41,27 +41,6 @@ REQUIRED_FIELDS: tuple[str, ...] = ("url", "domain", "title", "description", "co
 SUMMARY_ID = "dr_arena/summary"
 TREE_PREFIX = "dr_arena/trees/"
 
-#: The paper's Tables 8 and 9 as published data (``resources/published``, sources in ``SOURCES.md`` there).
-TABLE8_ID = "dr_arena_table8_domains"
-TABLE9_ID = "dr_arena_table9_topics"
-
-
-def _paper_counts(name: str, key: str) -> dict[str, int | None]:
-    frame = pl.read_csv(_fetch.published(name), schema={key: pl.String, "trees": pl.Int64})
-    return dict(zip(frame[key].to_list(), frame["trees"].to_list(), strict=True))
-
-
-def paper_table8() -> dict[str, int | None]:
-    """Table 8 of the paper: source domain -> number of trees, in the paper's order."""
-    return _paper_counts(TABLE8_ID, "domain")
-
-
-def paper_table9() -> dict[str, int | None]:
-    """Table 9 of the paper: topic hierarchy (levels joined by " > ") -> number of trees, in the paper's order;
-    ``None`` where the printed table gives no count."""
-    return _paper_counts(TABLE9_ID, "topic")
-
-
 # --------------------------------------------------------------------------------------------- trees
 
 
@@ -298,27 +277,6 @@ def root_domains(summary: dict) -> dict[str, int]:
         host = urlparse(t["root_url"]).netloc
         out[host] = out.get(host, 0) + 1
     return out
-
-
-#: Reader's column names for :func:`compare_counts` of Table 8 (``domain``) and Table 9 (``topic``).
-COMPARISON_COLUMNS: dict[str, dict[str, str]] = {
-    key: {"ours": "trees (summary.json)", "paper": f"trees ({table})", "in_paper": f"in {table}",
-          "agree": "equal"} for key, table in (("domain", "Table 8"), ("topic", "Table 9"))}
-
-
-def compare_counts(ours: Mapping[str, int], paper: Mapping[str, int | None], key: str) -> pl.DataFrame:
-    """Outer join of our counts and the paper's: ``key, ours, paper, in_paper, agree`` (null where absent;
-    ``agree`` is false unless both counts are present and equal)."""
-    keys = list(dict.fromkeys([*paper, *ours]))
-    return pl.DataFrame(
-        {
-            key: keys,
-            "ours": [ours.get(k) for k in keys],
-            "paper": [paper.get(k) for k in keys],
-            "in_paper": [k in paper for k in keys],
-        },
-        schema={key: pl.String, "ours": pl.Int64, "paper": pl.Int64, "in_paper": pl.Boolean},
-    ).with_columns(agree=(pl.col("ours") == pl.col("paper")).fill_null(False))
 
 
 def missing_trees(summary: Mapping[str, Any], trees: Mapping[str, Any]) -> list[str]:

@@ -1,21 +1,30 @@
-"""The answer-level sections recorded against the paper: answer confidence per engine (AE-F8b) and the judges'
-agreement with human labels (AE-P), with what the recomputed scorecard (:mod:`.scorecard`) shares with them: the
-paper's engine names, the data kind of numbers computed from judged answers and the "not run" reasons. Answers
-missing from the records, answers not yet judged (no LLM endpoint, no cached reply), or records that cannot be
-scored are recorded as "not run" with the reason, never as an error."""
+"""The answer-level sections: answer confidence per engine (AE-F8b) and the judges' agreement with human labels
+(AE-P), as the chapter records them by path (``bookbuild/resources/paper_values/ae.csv``), with what the recomputed
+scorecard (:mod:`.scorecard`) shares with them: the paper's engine names, the data kind of numbers computed from
+judged answers, the notes beside the numbers and the "not run" reasons. Answers missing from the records, answers
+not yet judged (no LLM endpoint, no cached reply), or records that cannot be scored are recorded as "not run" with
+the reason, never as an error.
+
+Each section hands the recorder a :class:`Recorded`: the result its paper-values rows read, the simulator's
+planted values read with the same paths, the notes beside the numbers that ran (the recorder keeps a row's own note
+unformatted when the row did not run, so a note drawn from the result is passed here, by quantity) and the reason
+for what did not run."""
 
 from __future__ import annotations
+
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
 
+from analysis_lib.answer_engine.agreement import confidence_summary
 from analysis_lib.answer_engine.loading import AnswerData
 from analysis_lib.answer_engine.scorecard import display_name
 from analysis_lib.answer_engine.simulate.annotators import SimulatedLabels
 from bookbuild import paper_values
-from bookbuild.sections import Number, Section, Table, not_run
+from bookbuild.recorder import NotRun
+from bookbuild.sections import Table
 
-QUERY_TYPES = ("debate", "expertise")
 TASK_NAMES = {"confidence": "answer confidence", "support": "factual support"}
 LABELS_REASON = ("the human labels were not released; give a labels file to run it "
                  "(make book ANSWER_LABELS=path/to/labels.csv)")
@@ -24,9 +33,24 @@ LABELS_REASON = ("the human labels were not released; give a labels file to run 
 PAPER_ENGINES = ("You.com", "BingChat", "Perplexity")
 
 
+class Recorded(NamedTuple):
+    """What one section hands ``Recorder.record``: the ``result`` its rows read, the ``planted`` values (None off
+    the simulator), the ``notes`` beside the numbers by quantity and the ``reason`` for a value that did not run."""
+
+    result: Any
+    planted: Any = None
+    notes: dict[str, str] = {}
+    reason: str = ""
+
+
 def engine_names(engines: list[str]) -> dict[str, str]:
     """Data id → the paper's name (unknown engines keep their id)."""
     return {e: display_name(e) for e in engines}
+
+
+def named(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its ``engine`` column in the paper's names (the paper-values rows select them)."""
+    return frame.with_columns(pl.col("engine").map_elements(display_name, return_dtype=pl.String))
 
 
 def unscored_reason(answers: AnswerData) -> str:
@@ -59,45 +83,23 @@ def number_kind(answers: AnswerData) -> str:
     return "llm" if answers.judging is not None and answers.kind != "simulated" else answers.kind
 
 
-def _f8b_quantities(engine: str) -> list[str]:
-    return [*(q for qt in QUERY_TYPES for q in (f"{engine}: % strongly confident (5), {qt} queries",
-                                                 f"{engine}: mean confidence (1–5), {qt} queries")),
-            f"{engine}: % strongly confident (5), all queries"]
-
-
-def f8b_numbers(answers: AnswerData, conf: pl.DataFrame) -> list[Number]:
-    """AE-F8b: per paper engine and query type the share of answers the judge scored 5 (strongly confident) and
-    the mean score, and the share over all queries (``conf``: :func:`analysis_lib.answer_engine.confidence_frame`
-    of the answers' records); not run with the reason where no answer has a score."""
-    kind = number_kind(answers)
-    planted = answers.simulation.planted if answers.simulation is not None else {}
+def f8b_record(answers: AnswerData, conf: pl.DataFrame) -> Recorded:
+    """AE-F8b: per engine and query type (and over all queries) the share of answers the judge scored 5 (strongly
+    confident) and the mean score (``conf``: :func:`analysis_lib.answer_engine.confidence_frame` of the answers'
+    records; :func:`analysis_lib.answer_engine.confidence_summary`), the planted share on the simulator; not run
+    with the reason where no answer has a score."""
     if conf.height == 0:
-        reason = (unscored_reason(answers) if answers.judging is not None
-                  else "not run: no answer record has a confidence score")
-        return not_run("AE-F8b", [q for e in PAPER_ENGINES for q in _f8b_quantities(e)], reason)
-    by_name = {n: e for e, n in engine_names(list(dict.fromkeys(conf["engine"].to_list()))).items()}
-    numbers: list[Number] = []
-    for name in PAPER_ENGINES:
-        qs, engine = _f8b_quantities(name), by_name.get(name)
-        sub = conf.filter(pl.col("engine") == engine) if engine else conf.clear()
-        p5 = 100 * planted[engine].p_conf5 if engine in planted else None
-        for qt in QUERY_TYPES:
-            part = sub.filter(pl.col("query_type") == qt)
-            if part.height == 0:
-                numbers += not_run("AE-F8b", [q for q in qs if q.endswith(f", {qt} queries")],
-                                   f"not run: no {qt} answers from {name} with a confidence score")
-                continue
-            score = part["confidence"].to_numpy()
-            numbers += [Number("AE-F8b", f"{name}: % strongly confident (5), {qt} queries",
-                               100 * float(np.mean(score == 5)), planted=p5, data=kind, note=f"{part.height} answers"),
-                        Number("AE-F8b", f"{name}: mean confidence (1–5), {qt} queries", float(np.mean(score)),
-                               data=kind)]
-        if sub.height:
-            numbers.append(Number("AE-F8b", qs[-1], 100 * float(np.mean(sub["confidence"].to_numpy() == 5)),
-                                  planted=p5, data=kind))
-        else:
-            numbers.append(Number("AE-F8b", qs[-1], reason=f"not run: no answers from {name} with a confidence score"))
-    return numbers
+        return Recorded(None, reason=unscored_reason(answers) if answers.judging is not None
+                        else "not run: no answer record has a confidence score")
+    summary = named(confidence_summary(conf))
+    planted = None
+    if answers.simulation is not None:
+        p5 = {display_name(e): p.p_conf5 for e, p in answers.simulation.planted.items()}
+        planted = summary.select("engine", "query_type", strongly=pl.col("engine").replace_strict(
+            p5, default=None, return_dtype=pl.Float64), mean=pl.lit(None, dtype=pl.Float64))
+    notes = {f"{r['engine']}: % strongly confident (5), {r['query_type']} queries": f"{r['n']} answers"
+             for r in summary.filter(pl.col("query_type") != "all").iter_rows(named=True)}
+    return Recorded(summary, planted, notes)
 
 
 def paper_strongly_confident(names: list[str] | None = None) -> dict[str, float]:
@@ -111,41 +113,36 @@ def paper_strongly_confident(names: list[str] | None = None) -> dict[str, float]
     return out
 
 
-def p_numbers(agreement: pl.DataFrame | None, sim: SimulatedLabels | None, kind: str) -> list[Number]:
-    """AE-P: per task the judge–label Pearson r with its interval and the labelled items matched
-    (``agreement``: :func:`analysis_lib.answer_engine.judge_agreement`; None when there are no labels: not run);
-    on simulated annotators ``sim`` the planted expected r. ``kind``: the data kind of the labels."""
-    quantities = [q for t in TASK_NAMES.values()
-                  for q in (f"Pearson r, LLM vs annotators, {t}", f"labelled items matched, {t}")]
+def p_record(agreement: pl.DataFrame | None, sim: SimulatedLabels | None) -> Recorded:
+    """AE-P: per task the judge–label Pearson r with its interval and the labelled items matched (``agreement``:
+    :func:`analysis_lib.answer_engine.judge_agreement`; None when there are no labels: not run); on simulated
+    annotators ``sim`` the planted expected r and items."""
     if agreement is None:
-        return not_run("AE-P", quantities, LABELS_REASON)
-    numbers: list[Number] = []
+        return Recorded(None, reason=LABELS_REASON)
+    result: dict[str, Any] = {}
+    planted: dict[str, Any] = {}
+    notes: dict[str, str] = {}
     for task, name in TASK_NAMES.items():
         rows = agreement.filter(pl.col("task") == task).rows(named=True)
         if not rows or not np.isfinite(rows[0]["r"]):
-            n = rows[0]["n"] if rows else 0
-            numbers += not_run("AE-P", [f"Pearson r, LLM vs annotators, {name}", f"labelled items matched, {name}"],
-                               f"not run: {n} labelled {name} items matched a judged item (at least 3 with "
-                               "varying values are needed)")
+            why = NotRun(f"not run: {rows[0]['n'] if rows else 0} labelled {name} items matched a judged item (at "
+                         "least 3 with varying values are needed)")
+            result[task] = {"r": why, "n": why}
             continue
-        row = rows[0]
+        row = result[task] = rows[0]
         ci = f"95% CI [{row['lo']:.2f}, {row['hi']:.2f}], p = {row['p_value']:.2g}"
-        planted_r = planted_n = None
         if sim is not None:
-            planted_r, planted_n = sim.planted_r(task), row["n"] + row["n_unmatched"]
+            planted[task] = {"r": sim.planted_r(task), "n": row["n"] + row["n_unmatched"]}
             ci = ("simulated labels (2 simulated annotators, judge value + noise calibrated to the paper's r, "
                   f"rounded onto the label scale; planted = expected r after rounding); {ci}")
-        numbers += [Number("AE-P", f"Pearson r, LLM vs annotators, {name}", row["r"], note=ci, data=kind,
-                           planted=planted_r),
-                    Number("AE-P", f"labelled items matched, {name}", row["n"], data=kind, planted=planted_n,
-                           note=f"{row['n_unmatched']} labelled items not judged")]
-    return numbers
+        notes |= {f"Pearson r, LLM vs annotators, {name}": ci,
+                  f"labelled items matched, {name}": f"{row['n_unmatched']} labelled items not judged"}
+    return Recorded(result, planted or None, notes)
 
 
-def p_section(agreement: pl.DataFrame | None, sim: SimulatedLabels | None, kind: str) -> Section:
-    """AE-P as the chapter shows it: :func:`p_numbers`, the simulated annotators' calibration (when simulated)
-    and the agreement table."""
+def p_tables(agreement: pl.DataFrame | None, sim: SimulatedLabels | None) -> list[Table]:
+    """AE-P's tables: the simulated annotators' calibration (when simulated) and the agreement."""
     tables = [] if sim is None else [Table(sim.planted, "Simulated annotators: calibration", 3)]
     if agreement is not None:
         tables.append(Table(agreement, "Judge against labels: Pearson r with its 95% interval", 3))
-    return Section(p_numbers(agreement, sim, kind), [], tables)
+    return tables

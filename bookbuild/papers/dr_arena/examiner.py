@@ -1,23 +1,25 @@
 """The book's side of the DR-Arena chapter's DR-X section: the whole method through the LLM layer
 (:func:`analysis_lib.dr_arena.llm_tournament`) when an endpoint, two or more agents and the framework's prompts are
-available, else not run with the reason (:func:`examiner_prompts`); the numbers recorded, the table and the note."""
+available, else not run with the reason (:func:`examiner_prompts`); what is recorded (:func:`x_result`, by path:
+``bookbuild/resources/paper_values/dr.csv``), the table and the notes."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from analysis_lib import llm
 from analysis_lib.dr_arena import framework_prompts, matches
 from analysis_lib.dr_arena.framework_prompts import PromptSet
-from bookbuild.sections import Number, Table, not_run
+from bookbuild.recorder import NotRun
+from bookbuild.sections import Table
 
 #: Folder of the LLM tournament's match logs, under the results folder.
 LOG_FOLDER = "dr_arena_llm_logs"
 AGREEMENT_REASON = ("needs human or reference verdicts for the same rounds (the paper's Table 7 audit); the unit tests "
                     "check the pipeline against scripted verdicts")
-RUN_QUANTITIES = ("examiner rounds judged", "examiner replies parsed (%)")
 
 
 def agent_names(dr_agents: str) -> list[str]:
@@ -45,23 +47,24 @@ def examiner_prompts(client: llm.LLMClient, agents: list[str], *,
     return prompts, None if prompts is not None else why or "the framework's prompts are not available"
 
 
-def x_numbers(client: llm.LLMClient, rounds: pl.DataFrame | None, failures: list[str] | None,
-              why: str | None) -> list[Number]:
-    """DR-X: the rounds judged and the share of LLM replies parsed (``rounds``, ``failures``:
-    :func:`analysis_lib.dr_arena.llm_tournament`; not run with ``why`` when it did not run). The agreement with
-    human verdicts is never run here (Table 7's annotations are not released)."""
-    agreement = not_run("DR-X", ["examiner verdict agreement with the scripted or human verdict (%)"],
-                        AGREEMENT_REASON)
+def x_result(client: llm.LLMClient, rounds: pl.DataFrame | None) -> dict[str, Any]:
+    """DR-X as recorded: the rounds judged and the share (%) of LLM replies parsed (``rounds``:
+    :func:`analysis_lib.dr_arena.llm_tournament`; None when it did not run). The agreement with human verdicts is
+    never run here (Table 7's annotations are not released)."""
     if rounds is None:
-        return [*not_run("DR-X", RUN_QUANTITIES, why or "the framework's prompts are not available"), *agreement]
+        return {"run": None, "agreement": NotRun(AGREEMENT_REASON)}
     st = client.total_stats
-    return [
-        Number("DR-X", "examiner rounds judged", rounds.height, data="llm-cache",
-               note=f"logs in {LOG_FOLDER}/ of the results folder; {len(failures or [])} matches failed"),
-        Number("DR-X", "examiner replies parsed (%)", 100 * st.ok / max(1, st.ok + st.failed), data="llm-cache",
-               note=f"all LLM steps: {st.ok} ok, {st.failed} failed, {st.parse_retries} re-asked"),
-        *agreement,
-    ]
+    return {"run": {"rounds": rounds.height, "parsed": 100 * st.ok / max(1, st.ok + st.failed)},
+            "agreement": NotRun(AGREEMENT_REASON)}
+
+
+def x_row_notes(client: llm.LLMClient, failures: list[str] | None) -> dict[str, str]:
+    """The notes beside the numbers of a run: where the logs are, the failed matches and the LLM steps."""
+    st = client.total_stats
+    return {"examiner rounds judged": f"logs in {LOG_FOLDER}/ of the results folder; {len(failures or [])} matches "
+                                      "failed",
+            "examiner replies parsed (%)": f"all LLM steps: {st.ok} ok, {st.failed} failed, {st.parse_retries} "
+                                           "re-asked"}
 
 
 def x_tables(rounds: pl.DataFrame | None) -> list[Table]:

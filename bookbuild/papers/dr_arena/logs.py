@@ -1,27 +1,30 @@
 """The book's side of the DR-Arena chapter's match-log sections (the simulation study by default, a user's logs
-with ``MATCH_LOGS``): the numbers recorded for DR-S (Swiss tournament and ratings), DR-T6 / Fig 4 (correlation by
-rounds used), DR-F5 (rounds against the Elo gap), DR-F6 (failure profiles), DR-F7 (verdict shares), their claims
-and notes, the paper's values drawn on the figures, and the summary of the claims.
+with ``MATCH_LOGS``): DR-S (Swiss tournament and ratings), DR-T6 / Fig 4 (correlation by rounds used), DR-F5
+(rounds against the Elo gap), DR-F6 (failure profiles), DR-F7 (verdict shares): the paper's claims judged on the
+analyses' results, the tables and notes as the page shows them, the paper's values drawn on the figures, and the
+summary of the claims.
 
-The analyses are :mod:`analysis_lib.dr_arena`'s; each ``*_numbers`` function here takes their result. The claims'
-thresholds are here (:data:`ROUND2_MARGIN`, :data:`BALANCE_POINTS`, :data:`ALPHA`) and the labels are built from
-them; the paper's values drawn on the figures come from ``bookbuild/resources/paper_values/dr.csv`` and
+The analyses are :mod:`analysis_lib.dr_arena`'s and their numbers are recorded by path
+(``bookbuild/resources/paper_values/dr.csv``). The claims' thresholds are here (:data:`ROUND2_MARGIN`,
+:data:`BALANCE_POINTS`, :data:`ALPHA`); the paper's values drawn on the figures come from the paper values and
 ``published/``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import polars as pl
 
-from analysis_lib.dr_arena import GapCorrelation, MatchSource, leaderboard_table, pairs_met_twice, separated_models
-from analysis_lib.dr_arena.diagnostics import share
+from analysis_lib.dr_arena import GapCorrelation, MatchSource, VerdictSummary, leaderboard_table
 from analysis_lib.dr_arena.match_log import FAILURE_CODES
 from analysis_lib.dr_arena.plots import tick_label
 from analysis_lib.fetch import published
 from analysis_lib.plotting import Reference
-from analysis_lib.stats import LeaderboardAgreement
 from bookbuild import markup, paper_values
-from bookbuild.sections import Number, Table, not_run
+from bookbuild.recorder import NotRun, Result
+from bookbuild.sections import Table
 
 #: DR-T6: "by round 2 Spearman reaches the all-rounds value" within this margin.
 ROUND2_MARGIN = 0.02
@@ -33,54 +36,18 @@ ALPHA = 0.05
 RIDGE_SHARE_WARN = 0.025
 #: The paper's named pairs of Fig 5 (§5.1).
 FIG5_PAIRS = "dr_arena_fig5_named_pairs"
-T6_QUANTITIES = ("Spearman rho, all rounds", "Pearson r, all rounds", "Spearman rho, round 1 only",
-                 "Pearson r, round 1 only", "Spearman rho, rounds 1-2 only", "Pearson r, rounds 1-2 only")
-RUBRIC_QUANTITIES = ("Spearman rho, without rubrics (intuition judge)", "Pearson r, without rubrics (intuition judge)")
 RUBRIC_REASON = ("needs the LLM Examiner judging the same answers without its checklists (DR-X with an endpoint); "
                  "not part of the offline build")
 
 
-def _holds(ok: bool) -> str:
+def holds(ok: bool) -> str:
+    """A claim's recorded value."""
     return "holds" if ok else "does not hold"
 
 
 def too_few(logs: MatchSource) -> str:
     """Why the correlations with the reference leaderboard are not run."""
     return f"fewer than 3 logged models have a reference rating ({logs.reference_name})"
-
-
-def s_numbers(logs: MatchSource, matches: pl.DataFrame, board: pl.DataFrame, agree: LeaderboardAgreement | None,
-              n_bootstrap: int) -> list[Number]:
-    """DR-S: the tournament's size (``matches``: :func:`analysis_lib.dr_arena.matches`), the pairing checks, whether
-    the ratings (``board``: :func:`analysis_lib.dr_arena.ratings`) needed the ridge, the agreement with the
-    reference leaderboard (``agree``, None when fewer than 3 models have a reference rating), the top model and
-    the models separated from every other."""
-    kind = logs.kind
-    has_mle, n_ridge = bool(board["mle"][0]), int(board["ridge_resamples"][0])
-    numbers = [
-        Number("DR-S", "Swiss rounds", matches["tournament_round"].n_unique(), data=kind),
-        Number("DR-S", "models in the tournament", board.height, data=kind),
-        Number("DR-S", "matches played", matches.height, data=kind),
-        Number("DR-S", "model pairs that met twice", pairs_met_twice(matches), data=kind),
-    ]
-    if logs.pairings is not None:
-        numbers.append(Number("DR-S", "byes", logs.pairings["model_b"].null_count(), data=kind))
-    numbers += [
-        Number("DR-S", "ratings: BT maximum-likelihood estimate exists", "yes" if has_mle else "no", data=kind),
-        Number("DR-S", "bootstrap resamples fitted with the ridge (no MLE)", n_ridge, data=kind,
-               note=f"of {n_bootstrap}"),
-    ]
-    if agree is not None:
-        n_ref = board.filter(pl.col("model").is_in(list(logs.reference))).height
-        numbers.append(Number("DR-S", "Spearman rho, Elo vs reference leaderboard", agree.spearman, data=kind,
-                              note=f"reference: {logs.reference_name}, {n_ref} models"))
-    else:
-        numbers += not_run("DR-S", ["Spearman rho, Elo vs reference leaderboard"], too_few(logs))
-    planted = max(logs.reference, key=lambda m: logs.reference[m]) if kind == "simulated" else None
-    return [*numbers,
-            Number("DR-S", "top model by Elo", board["model"][0], data=kind, planted=planted),
-            Number("DR-S", "models whose 95% interval excludes every other model", separated_models(board),
-                   data=kind)]
 
 
 def s_tables(board: pl.DataFrame, logs: MatchSource) -> list[Table]:
@@ -125,24 +92,16 @@ def _t6_claims(by_k: pl.DataFrame) -> tuple[dict, dict, dict, bool, bool]:
     return last, r1, r2, r1["spearman"] < last["spearman"], r2["spearman"] >= last["spearman"] - ROUND2_MARGIN
 
 
-def t6_numbers(by_k: pl.DataFrame | None, logs: MatchSource) -> list[Number]:
-    """DR-T6: Spearman and Pearson with the reference leaderboard at round 1, rounds 1–2 and all rounds
-    (``by_k``: :func:`analysis_lib.dr_arena.correlation_by_rounds`; None when fewer than 3 models have a
-    reference rating: not run), the two claims on them; the rubric ablation is not run (needs the LLM examiner)."""
-    kind = logs.kind
-    rubric = not_run("DR-T6", RUBRIC_QUANTITIES, RUBRIC_REASON)
+def t6_result(by_k: pl.DataFrame | None) -> dict[str, Any]:
+    """DR-T6 as recorded: the rows of ``by_k`` (:func:`analysis_lib.dr_arena.correlation_by_rounds`) for all rounds,
+    round 1 and rounds 1–2, and the two claims on them (all None when fewer than 3 models have a reference rating:
+    not run); the rubric ablation is not run (needs the LLM examiner)."""
     if by_k is None:
-        return [*not_run("DR-T6", T6_QUANTITIES, too_few(logs)), *rubric]
+        return dict.fromkeys(("all", "round1", "rounds12", "round2_reaches", "round1_lower")) | {
+            "rubric": NotRun(RUBRIC_REASON)}
     last, r1, r2, round1, round2 = _t6_claims(by_k)
-    numbers = [Number("DR-T6", q, v, data=kind) for q, v in zip(T6_QUANTITIES, (
-        last["spearman"], last["pearson"], r1["spearman"], r1["pearson"], r2["spearman"], r2["pearson"]), strict=True)]
-    return [
-        *numbers,
-        Number("DR-T6", f"claim: by round 2 Spearman reaches the all-rounds value (at most {ROUND2_MARGIN:g} below it)",
-               _holds(round2), data=kind),
-        Number("DR-T6", "claim: round 1 alone gives a lower Spearman than all rounds", _holds(round1), data=kind),
-        *rubric,
-    ]
+    return {"all": last, "round1": r1, "rounds12": r2, "round2_reaches": holds(round2),
+            "round1_lower": holds(round1), "rubric": NotRun(RUBRIC_REASON)}
 
 
 def t6_tables(by_k: pl.DataFrame | None) -> list[Table]:
@@ -185,18 +144,10 @@ def fig5_reference() -> Reference:
     return Reference.at_points(gaps, pairs["mean_rounds"].to_list(), label="paper (named pairs)")
 
 
-def f5_numbers(gap: GapCorrelation, mean_rounds: float, kind: str) -> list[Number]:
-    """DR-F5: Pearson's r and p of mean rounds per pair against the pair's |Elo gap| (``gap``:
-    :func:`analysis_lib.dr_arena.rounds_vs_gap`), the mean rounds per match, and the claim that rounds fall as the
-    gap grows (r < 0 at p < :data:`ALPHA`)."""
-    return [
-        Number("DR-F5", "Pearson r, mean rounds vs |Elo gap|", gap.pearson, data=kind),
-        Number("DR-F5", "p-value of that r", gap.p_value, data=kind),
-        Number("DR-F5", "model pairs", gap.pairs.height, data=kind),
-        Number("DR-F5", "mean rounds per match", mean_rounds, data=kind),
-        Number("DR-F5", f"claim: rounds fall as the Elo gap grows (r < 0, p < {ALPHA:g})",
-               _holds(gap.pearson < 0 and gap.p_value < ALPHA), data=kind),
-    ]
+def f5_claim(gap: GapCorrelation) -> str:
+    """DR-F5's claim that rounds fall as the Elo gap grows: r < 0 at p < :data:`ALPHA` (``gap``:
+    :func:`analysis_lib.dr_arena.rounds_vs_gap`)."""
+    return holds(gap.pearson < 0 and gap.p_value < ALPHA)
 
 
 def profile_table(profile: pl.DataFrame) -> pl.DataFrame:
@@ -207,22 +158,12 @@ def profile_table(profile: pl.DataFrame) -> pl.DataFrame:
                           *[(100 * pl.col(c)).alias(name) for c, name in shares.items()])
 
 
-def f6_numbers(profile: pl.DataFrame, kind: str) -> list[Number]:
-    """DR-F6: the lowest and highest failure rate (``profile``: :func:`analysis_lib.dr_arena.failure_profile`,
-    ordered by failure rate), the Deep and Wide shares of the lowest-failure model's losses and the claim that
-    they are balanced (within :data:`BALANCE_POINTS` points)."""
+def f6_claim(profile: pl.DataFrame) -> str:
+    """DR-F6's claim that the lowest-failure model's Deep and Wide shares are balanced, within
+    :data:`BALANCE_POINTS` points (``profile``: :func:`analysis_lib.dr_arena.failure_profile`, ordered by failure
+    rate; a share of a model without losses counts 0)."""
     best = profile.row(0, named=True)
-    deep, wide = best["share_DEEP"] or 0, best["share_WIDE"] or 0
-    return [
-        Number("DR-F6", "lowest failure rate (%)", 100 * best["failure_rate"], data=kind,
-               note=f"model: {best['model']}"),
-        Number("DR-F6", "Deep share of the lowest-failure model's losses (%)", 100 * deep, data=kind),
-        Number("DR-F6", "Wide share of the lowest-failure model's losses (%)", 100 * wide, data=kind),
-        Number("DR-F6", "highest failure rate (%)", 100 * float(profile["failure_rate"].max()), data=kind,  # type: ignore[arg-type]
-               note=f"model: {profile['model'][-1]}"),
-        Number("DR-F6", f"claim: the lowest-failure model's Deep and Wide shares are within {BALANCE_POINTS} points "
-                        "(balanced)", _holds(abs(deep - wide) <= BALANCE_POINTS / 100), data=kind),
-    ]
+    return holds(abs((best["share_DEEP"] or 0) - (best["share_WIDE"] or 0)) <= BALANCE_POINTS / 100)
 
 
 PROFILE_CAPTION = ("Failure profile per model: fails % = non-winning rounds over rounds; Deep, Wide, Both, None % = "
@@ -234,23 +175,10 @@ def f6_tables(profile: pl.DataFrame) -> list[Table]:
     return [Table(profile_table(profile), PROFILE_CAPTION, 1)]
 
 
-def f7_numbers(shares: pl.DataFrame, n_rounds: int, kind: str) -> list[Number]:
-    """DR-F7: the shares of the verdict tiers and failure types (``shares``:
-    :func:`analysis_lib.dr_arena.verdict_shares`) over ``n_rounds`` rounds, and the claim that Better is the most
-    frequent tier."""
-    def pct(k: str, *cats: str) -> float:
-        return 100 * sum(share(shares, k, c) for c in cats)
-
-    top = shares.filter(pl.col("kind") == "verdict").sort("share", descending=True)["category"][0]
-    return [
-        Number("DR-F7", "rounds", n_rounds, data=kind),
-        Number("DR-F7", "share of Better verdicts (%)", pct("verdict", "Better"), data=kind),
-        Number("DR-F7", "share of Much Better verdicts (%)", pct("verdict", "Much Better"), data=kind),
-        Number("DR-F7", "share of tie verdicts (%)", pct("verdict", "Tie (high)", "Tie (low)"), data=kind),
-        Number("DR-F7", "share of Deep failures (%)", pct("failure type", "DEEP"), data=kind),
-        Number("DR-F7", "share of Wide failures (%)", pct("failure type", "WIDE"), data=kind),
-        Number("DR-F7", "claim: Better is the most frequent verdict tier", _holds(top == "Better"), data=kind),
-    ]
+def f7_claim(verdicts: VerdictSummary) -> str:
+    """DR-F7's claim that Better is the most frequent verdict tier (``verdicts``:
+    :func:`analysis_lib.dr_arena.verdict_summary`)."""
+    return holds(verdicts.top_tier == "Better")
 
 
 def fig7_reference(shares: pl.DataFrame | None = None) -> list[Reference]:
@@ -270,12 +198,17 @@ def fig7_reference(shares: pl.DataFrame | None = None) -> list[Reference]:
     return [Reference.at_marks(marks, axis="y", ax=ax) for ax, (marks, _) in enumerate(panels) if marks]
 
 
-def claims_summary(numbers: list[Number], seed: int) -> str:
-    """What the simulation says about the paper's claims (the ``claim:`` quantities recorded so far), with the
-    caveats of a single simulated tournament."""
-    claims = [n for n in numbers if n.quantity.startswith("claim:") and not n.reason]
+#: The analysis IDs whose claims the summary says.
+CLAIM_IDS = ("DR-T6", "DR-F5", "DR-F6", "DR-F7")
+
+
+def claims_summary(results: Iterable[Result], seed: int) -> str:
+    """What the simulation says about the paper's claims (the ``claim:`` quantities of :data:`CLAIM_IDS` recorded
+    so far, ``results``: the recorder's), with the caveats of a single simulated tournament."""
+    claims = [r for r in results if r.analysis_id in CLAIM_IDS and r.quantity.startswith("claim:")
+              and r.status != "not run"]
     return ("**What the simulation says about the paper's claims.** "
-            + " ".join(f"*{n.quantity.removeprefix('claim: ')}*: {n.ours} in the simulation." for n in claims)
+            + " ".join(f"*{r.quantity.removeprefix('claim: ')}*: {r.ours} in the simulation." for r in claims)
             + " These are properties of the loop and the tournament under the simulation's assumptions (independent "
             "depth and width skills, difficulty rising with depth and width, a noisy examiner), not evidence about "
             f"real agents; and they come from one simulated tournament (seed {seed}): the claims on round 2 and on "

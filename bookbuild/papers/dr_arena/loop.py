@@ -1,16 +1,15 @@
-"""The book's side of the DR-Arena chapter's DR-L sections: Table 2 and the loop's rules as the page shows them,
-the numbers recorded for the framework's released match traces replayed through the loop
-(:func:`analysis_lib.dr_arena.replay_published_traces`) and for the project page's 5-round walkthrough replayed
-(:func:`analysis_lib.dr_arena.replay_cases_trace`); tables carry readable column names.
+"""The book's side of the DR-Arena chapter's DR-L sections: Table 2 and the loop's rules, the framework's released
+match traces replayed through the loop (:func:`analysis_lib.dr_arena.replay_published_traces`) and the project
+page's 5-round walkthrough replayed (:func:`analysis_lib.dr_arena.replay_cases_trace`), as tables with readable
+column names; the numbers are recorded by path (``bookbuild/resources/paper_values/dr.csv``).
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from analysis_lib.dr_arena import TraceReplay
 from analysis_lib.dr_arena.match_log import cases_trace
-from bookbuild.sections import Number, Table
+from bookbuild.sections import Table
 
 #: ``LoopConfig`` fields in words (the config table's first column).
 RULE_LABELS = {
@@ -26,14 +25,6 @@ TRANSITION_COLUMNS = {"verdict": "verdict", "failure_type": "loser's failure", "
                       "stops_match": "can end the match"}
 #: The released trace shown as the worked example.
 EXAMPLE_ID = "tree_0022_glm47_vs_pplsonar_1300"
-#: The project page's trace, for quantity names.
-PAGE = "project-page trace (Handheld Game Consoles)"
-
-
-def rules_numbers(table2: pl.DataFrame) -> list[Number]:
-    """DR-L: the (verdict, failure type) combinations Table 2 maps (``table2``:
-    :func:`analysis_lib.dr_arena.transition_table`)."""
-    return [Number("DR-L", "(verdict, failure type) combinations mapped by Table 2", table2.height, data="none")]
 
 
 def rules_tables(table2: pl.DataFrame, rules: pl.DataFrame, name: str) -> list[Table]:
@@ -45,37 +36,10 @@ def rules_tables(table2: pl.DataFrame, rules: pl.DataFrame, name: str) -> list[T
             Table(rules, f"The loop's rules ({name}).", 0)]
 
 
-def traces_numbers(replays: dict[str, TraceReplay]) -> list[Number]:
-    """DR-L: how many of the released traces the loop reproduces, and the worked example's (:data:`EXAMPLE_ID`)
-    rounds and final score gap."""
-    ok = sum(r.reproduced for r in replays.values())
-    example = replays[EXAMPLE_ID].replay
-    return [
-        Number("DR-L", "released match traces replayed", len(replays), data="published"),
-        Number("DR-L", "released traces whose replay reproduces every logged depth, width and score and the stopping "
-                       "round", ok, data="published", note=f"of {len(replays)}"),
-        Number("DR-L", "worked example (tree_0022): rounds played", example.height, data="published",
-               note=f"stop: {example['stop'][-1]}"),
-        Number("DR-L", "worked example (tree_0022): final score gap",
-               abs(example["score_a"][-1] - example["score_b"][-1]), data="published"),
-    ]
-
-
 def traces_tables(example: pl.DataFrame) -> list[Table]:
     """The worked example's replay beside its logged task and scores."""
     return [Table(trace_table(example), "Released trace tree_0022 replayed: the loop's task and scores beside "
                                         "the logged ones.", 0)]
-
-
-def page_numbers(replay: pl.DataFrame) -> list[Number]:
-    """DR-L: the project page's walkthrough replayed (``replay``: :func:`analysis_lib.dr_arena.replay_cases_trace`):
-    rounds, rounds whose depth and width the replay reproduces, and the stop rule."""
-    same = replay.filter((pl.col("depth") == pl.col("logged_depth")) & (pl.col("width") == pl.col("logged_width")))
-    return [
-        Number("DR-L", f"{PAGE}: rounds played", replay.height, data="published"),
-        Number("DR-L", f"{PAGE}: rounds whose depth and width the replay reproduces", same.height, data="published"),
-        Number("DR-L", f"{PAGE}: stop rule after the last round", replay["stop"][-1], data="published"),
-    ]
 
 
 def page_tables(replay: pl.DataFrame) -> list[Table]:
