@@ -195,6 +195,9 @@ def _walk(obj: Any, steps: Sequence[Step], path: Path, bound: dict[str, str], ow
         except (IndexError, TypeError, KeyError):
             yield bound, Missing(_reason(obj)), obj
             return
+    if value is None and step.select:  # nothing to select from: no value (the result may say why)
+        yield bound, Missing(_reason(obj)), obj
+        return
     if not step.select:
         if value is None or (isinstance(value, float) and math.isnan(value)):
             yield bound, Missing(_reason(obj)), obj

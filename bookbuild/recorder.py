@@ -201,9 +201,10 @@ class Recorder:
         that reaches no value records the number as not run, with the reason the result gives or ``reason``;
         ``result`` ``None`` records every row of the ID as not run with ``reason``. The row's note is formatted with
         the fields of the value's record and of ``result`` (``{n_left_out}``), then ``note`` (every number) and
-        ``notes[quantity]`` are added. ``data``: the data kind of every number (default: the row's ``data``, else
-        the recorder's). ``planted``: the simulator's truth, read with the same paths (a mapping of quantities, or
-        a result of the same shape); ``intervals``: 95% intervals by quantity (:meth:`number`)."""
+        ``notes[quantity]`` are added. ``data``: the data kind of the numbers whose row fixes none (a row's
+        ``data`` wins; default: the recorder's). ``planted``: the simulator's truth, read with the same paths (a
+        mapping of quantities, or a result of the same shape); ``intervals``: 95% intervals by quantity
+        (:meth:`number`)."""
         rows = paper_values.rows_of(analysis_id, self.values)
         if not rows:
             raise KeyError(f"{self.notebook}: the paper values have no row for {analysis_id}")
@@ -230,7 +231,7 @@ class Recorder:
                     self.not_run(analysis_id, quantity, reason=value.reason or reason or NO_VALUE, row_note=row_note)
                     continue
                 extra = NOTE_SEPARATOR.join(n for n in (note, notes.get(quantity, "")) if n)
-                self.number(analysis_id, quantity, value, note=extra, data=data or row.data or None,  # type: ignore[arg-type]
+                self.number(analysis_id, quantity, value, note=extra, data=row.data or data or None,  # type: ignore[arg-type]
                             planted=_planted(planted, quantity, path, keys), reason=reason,
                             interval=(intervals or {}).get(quantity), row_note=row_note)
 

@@ -90,3 +90,8 @@ def test_a_path_may_start_by_selecting_rows_of_the_root_frame():
     assert [k["model"] for k, _, _ in expand(BOARD, parse("[model=*].rank"))] == ["a", "b", "c, d"]
     with pytest.raises(PathError, match="cannot read step 2"):
         parse("board.[model=a]")
+
+
+def test_a_none_where_rows_would_be_selected_is_no_value():
+    value, _ = resolve({"board": None, "reason": "no votes"}, parse("board[model=a].rating"))
+    assert value == Missing("no votes")
