@@ -82,8 +82,8 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 table, _ = topics.fit_topics(texts, embeddings=vecs[p], seed=0, cache_dir=tmp, precision=p)
             s = topics.topic_summary(table)
-            print(f"topics ({p}): {s['n_topics']} topics, largest {s['largest_share_clustered']:.1%} of clustered "
-                  f"({s['largest_label']}), {s['unclustered_share']:.1%} unclustered")
+            print(f"topics ({p}): {s.n_topics} topics, largest {s.largest_share_clustered:.1%} of clustered "
+                  f"({s.largest_label}), {s.unclustered_share:.1%} unclustered")
 
 
 if __name__ == "__main__":

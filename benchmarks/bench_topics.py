@@ -30,7 +30,7 @@ tp, asg = topics.fit_topics(texts, embeddings=emb, seed=0, cache_dir=sys.argv[1]
 t3 = time.perf_counter()
 s = topics.topic_summary(tp)
 print(json.dumps({"n_texts": len(texts), "load_s": t1 - t0, "embed_s": t2 - t1, "topics_s": t3 - t2,
-                  "total_s": t3 - t0, **s}))
+                  "total_s": t3 - t0, **s._asdict()}))
 """
 
 

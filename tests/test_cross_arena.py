@@ -100,7 +100,8 @@ def test_vote_table_counts_and_tests():
     assert fact["p_value"] == pytest.approx(sps.binomtest(7, 9, alternative="greater").pvalue)
     assert fact["favours"] == "search"
     empty = table.filter(pl.col("intent") == "Guidance").row(0, named=True)
-    assert empty["n"] == 0
+    assert empty["n"] == 0 and empty["favours"] is None  # no battle favours no side
+    assert vote_table(frame.filter(pl.col("vote") == "tie"))["favours"][0] == "even"  # battles, none decided
     overall = vote_table(frame, by=None).row(0, named=True)
     assert (overall["search"], overall["non_search"], overall["tie"]) == (7, 3, 3)
     with_null = vote_table(pl.concat([frame, pl.DataFrame({"intent": [None], "vote": ["tie"]}, schema=frame.schema)]))
@@ -354,25 +355,49 @@ def test_cross_arena_figure_draws_the_vote_counts():
 # ------------------------------------------------------------------------------------------ chapter 05's numbers
 
 
-def test_chapter_text_arena_numbers_record_the_vote_counts():
+def _recorded(tmp_path, analysis_id, result, **kw):
+    """``result`` recorded for ``analysis_id`` through the book's recorder against the real paper values."""
+    from bookbuild.recorder import Recorder
+
+    rec = Recorder(tmp_path, "05_cross_arena", data="real")
+    rec.record(analysis_id, result, **kw)
+    return {r.quantity: r for r in rec.results}
+
+
+def _published(arena):
+    from analysis_lib import stats
+
+    t = cross_arena.published_vote_totals().row(by_predicate=pl.col("arena") == arena, named=True)
+    counts = (t["search_preferred"], t["non_search_preferred"], t["ties"])
+    return {"published": stats.preference_binomial_test(*counts),
+            "split": stats.preference_binomial_test(*counts, split_ties=True)}
+
+
+def test_chapter_text_arena_numbers_record_the_vote_counts(tmp_path):
     from bookbuild.papers import search_arena as sa
 
     frame, _ = load_text_arena_report(FIXTURES / "text_arena_small.jsonl")
     by_intent = vote_table(frame)
     tests = intent_tests(by_intent)
-    numbers = sa.sa33t_numbers(vote_table(frame, by=None).row(0, named=True), tests, "real")
-    got = {n.quantity: n.ours for n in numbers}
+    votes = {**_published("text_arena"), "overall": vote_table(frame, by=None), "tests": tests}
+    by = _recorded(tmp_path, "SA-33T", votes, notes=sa.vote_notes("SA-33T", votes, simulated=False))
+    got = {q: r.ours for q, r in by.items()}
     assert (got["battles"], got["ties"], got["search-preferred"], got["non-search-preferred"]) == (3, 1, 2, 0)
     # two search-preferred of two decided votes: one-sided binomial p = 0.5 ** 2 (scipy's exact test)
     assert got["p-value, battle data"] == pytest.approx(sps.binomtest(2, 2, 0.5, alternative="greater").pvalue)
-    assert got["Factual Lookup: favoured side"] == "search"
+    assert got["Factual Lookup: favoured side"] == "search" and by["ties"].note == "tie and tie (bothbad)"
+    assert by["Factual Lookup p-value"].note.startswith("one-sided in the observed direction; two-sided 0.5")
+    # the published totals are the paper's test (a match), whatever data the battles are
+    published = by["p-value, published totals (one-sided, ties excluded)"]
+    assert (published.data, published.status) == ("published", "match") and by["battles"].data == "real"
+    assert by["Text Processing p-value"].status == "not run"  # no Text Processing battle in the file
     counts, shown = (t.frame for t in sa.vote_tables("Text Arena", by_intent, tests))
     assert counts.columns == ["intent", "battles", "search", "non-search", "ties", "% search", "% non-search", "% ties"]
     assert counts.filter(pl.col("intent") == "Factual Lookup").row(0) == ("Factual Lookup", 2, 2, 0, 0, 100.0, 0.0, 0.0)
     assert shown.columns == ["intent", "favoured side", "p (paper's test)", "p two-sided", "p two-sided, Holm"]
 
 
-def test_chapter_search_arena_without_the_non_search_model_is_not_run():
+def test_chapter_search_arena_without_the_non_search_model_is_not_run(tmp_path):
     from analysis_lib.search_arena.simulate import simulate_release
     from bookbuild.papers import search_arena as sa
 
@@ -380,19 +405,22 @@ def test_chapter_search_arena_without_the_non_search_model_is_not_run():
     without = battles.filter((pl.col("raw_model_a") != NON_SEARCH_RAW) & (pl.col("raw_model_b") != NON_SEARCH_RAW))
     cross = search_arena_cross_battles(without)
     assert sa.sa33s_missing(cross) == sa.NO_BATTLES
-    numbers = sa.sa33s_numbers(cross, None, None, "simulated")
-    assert {n.quantity for n in numbers} == {
-        "battles", "ties", "search-preferred", "non-search-preferred", "p-value, battle data",
-        "Factual Lookup p-value", "Factual Lookup: favoured side", "Info Synthesis p-value",
-        "Info Synthesis: favoured side"}
-    assert all(n.reason == sa.NO_BATTLES and n.ours is None for n in numbers)
+    votes = {**_published("search_arena"), "overall": None, "tests": intent_tests(vote_table(cross))}
+    by = _recorded(tmp_path, "SA-33S", votes, reason=sa.NO_BATTLES,
+                   notes=sa.vote_notes("SA-33S", votes, simulated=True))
+    assert {q for q, r in by.items() if r.status != "not run"} == {
+        "p-value, published totals (one-sided, ties excluded)",
+        "p-value, published totals, ties split half to each side"}
+    assert {r.reason for r in by.values() if r.status == "not run"} == {sa.NO_BATTLES}
+    assert "{" not in by["Factual Lookup p-value"].note
     text_frame, _ = load_text_arena_report("sample:120", seed=1)
-    text = vote_table(text_frame)
-    fig8 = sa.f8_numbers(compare_tie_shares(text, text.clear()), "simulated", "simulated", sa.NO_BATTLES)
-    assert [n.reason for n in fig8] == ["", sa.NO_BATTLES, sa.NO_BATTLES]
+    ties = compare_tie_shares(vote_table(text_frame), vote_table(text_frame).clear())
+    f8 = {"most_tied": ", ".join(sorted(ties.most_tied)), "ties": None, "higher": None}
+    by = _recorded(tmp_path, "SA-F8", f8, reason=sa.NO_BATTLES, notes=sa.run_notes("SA-F8", f8, {"ties": sa.TIE_NOTE}))
+    assert [r.reason for r in by.values()] == ["", sa.NO_BATTLES, sa.NO_BATTLES]
 
 
-def test_chapter_search_arena_without_intent_labels_records_the_totals_only():
+def test_chapter_search_arena_without_intent_labels_records_the_totals_only(tmp_path):
     from analysis_lib.search_arena.simulate import simulate_release
     from bookbuild.papers import search_arena as sa
 
@@ -400,10 +428,11 @@ def test_chapter_search_arena_without_intent_labels_records_the_totals_only():
         pl.lit(None, dtype=pl.String).alias("primary_intent"))
     cross = search_arena_cross_battles(battles)
     assert cross.height > 0 and sa.sa33s_missing(cross) == sa.NO_INTENTS
-    numbers = sa.sa33s_numbers(cross, vote_table(cross, by=None).row(0, named=True), None, "real")
-    by = {n.quantity: n for n in numbers}
+    votes = {**_published("search_arena"), "overall": vote_table(cross, by=None),
+             "tests": intent_tests(vote_table(cross))}
+    by = _recorded(tmp_path, "SA-33S", votes, reason=sa.NO_INTENTS, notes=sa.vote_notes("SA-33S", votes, False))
     assert by["battles"].ours == cross.height and not by["battles"].reason  # the cross battles are the voted ones
-    assert by["Factual Lookup p-value"].reason == sa.NO_INTENTS
+    assert by["Factual Lookup p-value"].reason == by["Info Synthesis: favoured side"].reason == sa.NO_INTENTS
 
 
 def test_chapter_text_arena_read_names_what_was_left_out():

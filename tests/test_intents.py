@@ -98,7 +98,7 @@ def test_agreement_frame_drops_missing_and_rejects_unknown_labels():
                       "secondary_intent": [UNASSIGNED, None, UNASSIGNED]})
     b = pl.DataFrame({"primary_intent": ["Analysis", "Other", "Guidance"], "secondary_intent": [UNASSIGNED] * 3})
     res = intents.agreement(a, b)
-    assert res["n"] == 2 and res["accuracy_primary"] == 0.5
+    assert res.n == 2 and res.accuracy_primary == 0.5
     with pytest.raises(ValueError, match="nine intent categories"):
         intents.primary_kappa(["Chat"], ["Other"])
 
@@ -136,4 +136,4 @@ def test_annotate_sample_skips_placeholder_and_missing_prompts(tmp_path, monkeyp
     assert by_id["c2"]["primary_intent"] is None
     assert (out["status"] == intents.SKIPPED).sum() == 3
     agree = intents.sample_agreement(out.filter(pl.col("status") == "ok"))
-    assert agree["n"] == 2 and agree["accuracy_primary"] == 1.0
+    assert agree.n == 2 and agree.accuracy_primary == 1.0

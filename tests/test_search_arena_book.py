@@ -1,6 +1,8 @@
-"""What the Search Arena chapters 01 and 02 record (bookbuild.papers.search_arena): κ only with enough annotations,
-the chapter's not-run reason said once, external datasets that cannot load, the daily traffic against both ends
-of the paper's range, the citation-style numbers, and the paper's values drawn on figures."""
+"""What the Search Arena chapters 01 and 02 record (bookbuild.papers.search_arena), through the book's recorder
+against the real paper values: κ only with enough annotations, the chapter's not-run reason said once, the
+comparisons' counts and shares, external datasets that cannot load, the prompt lengths by intent, the daily
+traffic against both ends of the paper's range, the citation-style numbers, and the paper's values drawn on
+figures."""
 
 from __future__ import annotations
 
@@ -10,8 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from analysis_lib.search_arena import citation_style, describe, intents, platform, prompt_sets
 from bookbuild.papers import search_arena as sa
-from bookbuild.recorder import Recorder
-from bookbuild.sections import Number
+from bookbuild.recorder import NotRun, Recorder
 
 CHAPTER_REASON = "not run: no LLM endpoint configured and no cached result"
 
@@ -29,60 +30,88 @@ def annotated(n_ok: int, n_failed: int = 0, n_skipped: int = 1) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def test_kappa_needs_enough_annotated_prompts():
+def _recorded(tmp_path, analysis_id, result, **kw):
+    """``result`` recorded for ``analysis_id`` through the book's recorder against the real paper values."""
+    rec = Recorder(tmp_path, "02_prompts", data="simulated")
+    rec.record(analysis_id, result, **kw)
+    return {r.quantity: r for r in rec.results}
+
+
+def test_kappa_needs_enough_annotated_prompts(tmp_path):
+    def recorded(frame):
+        b5 = sa.b5_result(frame, "gpt-4.1", CHAPTER_REASON)
+        return b5, _recorded(tmp_path, "SA-B5", b5, notes=sa.run_notes("SA-B5", b5, {"agreement": sa.KAPPA_NOTE}))
+
     frame = annotated(12, n_failed=2)
-    rows, dist = sa.b5_numbers(frame, "gpt-4.1", CHAPTER_REASON)
-    by = {r.quantity: r for r in rows}
+    b5, by = recorded(frame)
     assert by["sampled prompts not sent (missing or moderation placeholder)"].ours == 1
+    assert by["sampled prompts not sent (missing or moderation placeholder)"].note.endswith(
+        "; of 15 sampled conversations")
     assert by["failed annotations"].ours == 2
     ok = frame.filter(pl.col("status") == "ok")
-    expected = cohen_kappa_score(ok["release_primary"], ok["primary_intent"])
-    assert by[sa.KAPPAS[0]].ours == pytest.approx(expected)
-    assert by[sa.KAPPAS[0]].note == "n=12; LLM labels (gpt-4.1)" and by[sa.KAPPAS[0]].data == sa.LLM
-    assert dist is not None and by[sa.HUMAN_KAPPAS[0]].reason == sa.NO_HUMAN_LABELS
+    kappa = by["κ primary, LLM labels vs release labels"]
+    assert kappa.ours == pytest.approx(cohen_kappa_score(ok["release_primary"], ok["primary_intent"]))
+    assert kappa.note.endswith("; n=12; LLM labels (gpt-4.1)") and kappa.data == "llm"
+    assert b5["agreement"] is not None and by["human inter-annotator κ, top-2"].reason == sa.NO_HUMAN_LABELS
 
-    few = annotated(sa.MIN_ANNOTATED - 1, n_failed=1)
-    rows, dist = sa.b5_numbers(few, "gpt-4.1", CHAPTER_REASON)
-    by = {r.quantity: r for r in rows}
-    assert dist is None and by[sa.KAPPAS[1]].ours is None
-    assert by[sa.KAPPAS[1]].reason == "reply was not valid JSON"  # the step's own reason is kept
-    none_sent = annotated(0, n_skipped=3)
-    rows, _ = sa.b5_numbers(none_sent, "gpt-4.1", CHAPTER_REASON)
-    assert {r.quantity: r for r in rows}[sa.KAPPAS[0]].reason == sa.SEE_ABOVE
+    b5, by = recorded(annotated(sa.MIN_ANNOTATED - 1, n_failed=1))
+    top2 = by["κ top-2, LLM labels vs release labels"]
+    assert b5["agreement"] is None and top2.ours is None and top2.status == "not run"
+    assert top2.reason == "reply was not valid JSON" and "{" not in top2.note  # the step's own reason is kept
+    _, by = recorded(annotated(0, n_skipped=3))
+    assert by["κ primary, LLM labels vs release labels"].reason == sa.SEE_ABOVE
 
 
-def test_not_run_comparisons_say_the_chapter_reason_once():
+def test_comparisons_record_their_counts_and_shares_or_why_not(tmp_path):
     empty = pl.DataFrame()
-    res = describe.DescribeResult("Search Arena", "SimpleQA", "not run", empty, [], empty, note=CHAPTER_REASON)
-    rows, tables = sa.c1_numbers({("Search Arena", "SimpleQA"): res}, CHAPTER_REASON)
-    assert tables == []
-    assert rows[0] == Number("SA-C1", "Search Arena vs SimpleQA: properties with p < 0.001", reason=sa.SEE_ABOVE)
-    assert rows[-1].quantity == sa.TEXT_ARENA_C1[0] and rows[-1].reason == sa.TEXT_ARENA_C1[1]
-    rows, _ = sa.c2_numbers(
-        {("text_arena", "Factual Lookup", "search"): describe.DescribeResult(
-            "search", "non-search", "failed", empty, [], empty, note="not run: no usable LLM reply")},
-        CHAPTER_REASON)
-    assert [r.quantity for r in rows] == [
-        "Text Arena, Factual Lookup: search vs non-search: top property, % search",
-        "Text Arena, Factual Lookup: search vs non-search: top property, % non-search",
-        "Text Arena, Factual Lookup: search vs non-search: top property p-value"]
-    assert {(r.ours, r.reason) for r in rows} == {(None, "not run: no usable LLM reply")}
+    validation = pl.DataFrame({"property": ["gives dates", "is long"], "share_a": [0.5, 0.3],
+                               "share_b": [0.1, 0.2], "diff": [0.4, 0.1], "p_value": [1e-4, 0.2], "n_a": [10, 10],
+                               "n_b": [10, 10], "failed": [0, 0]})
+    models = {"propose": "p", "reduce": "r", "rank": "k"}
+    ran = describe.DescribeResult("Search Arena", "SimpleQA", "ok", empty, ["gives dates", "is long"], validation,
+                                  models=models)
+    off = describe.DescribeResult("SimpleQA", "Search Arena", "not run", empty, [], empty, note=CHAPTER_REASON)
+    c1 = {"comparisons": sa.see_above([ran, off], CHAPTER_REASON),
+          "text_arena": NotRun(sa.NO_TEXT_ARENA_PROMPTS)}
+    by = _recorded(tmp_path, "SA-C1", c1, reason=sa.SEE_ABOVE,
+                   notes=sa.run_notes("SA-C1", c1, {"comparisons": sa.MODELS_NOTE}))
+    first = by["Search Arena vs SimpleQA: properties with p < 0.001"]
+    assert (first.ours, first.paper, first.data) == (1, 4, "llm")  # p < 0.001 and more common in A
+    assert first.note == "models: propose p, reduce r, rank k"
+    assert by["SimpleQA vs Search Arena: properties with p < 0.001"].reason == sa.SEE_ABOVE
+    assert by["Search Arena vs BrowseComp: properties with p < 0.001"].status == "not run"  # no such comparison
+    assert by["Search Arena vs Text Arena: properties with p < 0.001"].reason == sa.NO_TEXT_ARENA_PROMPTS
+    assert [t.caption for t in sa.c1_tables([ran, off])] == [
+        "Properties more common in Search Arena than in SimpleQA (models: propose p, reduce r, rank k)"]
+
+    search = describe.DescribeResult("search", "non-search", "ok", empty, ["gives dates"], validation.head(1))
+    failed = describe.DescribeResult("search", "non-search", "failed", empty, [], empty,
+                                     note="not run: no usable LLM reply")
+    c2 = [{"arena": "text_arena", "intent": "Factual Lookup", "result": search},
+          {"arena": "text_arena", "intent": "Info Synthesis", "result": sa.see_above([failed], CHAPTER_REASON)[0]}]
+    by = _recorded(tmp_path, "SA-C2", c2, reason=sa.SEE_ABOVE, notes=sa.run_notes("SA-C2", c2, {"result": sa.TOP_NOTE}))
+    share = by["Text Arena, Factual Lookup: search vs non-search: top property, % search"]
+    assert share.ours == pytest.approx(50.0) and share.note.endswith("; ours: gives dates")
+    assert by["Text Arena, Factual Lookup: search vs non-search: top property p-value"].ours == 1e-4
+    assert {by[q].reason for q in by if q.startswith("Text Arena, Info Synthesis")} == {"no usable LLM reply"}
+    assert sa.c2_label("search_arena", "Info Synthesis", search) == "Search Arena, Info Synthesis: search vs non-search"
 
 
-def test_external_datasets_load_or_say_why():
+def test_external_datasets_load_or_say_why(tmp_path):
     def unavailable() -> pl.DataFrame:
         raise prompt_sets.ExternalDataUnavailable("CORAL: the hub cannot be reached")
 
-    frames, rows = sa.g_numbers({
+    frames, means = sa.external({
         "CORAL": unavailable,
         "WildChat": lambda: pl.DataFrame({"turns": [1, 3], "prompt_words": [10, 30]}),
     })
     assert list(frames) == ["WildChat"]
-    assert [(r.quantity, r.ours, r.reason) for r in rows] == [
+    by = _recorded(tmp_path, "SA-G", {**means, "search_arena": None}, reason=sa.NO_EXTERNAL)
+    assert [(q, r.ours, r.reason) for q, r in by.items()][:4] == [
         ("CORAL mean turns", None, "CORAL: the hub cannot be reached"),
         ("CORAL mean prompt length (words)", None, "CORAL: the hub cannot be reached"),
         ("WildChat mean turns", 2.0, ""), ("WildChat mean prompt length (words)", 20.0, "")]
-    assert {r.data for r in rows if not r.reason} == {"real"} and {r.analysis_id for r in rows} == {"SA-G"}
+    assert by["WildChat mean turns"].data == "real" and by["Search Arena mean turns"].reason == sa.NO_EXTERNAL
 
 
 def test_llm_notes_and_reasons():
@@ -113,11 +142,14 @@ def test_paper_marks_read_the_paper_values():
     assert shares["2"] == pytest.approx(100 * 3288 / 24069) and shares["4"] == pytest.approx(100 * 460 / 24069)
 
 
-def test_sa22l_quantities_name_every_group_of_factual_vs_rest():
+def test_prompt_lengths_record_every_group_of_factual_vs_rest(tmp_path):
     from analysis_lib.search_arena import descriptive
 
-    battles = pl.DataFrame({"primary_intent": ["Factual Lookup", "Other"], "prompt_words": [1, 3]})
-    assert set(sa.SA22L_QUANTITIES) == set(descriptive.factual_vs_rest(battles)[0]["group"])
+    battles = pl.DataFrame({"primary_intent": ["Factual Lookup", "Other", "Analysis"], "prompt_words": [1, 3, 5]})
+    by = _recorded(tmp_path, "SA-22L", descriptive.factual_vs_rest(battles)[0])
+    assert {q: (r.ours, r.note.rsplit("; ", 1)[-1]) for q, r in by.items()} == {
+        "Factual Lookup mean prompt words": (1.0, "1 prompts"), "other intents mean prompt words": (4.0, "2 prompts"),
+        "other intents, Other excluded: mean prompt words": (5.0, "1 prompts")}
 
 
 def test_style_numbers_say_why_the_coefficient_did_not_run(tmp_path):

@@ -59,7 +59,7 @@ def test_fit_topics_recovers_clusters_with_keyword_labels(tmp_path):
     assert ex["share_clustered"].to_list() == clustered["share_clustered"].to_list()
     assert ex["share"].to_list() == clustered["share"].to_list()
     s = topics.topic_summary(tp)
-    assert s["n_topics"] == 4 and s["largest_share"] <= 0.3
+    assert s.n_topics == 4 and s.largest_share <= 0.3 and s.n_texts == len(texts) == asg.height
     # reproducible, and the UMAP coordinates were cached
     assert list((tmp_path / "umap").glob("*.npy"))
     _, asg2 = topics.fit_topics(texts, embeddings=emb, min_cluster_size=15, min_samples=5, n_neighbors=10,

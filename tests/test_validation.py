@@ -28,6 +28,10 @@ def test_error_decomposition_recovers_a_planted_shared_offset():
     assert np.allclose(dec["shared_offset"], -12.5)
     assert np.allclose(dec["anchor_free_error"], own)
     assert np.allclose(dec["error"], dec["shared_offset"] + dec["anchor_free_error"])
+    summary = methods_validation.error_summary(dec).row(0, named=True)
+    assert summary["shared_offset"] == pytest.approx(-12.5)
+    assert summary["max_abs_anchor_free_error"] == pytest.approx(np.abs(own).max())
+    assert summary["max_abs_error"] == pytest.approx(np.abs(own - 12.5).max())
     with pytest.raises(ValueError, match="anchor"):
         methods_validation.error_decomposition({ANCHOR: 1000.0}, truth)
 
@@ -255,6 +259,29 @@ def test_tie_summary_matches_numpy():
         np.array([0.3, -0.1])) for s in range(5)]
     assert ind["coef_scale"] == pytest.approx(np.mean(scales)) and ind["seeds"] == 5
     assert report.tie_verdict(out.row(0, named=True)) == "recovered" and report.tie_verdict(ind) == "compressed"
+
+
+def test_val_is_recorded_part_by_part_with_the_planted_values_beside(tmp_path):
+    """Every VAL row reads one of the chapter's parts; a part its section has not reached is not run, and a section
+    shows its own rows; the tie rows read the planted side from the summary's own shape."""
+    from bookbuild import fieldpath, paper_values
+    from bookbuild.recorder import Recorder
+
+    assert {fieldpath.parse(r.result).steps[0].name for r in paper_values.rows_of("VAL")} == set(report.PARTS)
+    ties = pl.DataFrame({"tie_model": ["closeness"], "sd_controlled": [30.0], "sd_controlled_se": [0.5],
+                         "sd_planted": [31.0], "sd_plain": [50.0], "sd_plain_se": [0.7], "sd_table_d1": [52.0],
+                         "coef_scale": [0.98], "coef_scale_se": [0.02], "seeds": [3]})
+    rec = Recorder(tmp_path, "06_methods_validation", data="simulated")
+    rec.record("VAL", {**report.PARTS, "ties": ties}, planted={"ties": report.tie_targets(ties)})
+    by = {r.quantity: r for r in rec.results}
+    spread = by["SD of controlled ratings, ties among close battles (Elo)"]
+    assert (spread.ours, spread.planted) == (30.0, 31.0)
+    assert spread.note == "mean over 3 releases, standard error 0.5; planted column: SD of the planted ratings"
+    assert by["scale of the style coefficients, ties among close battles"].planted == 1.0
+    assert by["SD of plain ratings, ties independent of strength (Elo)"].status == "not run"  # no such row yet
+    ran = {q for q, r in by.items() if r.status != "not run"}
+    assert ran == {q for q in by if report.part_of("ties")(q) and "close battles" in q}
+    assert not any(report.part_of("coverage", "offsets")(q) for q in ran)
 
 
 def test_seed_study_refits_the_same_releases_under_both_tie_models(d1_target):

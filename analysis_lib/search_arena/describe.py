@@ -156,6 +156,22 @@ class DescribeResult:
         """Properties more common in A with p < alpha (the paper's C.1 filter)."""
         return self.validation.filter((pl.col("diff") > 0) & (pl.col("p_value") < alpha))
 
+    @property
+    def n_significant(self) -> int | None:
+        """How many properties :meth:`significant` keeps; None when the comparison did not run (see ``reason``)."""
+        return self.significant().height if self.status == "ok" else None
+
+    @property
+    def top(self) -> dict[str, Any] | None:
+        """The validation row of the property most common in A relative to B (``property``, ``share_a``,
+        ``share_b``, ``p_value``, ...); None when the comparison did not run (see ``reason``)."""
+        return self.validation.row(0, named=True) if self.status == "ok" and self.validation.height else None
+
+    @property
+    def reason(self) -> str:
+        """Why the comparison has no result (its ``note``); empty when it ran."""
+        return "" if self.status == "ok" else self.note
+
 
 def unusable_note(step: str, frame: pl.DataFrame) -> str:
     """"not run: no usable LLM reply at the <step> step (F of N failed, T timed out, U not run; first error:

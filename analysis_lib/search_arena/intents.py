@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -216,7 +216,18 @@ def top2_kappa(
     return cohen_kappa(r1, r2, labels=list(INTENTS))
 
 
-def agreement(a: pl.DataFrame, b: pl.DataFrame) -> dict[str, float]:
+class Agreement(NamedTuple):
+    """Agreement between two annotators (:func:`agreement`): the items both labelled (``n``), Cohen's κ on the
+    primary labels and after top-2 matching, and the raw shares of equal primaries and of top-2 matches."""
+
+    n: int
+    kappa_primary: float
+    kappa_top2: float
+    accuracy_primary: float
+    accuracy_top2: float
+
+
+def agreement(a: pl.DataFrame, b: pl.DataFrame) -> Agreement:
     """Agreement between two annotation frames aligned row by row (``primary_intent``, ``secondary_intent``).
 
     Rows where either rater has no primary label (failed / not run) are dropped; ``n`` says how many remain.
@@ -226,13 +237,13 @@ def agreement(a: pl.DataFrame, b: pl.DataFrame) -> dict[str, float]:
     p1, s1 = a["primary_intent"].to_list(), a["secondary_intent"].to_list()
     p2, s2 = b["primary_intent"].to_list(), b["secondary_intent"].to_list()
     _, _, match = top2_resolve(p1, s1, p2, s2)
-    return {
-        "n": float(len(p1)),
-        "kappa_primary": primary_kappa(p1, p2),
-        "kappa_top2": top2_kappa(p1, s1, p2, s2),
-        "accuracy_primary": sum(x == y for x, y in zip(p1, p2, strict=True)) / len(p1) if p1 else float("nan"),
-        "accuracy_top2": sum(match) / len(match) if match else float("nan"),
-    }
+    return Agreement(
+        n=len(p1),
+        kappa_primary=primary_kappa(p1, p2),
+        kappa_top2=top2_kappa(p1, s1, p2, s2),
+        accuracy_primary=sum(x == y for x, y in zip(p1, p2, strict=True)) / len(p1) if p1 else float("nan"),
+        accuracy_top2=sum(match) / len(match) if match else float("nan"),
+    )
 
 
 def _check_labels(*seqs: Sequence[str]) -> None:
@@ -288,7 +299,7 @@ def annotate_sample(battles: pl.DataFrame, client: LLMClient, n: int = 150, *, s
     ).hstack(ours_frame)
 
 
-def sample_agreement(annotated: pl.DataFrame) -> dict[str, float]:
+def sample_agreement(annotated: pl.DataFrame) -> Agreement:
     """:func:`agreement` between the release's labels and ours in an :func:`annotate_sample` frame."""
     release = annotated.select(pl.col("release_primary").alias("primary_intent"),
                                pl.col("release_secondary").alias("secondary_intent"))

@@ -10,7 +10,8 @@ often their intervals cover them, and which tie model the paper's estimator need
 the model's own estimation error minus the anchor's. The anchor's error enters every ``e_m`` with the same sign
 and size, so a single fit can place all non-anchor ratings above (or below) their truth although each is
 estimated without bias. :func:`error_decomposition` separates the two parts of one fit: the **shared offset**
-``ē = mean_{m ≠ a} e_m`` (mostly minus the anchor's own error) and the **anchor-free errors** ``e_m − ē``.
+``ē = mean_{m ≠ a} e_m`` (mostly minus the anchor's own error) and the **anchor-free errors** ``e_m − ē``;
+:func:`error_summary` gives their sizes.
 
 **Over many simulated releases.** :func:`seed_study` simulates independent full-size releases (seeds) and fits
 each one: plain BT against ``d1_target`` (Table D.1, to which the simulator is calibrated), the thirteen-control
@@ -71,6 +72,13 @@ def error_decomposition(
     shared = float(err.mean())
     return pl.DataFrame({"model": models, "estimate": est, "truth": tru, "error": err,
                          "shared_offset": np.full(err.size, shared), "anchor_free_error": err - shared})
+
+
+def error_summary(decomposition: pl.DataFrame) -> pl.DataFrame:
+    """The size of the errors of an :func:`error_decomposition` frame, one row (Elo): ``max_abs_error``,
+    ``shared_offset`` and ``max_abs_anchor_free_error``."""
+    return decomposition.select(pl.col("error").abs().max().alias("max_abs_error"), pl.col("shared_offset").first(),
+                                pl.col("anchor_free_error").abs().max().alias("max_abs_anchor_free_error"))
 
 
 def table_d1_target(d1: pl.DataFrame, anchor: str = ANCHOR) -> dict[str, float]:

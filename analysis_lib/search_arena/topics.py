@@ -454,15 +454,28 @@ def topic_examples(topics: pl.DataFrame, assignments: pl.DataFrame, k: int = 3, 
                                       "share_clustered": pl.Float64, "examples": pl.String})
 
 
-def topic_summary(topics: pl.DataFrame) -> dict[str, Any]:
-    """Number of topics, largest topic share (of all texts and of clustered texts), unclustered share."""
+class TopicSummary(NamedTuple):
+    """What :func:`topic_summary` says of a topic table: the texts modelled, the topics, the largest topic's share
+    of all texts and of the clustered ones (NaN without a topic) and its label, the unclustered share (0–1)."""
+
+    n_texts: int
+    n_topics: int
+    largest_share: float
+    largest_share_clustered: float
+    largest_label: str | None
+    unclustered_share: float
+
+
+def topic_summary(topics: pl.DataFrame) -> TopicSummary:
+    """The :class:`TopicSummary` of :func:`fit_topics`' topic table."""
     clustered, outliers = topics.filter(pl.col("topic") >= 0), topics.filter(pl.col("topic") < 0)
-    return {
-        "n_topics": clustered.height,
-        # polars types Series.max() as any Python literal; these Float64 columns give floats
-        "largest_share": float(clustered["share"].max()) if clustered.height else float("nan"),  # type: ignore[arg-type]
-        "largest_share_clustered":
-            float(clustered["share_clustered"].max()) if clustered.height else float("nan"),  # type: ignore[arg-type]
-        "largest_label": clustered["label"][0] if clustered.height else None,
-        "unclustered_share": float(outliers["share"].sum()) if outliers.height else 0.0,
-    }
+    # polars types Series.max() as any Python literal; these Float64 columns give floats
+    return TopicSummary(
+        n_texts=int(topics["size"].sum()),
+        n_topics=clustered.height,
+        largest_share=float(clustered["share"].max()) if clustered.height else float("nan"),  # type: ignore[arg-type]
+        largest_share_clustered=(float(clustered["share_clustered"].max())  # type: ignore[arg-type]
+                                 if clustered.height else float("nan")),
+        largest_label=clustered["label"][0] if clustered.height else None,
+        unclustered_share=float(outliers["share"].sum()) if outliers.height else 0.0,
+    )

@@ -1,24 +1,26 @@
-"""The book side of the Search Arena chapters 01 (dataset), 02 (prompts) and 05 (cross-arena): what each section
-records against the paper (:class:`~bookbuild.sections.Number`), under which quantity label and note, why a step
-did not run, the paper's values drawn on figures, the reader notes that compare with the paper, and the banners.
-The analyses are :mod:`analysis_lib.search_arena`'s; each function here takes their results.
+"""The book side of the Search Arena chapters 01 (dataset), 02 (prompts) and 05 (cross-arena): what the chapters
+pass to :meth:`~bookbuild.recorder.Recorder.record` where it is more than one library result (why a step did not
+run, notes of rows that may not run), the paper's values drawn on figures, the reader notes that compare with the
+paper, the display tables and the banners. The analyses are :mod:`analysis_lib.search_arena`'s; each paper-values
+row names the field of their results that it records.
 
-Functions are named after the analysis ID they record (``a2_numbers`` for SA-A2, ``b5_numbers`` for SA-B5, ...).
 Chapters 03/04 are :mod:`bookbuild.papers.search_arena_preferences`, chapter 06
 :mod:`bookbuild.papers.search_arena_validation`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
 
 from analysis_lib.search_arena import describe, intents, prompt_sets
 from analysis_lib.search_arena.cross_arena import F1_COLUMNS, FactSynthTranscription, TieShareComparison
-from bookbuild import markup, paper_values
-from bookbuild.sections import Number, Table, not_run
+from bookbuild import fieldpath, markup, paper_values
+from bookbuild.recorder import NotRun
+from bookbuild.sections import Table
 
 # ----------------------------------------------------------------------------------------------- shared
 
@@ -26,8 +28,6 @@ from bookbuild.sections import Number, Table, not_run
 SEE_ABOVE = "LLM step not run (see the note at the top)"
 #: The note of a battle-data number that the simulator is built to reproduce (shown when the data are simulated).
 CALIBRATION_TARGET = "calibration target: the simulator is built to reproduce this value"
-#: The data kind of a number computed from an LLM's outputs (its own evidence class: the model is named).
-LLM = "llm"
 
 
 def paper_marks(analysis_id: str, quantities: Mapping[str, str], scale: float = 1.0) -> dict[str, float | None]:
@@ -89,106 +89,91 @@ def paper_range() -> tuple[float, float]:
 
 #: Fewest annotated prompts for which the chapter reports a κ (below this a κ says little).
 MIN_ANNOTATED = 10
-KAPPAS = ("κ primary, LLM labels vs release labels", "κ top-2, LLM labels vs release labels")
-HUMAN_KAPPAS = ("human inter-annotator κ, primary", "human inter-annotator κ, top-2")
 NO_HUMAN_LABELS = "the authors' human labels are not released"
-TEXT_ARENA_C1 = ("Search Arena vs Text Arena: properties with p < 0.001",
-                 "the Text Arena prompt sample is not released with the describing-differences inputs")
-#: Group of :func:`analysis_lib.search_arena.descriptive.factual_vs_rest` -> the recorded quantity (SA-22L).
-SA22L_QUANTITIES = {
-    "Factual Lookup": "Factual Lookup mean prompt words",
-    "other intents": "other intents mean prompt words",
-    "other intents, Other excluded": "other intents, Other excluded: mean prompt words",
-}
+NO_TEXT_ARENA_PROMPTS = "the Text Arena prompt sample is not released with the describing-differences inputs"
+NO_EXTERNAL = "neither CORAL nor WildChat loaded (nothing to compare with)"
+#: Notes of numbers that only an LLM run gives (:func:`run_notes`): the κ's sample and labeller (SA-B5), the models
+#: of a comparison (SA-C1), our top property (SA-C2).
+KAPPA_NOTE = "n={n}; LLM labels ({model})"
+MODELS_NOTE = "models: propose {models[propose]}, reduce {models[reduce]}, rank {models[rank]}"
+TOP_NOTE = "ours: {property}"
 
 
-def b5_numbers(annotated: pl.DataFrame, model: str, chapter_reason: str) -> tuple[list[Number], pl.DataFrame | None]:
-    """SA-B5 from an :func:`~analysis_lib.search_arena.intents.annotate_sample` frame: prompts not sent, failed
-    annotations, the two κ against the release's labels (with at least :data:`MIN_ANNOTATED` annotated prompts;
-    else not run, with the first error or the chapter's reason), the human κ (not released); and the primary
-    intents of our labels for the figure (None without κ)."""
+def run_notes(analysis_id: str, result: Any, templates: Mapping[str, str]) -> dict[str, str]:
+    """``notes=`` for :meth:`~bookbuild.recorder.Recorder.record`, for rows that may not run: each row of
+    ``analysis_id`` whose path (its field names, selections left out) is or starts with a key of ``templates`` and
+    reaches a value gets that template, formatted as a row note is (the fields of the value's record, then of
+    ``result``). A row's own note cannot say these: the recorder shows the placeholders of a row that did not run as
+    they are."""
+    notes = {}
+    for row in paper_values.rows_of(analysis_id):
+        path = fieldpath.parse(row.result)
+        names = ".".join(s.name for s in path.steps if s.name)
+        template = next((t for key, t in templates.items() if names == key or names.startswith(f"{key}.")), "")
+        if not template or path.template:
+            continue
+        value, owner = fieldpath.resolve(result, path)
+        if not isinstance(value, fieldpath.Missing):
+            notes[row.quantity] = template.format_map(fieldpath.Context({}, owner, result))
+    return notes
+
+
+def b5_result(annotated: pl.DataFrame, model: str, chapter_reason: str) -> dict[str, Any]:
+    """SA-B5 from an :func:`~analysis_lib.search_arena.intents.annotate_sample` frame: the conversations sampled,
+    the prompts not sent and the failed annotations, the agreement of our labels with the release's (with at least
+    :data:`MIN_ANNOTATED` annotated prompts; else None, ``reason``: the first error or the chapter's reason), the
+    labeller ``model``, and the human κ (not released)."""
     status = annotated["status"]
-    numbers = [
-        Number("SA-B5", "sampled prompts not sent (missing or moderation placeholder)",
-               int((status == intents.SKIPPED).sum()), note=f"of {annotated.height} sampled conversations"),
-        Number("SA-B5", "failed annotations", int((status == "failed").sum())),
-    ]
-    distribution = None
-    if int((status == "ok").sum()) >= MIN_ANNOTATED:
-        agree = intents.sample_agreement(annotated.filter(pl.col("status") == "ok"))
-        run = f"n={int(agree['n'])}; LLM labels ({model})"
-        numbers += [Number("SA-B5", KAPPAS[0], agree["kappa_primary"], note=run, data=LLM),
-                    Number("SA-B5", KAPPAS[1], agree["kappa_top2"], note=run, data=LLM)]
-        distribution = intents.intent_distribution(annotated["primary_intent"].to_list())
-    else:
-        errors = annotated.filter(pl.col("status") != intents.SKIPPED)["error"].drop_nulls()
-        reason = why_not(errors.first() if errors.len() else "", chapter_reason)  # type: ignore[arg-type]
-        numbers += not_run("SA-B5", KAPPAS, reason)
-    return numbers + not_run("SA-B5", HUMAN_KAPPAS, NO_HUMAN_LABELS), distribution
+    ok = annotated.filter(status == "ok")
+    errors = annotated.filter(status != intents.SKIPPED)["error"].drop_nulls()
+    return {"sampled": annotated.height, "not_sent": int((status == intents.SKIPPED).sum()),
+            "failed": int((status == "failed").sum()), "model": model,
+            "agreement": intents.sample_agreement(ok) if ok.height >= MIN_ANNOTATED else None,
+            "reason": why_not(errors.first() if errors.len() else "", chapter_reason),  # type: ignore[arg-type]
+            "human": NotRun(NO_HUMAN_LABELS)}
 
 
-def c1_numbers(results: Mapping[tuple[str, str], describe.DescribeResult],
-               chapter_reason: str) -> tuple[list[Number], list[Table]]:
-    """SA-C1: per direction, the properties with p < 0.001 (or why not run), the Text Arena direction (not
-    released), and the tables to show."""
-    numbers, tables = [], []
-    for (a, b), res in results.items():
-        quantity = f"{a} vs {b}: properties with p < 0.001"
-        if res.status == "ok":
-            used = ", ".join(f"{step} {model}" for step, model in res.models.items())
-            tables.append(Table(describe.display_table(res), f"Properties more common in {a} than in {b} "
-                                f"(models: {used})"))
-            numbers.append(Number("SA-C1", quantity, res.significant().height, note=f"models: {used}", data=LLM))
-        else:
-            numbers.append(Number("SA-C1", quantity, reason=why_not(res.note, chapter_reason)))
-    numbers.append(Number("SA-C1", TEXT_ARENA_C1[0], reason=TEXT_ARENA_C1[1]))
-    return numbers, tables
+def see_above(results: Iterable[describe.DescribeResult], chapter_reason: str) -> list[describe.DescribeResult]:
+    """The comparisons, those that did not run for the chapter's reason (said once, :func:`llm_note`) saying
+    :data:`SEE_ABOVE` instead."""
+    return [r if r.status == "ok" else replace(r, note=why_not(r.note, chapter_reason)) for r in results]
 
 
-def c2_numbers(results: Mapping[tuple[str, str, str], describe.DescribeResult],
-               chapter_reason: str) -> tuple[list[Number], list[Table]]:
-    """SA-C2: per comparison, the top property's shares in the two answer sets and its p-value (or why not
-    run), and the tables to show."""
-    numbers, tables = [], []
-    for (arena, intent, _), res in results.items():
-        label = f"{arena.replace('_', ' ').title()}, {intent}: {res.name_a} vs {res.name_b}"
-        quantities = (f"{label}: top property, % {res.name_a}", f"{label}: top property, % {res.name_b}",
-                      f"{label}: top property p-value")
-        if res.status == "ok" and res.validation.height:
-            tables.append(Table(describe.display_table(res), label))
-            best = res.validation.row(0, named=True)
-            values = (100 * best["share_a"], 100 * best["share_b"], best["p_value"])
-            numbers += [Number("SA-C2", q, v, note=f"ours: {best['property']}", data=LLM)
-                        for q, v in zip(quantities, values, strict=True)]
-        else:
-            numbers += not_run("SA-C2", quantities, why_not(res.note, chapter_reason))
-    return numbers, tables
+def c1_tables(results: Iterable[describe.DescribeResult]) -> list[Table]:
+    """SA-C1's table of each comparison that ran."""
+    return [Table(describe.display_table(r), f"Properties more common in {r.name_a} than in {r.name_b} (models: "
+                  + ", ".join(f"{step} {model}" for step, model in r.models.items()) + ")")
+            for r in results if r.status == "ok"]
 
 
-def g_numbers(loaders: Mapping[str, Callable[[], pl.DataFrame]]) -> tuple[dict[str, pl.DataFrame], list[Number]]:
-    """SA-G: each external dataset that loads (mean turns and mean first-prompt length), or not run with the
-    reason it could not be loaded (:class:`~analysis_lib.search_arena.prompt_sets.ExternalDataUnavailable`)."""
-    frames, numbers = {}, []
+def c2_label(arena: str, intent: str, result: describe.DescribeResult) -> str:
+    """A C.2 comparison by name: ``Text Arena, Factual Lookup: search vs non-search``."""
+    return f"{arena.replace('_', ' ').title()}, {intent}: {result.name_a} vs {result.name_b}"
+
+
+def external(loaders: Mapping[str, Callable[[], pl.DataFrame]]) -> tuple[dict[str, pl.DataFrame], dict[str, Any]]:
+    """SA-G: each external dataset that loads, and by its name in lower case its mean ``turns`` and
+    ``prompt_words`` (a one-row frame) or, when it cannot be loaded, the reason
+    (:class:`~analysis_lib.search_arena.prompt_sets.ExternalDataUnavailable`)."""
+    frames: dict[str, pl.DataFrame] = {}
+    means: dict[str, Any] = {}
     for name, load in loaders.items():
-        quantities = (f"{name} mean turns", f"{name} mean prompt length (words)")
         try:
             frames[name] = load()
         except prompt_sets.ExternalDataUnavailable as err:
-            numbers += not_run("SA-G", quantities, str(err))
+            means[name.lower()] = {"turns": None, "prompt_words": None, "reason": str(err)}
             continue
-        values = (frames[name]["turns"].mean(), frames[name]["prompt_words"].mean())
-        numbers += [Number("SA-G", q, v, data="real") for q, v in zip(quantities, values, strict=True)]
-    return frames, numbers
+        means[name.lower()] = frames[name].select(pl.col("turns", "prompt_words").mean())
+    return frames, means
 
 
 # ----------------------------------------------------------------------------------------------- chapter 05
 
-#: The counts recorded per arena: (quantity, column of :func:`analysis_lib.search_arena.cross_arena.vote_table`).
-BATTLE_QUANTITIES = [("battles", "n"), ("ties", "tie"), ("search-preferred", "search"),
-                     ("non-search-preferred", "non_search"), ("p-value, battle data", "p_value")]
-#: The intents whose p-values the paper reports, per arena.
-TEXT_INTENTS = ["Factual Lookup", "Info Synthesis", "Text Processing"]
-SEARCH_INTENTS = ["Factual Lookup", "Info Synthesis"]
+#: The note of a per-intent p-value (SA-33T, SA-33S; :func:`vote_notes`).
+INTENT_NOTE = ("one-sided in the observed direction; two-sided {p_two_sided:.3g}, Holm over 8 intents "
+               "{p_two_sided_holm:.3g}")
+#: The note of the tie-share difference (SA-F8; :func:`run_notes`).
+TIE_NOTE = "Text Arena {overall_first:.1%}, Search Arena {overall_second:.1%}"
 NO_BATTLES = "0 battles: this release has no voted battle of the non-search gemini-2.5-pro against a search model"
 NO_INTENTS = "the release has no `primary_intent`"
 TEXT_TARGET = "calibration target of the Text Arena simulator"
@@ -216,25 +201,9 @@ def text_arena_read(n_raw: int, n_rows: int, dropped: Mapping[str, int]) -> str:
     return f" {n_raw:,} rows read, {n_rows:,} voted battles kept" + (f" (left out: {left_out})." if left_out else ".")
 
 
-def totals_numbers(analysis_id: str, test: Any, split: Any) -> list[Number]:
-    """SA-33T / SA-33S from one arena's published totals: the paper's test (``test``, ties excluded) and the
-    sensitivity check with ties split half to each side (``split``), both
-    :func:`analysis_lib.stats.preference_binomial_test` results."""
-    return [
-        Number(analysis_id, "p-value, published totals (one-sided, ties excluded)", test.p_value, data="published"),
-        Number(analysis_id, "p-value, published totals, ties split half to each side", split.p_value,
-               data="published"),
-    ]
-
-
 def totals_table(totals: pl.DataFrame) -> Table:
     """The published vote totals of both arenas, headers without underscores."""
     return Table(totals.rename({c: c.replace("_", " ") for c in totals.columns}), "Published vote totals (SA §3.3)")
-
-
-def _intent_note(row: Mapping[str, Any], extra: str) -> str:
-    return (f"one-sided in the observed direction; two-sided {row['p_two_sided']:.3g}, "
-            f"Holm over 8 intents {row['p_two_sided_holm']:.3g}{extra}")
 
 
 def _readable(table: pl.DataFrame, columns: Mapping[str, str]) -> pl.DataFrame:
@@ -249,17 +218,15 @@ def vote_tables(arena: str, by_intent: pl.DataFrame, tests: pl.DataFrame) -> lis
             Table(_readable(tests, TEST_COLUMNS), f"{arena} binomial tests by intent", 4)]
 
 
-def sa33t_numbers(overall: Mapping[str, Any], tests: pl.DataFrame, text_kind: str) -> list[Number]:
-    """SA-33T on the Text Arena battles: counts and p-value overall (``overall``: the one row of
-    ``vote_table(by=None)``), the paper's three intents' p-values and favoured sides (``tests``:
-    :func:`~analysis_lib.search_arena.cross_arena.intent_tests`); on the simulator, calibration targets."""
-    target = TEXT_TARGET if text_kind == "simulated" else ""
-    numbers = [Number("SA-33T", q, overall[c], data=text_kind, note=target) for q, c in BATTLE_QUANTITIES]
-    for r in tests.filter(pl.col("intent").is_in(TEXT_INTENTS)).iter_rows(named=True):
-        numbers.append(Number("SA-33T", f"{r['intent']} p-value", r["p_value"], data=text_kind,
-                              note=_intent_note(r, f"; {target}" if target else "")))
-        numbers.append(Number("SA-33T", f"{r['intent']}: favoured side", r["favours"], data=text_kind))
-    return numbers
+def vote_notes(analysis_id: str, votes: Mapping[str, Any], simulated: bool) -> dict[str, str]:
+    """``notes=`` of SA-33T / SA-33S (:func:`run_notes`): the counts and p-value of the battle data (``overall``)
+    are calibration targets on the simulator, each per-intent p-value (``tests``) says its two-sided and Holm values
+    (and, on the Search Arena simulator, that it plants no per-intent effect)."""
+    text = analysis_id == "SA-33T"
+    target = (TEXT_TARGET if text else SEARCH_TARGET) if simulated else ""
+    intent = ("; " + (TEXT_TARGET if text else "no per-intent effect is planted in the Search Arena simulator")
+              if simulated else "")
+    return run_notes(analysis_id, votes, {"overall": target, "tests.p_value": INTENT_NOTE + intent})
 
 
 def sa33s_missing(cross: pl.DataFrame) -> str:
@@ -270,48 +237,6 @@ def sa33s_missing(cross: pl.DataFrame) -> str:
     return NO_INTENTS if cross["primary_intent"].null_count() == cross.height else ""
 
 
-def sa33s_numbers(cross: pl.DataFrame, overall: Mapping[str, Any] | None, tests: pl.DataFrame | None,
-                  kind: str) -> list[Number]:
-    """SA-33S on the Search Arena battles of the non-search Gemini against the search models other than OpenAI's
-    (``cross``); a release without such a battle records every quantity as not run (nothing to count is not a count
-    of 0), one without intent labels its per-intent quantities."""
-    intent_quantities = [f"{i}{suffix}" for i in SEARCH_INTENTS for suffix in (" p-value", ": favoured side")]
-    missing = sa33s_missing(cross)
-    if overall is None or missing == NO_BATTLES:
-        return not_run("SA-33S", [q for q, _ in BATTLE_QUANTITIES] + intent_quantities, NO_BATTLES)
-    simulated = kind == "simulated"
-    target = SEARCH_TARGET if simulated else ""
-    numbers = [Number("SA-33S", q, overall[c], note=target) for q, c in BATTLE_QUANTITIES]
-    if tests is None or missing:
-        return numbers + not_run("SA-33S", intent_quantities, missing or NO_INTENTS)
-    no_effect = "; no per-intent effect is planted in the Search Arena simulator" if simulated else ""
-    for r in tests.filter(pl.col("intent").is_in(SEARCH_INTENTS)).iter_rows(named=True):
-        numbers.append(Number("SA-33S", f"{r['intent']} p-value", r["p_value"], note=_intent_note(r, no_effect)))
-        numbers.append(Number("SA-33S", f"{r['intent']}: favoured side", r["favours"]))
-    return numbers
-
-
-_F8_SEARCH = ["tie share, Text Arena minus Search Arena (overall, points)",
-              "intents with more ties in the Text Arena than in the Search Arena"]
-
-
-def f8_numbers(ties: TieShareComparison, text_kind: str, kind: str, missing: str = "") -> list[Number]:
-    """SA-F8 from :func:`~analysis_lib.search_arena.cross_arena.compare_tie_shares` (Text Arena first): the Text
-    Arena's three most tied intents and, unless ``missing`` says why the Search Arena has no per-intent table,
-    the two tie-share comparisons."""
-    first = Number("SA-F8", "Text Arena: three intents with the highest tie share", ", ".join(sorted(ties.most_tied)),
-                   data=text_kind)
-    if missing:
-        return [first, *not_run("SA-F8", _F8_SEARCH, missing)]
-    both = "simulated" if "simulated" in (kind, text_kind) else kind
-    return [
-        first,
-        Number("SA-F8", _F8_SEARCH[0], 100 * ties.overall_difference, data=both,
-               note=f"Text Arena {ties.overall_first:.1%}, Search Arena {ties.overall_second:.1%}"),
-        Number("SA-F8", _F8_SEARCH[1], f"{ties.n_first_higher} of {ties.n_compared}", data=both),
-    ]
-
-
 def tie_table(ties: TieShareComparison) -> Table:
     """The tie shares by intent in both arenas (percent) and their difference (points)."""
     table = ties.by_intent.with_columns(
@@ -319,37 +244,6 @@ def tie_table(ties: TieShareComparison) -> Table:
     ).rename({"share_tie_first": "% tie Text Arena", "share_tie_second": "% tie Search Arena",
               "difference": "difference (points)", "n_first": "n Text Arena", "n_second": "n Search Arena"})
     return Table(table, "Tie shares by intent")
-
-
-#: The Table F.1 pairs recorded, with their names on the page.
-F1_PAIRS = {
-    ("search_arena", "simpleqa"): "Search Arena vs SimpleQA",
-    ("search_arena", "arenahard_v2"): "Search Arena vs ArenaHard-v2",
-    ("other", "arenahard_v2"): "Search Arena (Other) vs ArenaHard-v2",
-    ("fact_synth", "arenahard_v2"): "Search Arena (Fact+Synth) vs ArenaHard-v2",
-}
-
-
-def _pair(corr: pl.DataFrame, x: str, y: str) -> dict[str, Any]:
-    return corr.filter((pl.col("benchmark_x") == x) & (pl.col("benchmark_y") == y)).row(0, named=True)
-
-
-def f1t_numbers(corr: pl.DataFrame, fs: FactSynthTranscription) -> list[Number]:
-    """SA-F1T from :func:`analysis_lib.stats.benchmark_correlations` of Table F.1 (``corr``) and the authors'
-    hand-typed Fact+Synth list (``fs``)."""
-    numbers = []
-    for (x, y), name in F1_PAIRS.items():
-        p = _pair(corr, x, y)
-        numbers.append(Number("SA-F1T", f"{name}: Kendall tau (ordinal ranks)", p["kendall_tau"], data="published"))
-        numbers.append(Number("SA-F1T", f"{name}: Pearson r", p["pearson_r"], data="published"))
-    numbers.append(Number("SA-F1T", "Search Arena vs SimpleQA: Kendall tau-b on raw scores",
-                          _pair(corr, "search_arena", "simpleqa")["kendall_tau_b"], data="published"))
-    return numbers + [
-        Number("SA-F1T", "Search Arena (Fact+Synth) vs ArenaHard-v2: Pearson r from the authors' hand-typed list",
-               fs.authors["pearson_r"], data="published"),
-        Number("SA-F1T", "Search Arena (Fact+Synth) vs ArenaHard-v2: Kendall tau from the authors' hand-typed list",
-               fs.authors["kendall_tau"], data="published"),
-    ]
 
 
 def correlation_table(corr: pl.DataFrame) -> Table:
@@ -370,7 +264,8 @@ def f1t_note(scores: pl.DataFrame, corr: pl.DataFrame, fs: FactSynthTranscriptio
         "Search Arena vs SimpleQA: Kendall tau (ordinal ranks)",
         "Search Arena (Fact+Synth) vs ArenaHard-v2: Kendall tau (ordinal ranks)",
         "Search Arena (Fact+Synth) vs ArenaHard-v2: Pearson r"))
-    sqa = _pair(corr, "search_arena", "simpleqa")
+    sqa = corr.row(by_predicate=(pl.col("benchmark_x") == "search_arena") & (pl.col("benchmark_y") == "simpleqa"),
+                   named=True)
     tied = scores.group_by("simpleqa", maintain_order=True).agg("model").filter(pl.col("model").list.len() > 1)
     tied_text = "; ".join(f"{v:g} for " + " and ".join(f"`{m}`" for m in ms) for v, ms in tied.iter_rows())
 
@@ -393,22 +288,3 @@ hand-typed Fact+Synth list (kept here as `published/search_arena_authors_fact_sy
 paper: {fs_tau}), since both rank the ten models in the same order. We keep the table's values; the published r
 is a transcription slip in the computation, not a different method.
 """
-
-
-def ff1_numbers(scores: pl.DataFrame) -> list[Number]:
-    """SA-FF1: the spread (SD over models) of SimpleQA, ArenaHard-v2 and the Search Arena win rate in Table F.1."""
-    return [Number("SA-FF1", f"SD of {name} over models (points)", scores[bench].std(), data="published")
-            for bench, name in [("simpleqa", "SimpleQA accuracy"), ("arenahard_v2", "ArenaHard-v2 win rate"),
-                                ("search_arena", "Search Arena win rate")]]
-
-
-def ff2_numbers(gains: pl.DataFrame) -> list[Number]:
-    """SA-FF2 from :func:`~analysis_lib.search_arena.cross_arena.search_vs_nonsearch_gains`: each Gemini model's
-    change with search on SimpleQA and ArenaHard-v2."""
-    numbers = []
-    for r in gains.iter_rows(named=True):
-        numbers.append(Number("SA-FF2", f"{r['model']}: SimpleQA change with search (points)", r["simpleqa_gain"],
-                              data="published"))
-        numbers.append(Number("SA-FF2", f"{r['model']}: ArenaHard-v2 change with search (points)",
-                              r["arenahard_v2_gain"], data="published"))
-    return numbers

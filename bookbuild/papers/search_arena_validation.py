@@ -1,15 +1,14 @@
-"""The book side of the methods-validation chapter (06): the quantities it records, the claims it makes with the
-thresholds that decide them, and its readings as Markdown, all built from the numbers and the parameters that
-produced them (:mod:`analysis_lib.search_arena.methods_validation` computes the numbers).
-
-Each ``*_rows`` function returns the chapter's recorded quantities (analysis ID ``VAL``) as
-:class:`~bookbuild.sections.Number` with the simulator's planted value beside ours; each ``*_reading`` function
-returns a paragraph whose claims are checked here, against the thresholds below, with the reason in the text.
+"""The book side of the methods-validation chapter (06): its one analysis ID ``VAL`` recorded part by part (each
+section adds its results, :data:`PARTS`, and the simulator's planted values beside them), the claims it makes with
+the thresholds that decide them, and its readings as Markdown, all built from the numbers and the parameters that
+produced them (:mod:`analysis_lib.search_arena.methods_validation` computes the numbers; each paper-values row of
+``VAL`` names the field it records). Each ``*_reading`` function returns a paragraph whose claims are checked here,
+against the thresholds below, with the reason in the text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,11 +16,9 @@ import numpy as np
 import polars as pl
 
 from analysis_lib.search_arena import bt
-from analysis_lib.search_arena.models import ANCHOR
 from analysis_lib.search_arena.simulate.calibration import P_BOTHBAD, P_TIE
 from analysis_lib.search_arena.simulate.voting import TIE_MODELS
-from bookbuild import markup
-from bookbuild.sections import Number
+from bookbuild import fieldpath, markup, paper_values
 
 #: The intervals' nominal coverage.
 NOMINAL = 0.95
@@ -48,11 +45,6 @@ TIE_LABELS: dict[str, str] = {"closeness": "ties among close battles", "independ
 VAL = "VAL"
 
 
-def row(quantity: str, ours: Any, *, planted: Any = None, note: str = "") -> Number:
-    """One recorded quantity of the chapter, with the simulator's ``planted`` value (None: nothing planted)."""
-    return Number(VAL, quantity, ours, note=note, planted=planted)
-
-
 def banner(n_conversations: int, n_seeds: int, n_replicates: int, replicate_size: int) -> markup.Html:
     """The page's data banner: this chapter always runs on the simulator, whatever data the book is built on."""
     return markup.admonition(
@@ -64,75 +56,39 @@ def banner(n_conversations: int, n_seeds: int, n_replicates: int, replicate_size
         "are the simulator's, not the paper's.", kind="warning")
 
 
-# ------------------------------------------------------------------------------------------- one release
+# ------------------------------------------------------------------------------------------- the parts of VAL
+
+#: The results VAL reads (the first field of each row's path), as they are before their section runs: a frame
+#: (whose rows a path selects) as no rows, any other result as None; a path that reaches them is not run until then.
+PARTS: dict[str, Any] = {"ratings": [], "controlled": None, "plain": None, "plain_minus_planted": None,
+                         "offsets": [], "coefficients": [], "coefficient_error": None, "control": None,
+                         "converge": None, "coverage": [], "ties": []}
 
 
-def controlled_rows(ratings: pl.DataFrame, decomposition: pl.DataFrame) -> list[Number]:
-    """The controlled fit of one release against the planted ratings: ``ratings`` has ``model, rating_ml,
-    planted``; ``decomposition`` is its :func:`~analysis_lib.search_arena.methods_validation.error_decomposition`."""
-    rows = [row(f"{r['model']}: controlled rating (Elo)", r["rating_ml"], planted=r["planted"])
-            for r in ratings.filter(pl.col("model") != ANCHOR).iter_rows(named=True)]
-    return rows + [
-        row("max |controlled rating − planted| (Elo)", decomposition["error"].abs().max()),
-        row("shared offset of the controlled ratings (Elo)", decomposition["shared_offset"][0]),
-        row("max |anchor-free error|, controlled (Elo)", decomposition["anchor_free_error"].abs().max()),
-    ]
+def part_of(*parts: str) -> Callable[[str], bool]:
+    """``keep=`` of :meth:`~bookbuild.recorder.Recorder.section`: the VAL quantities whose path reads one of
+    ``parts`` (a section's numbers)."""
+    quantities = {r.quantity for r in paper_values.rows_of(VAL) if fieldpath.parse(r.result).steps[0].name in parts}
+    return quantities.__contains__
 
 
-def plain_rows(decomposition: pl.DataFrame, plain_minus_planted: float) -> list[Number]:
-    """The plain fit of one release against Table D.1 (its calibration target)."""
-    return [
-        row("max |plain BT rating − Table D.1| (Elo)", decomposition["error"].abs().max(),
-            note="Table D.1 is the simulator's calibration target for the plain fit"),
-        row("shared offset of the plain ratings (Elo)", decomposition["shared_offset"][0]),
-        row("max |anchor-free error|, plain (Elo)", decomposition["anchor_free_error"].abs().max()),
-        row("mean plain-BT minus planted rating (Elo)", plain_minus_planted),
-    ]
-
-
-def coefficient_rows(coefficients: pl.DataFrame) -> list[Number]:
-    """The style coefficients (``feature, estimate, ci_lower, ci_upper, planted``) against the planted ones."""
-    rows = [row(f"beta {r['feature']}", r["estimate"], planted=r["planted"],
-                note=f"{NOMINAL:.0%} interval {r['ci_lower']:.3f} to {r['ci_upper']:.3f}")
-            for r in coefficients.iter_rows(named=True)]
-    return rows + [row("max |coefficient − planted|", (coefficients["estimate"] - coefficients["planted"]).abs().max())]
-
-
-def control_rows(effect: bt.ControlEffect, d1_target: Mapping[str, float],
-                 planted: Mapping[str, float]) -> list[Number]:
-    """Ratings before and after control (Fig E.4's claim): the spreads beside their targets, and whether they
-    converge."""
+def control_targets(effect: bt.ControlEffect, d1_target: Mapping[str, float],
+                    planted: Mapping[str, float]) -> dict[str, Any]:
+    """The planted side of Fig E.4's spreads, over the models of ``effect``: Table D.1's (``sd_before``, the plain
+    fit's calibration target) and the planted ratings' (``sd_after``)."""
     models = effect.ratings["model"].to_list()
     sd = lambda ratings: bt.rating_spread(np.array([ratings[m] for m in models if m in ratings]))  # noqa: E731
-    lo, hi = effect.change_ci
-    return [
-        row("SD of plain ratings (Elo)", effect.sd_before, planted=sd(d1_target),
-            note="planted column: SD of Table D.1 over the same models (the calibration target)"),
-        row("SD of controlled ratings (Elo)", effect.sd_after, planted=sd(planted),
-            note="planted column: SD of the planted ratings"),
-        row("ratings converge after control", "yes" if effect.converge else "no", planted="yes",
-            note=f"change {effect.change:.1f} Elo, 95% CI {lo:.1f} to {hi:.1f}"),
-    ]
+    return {"sd_before": sd(d1_target), "sd_after": sd(planted)}
+
+
+def tie_targets(summary: pl.DataFrame) -> pl.DataFrame:
+    """The planted side of :func:`~analysis_lib.search_arena.methods_validation.tie_summary`, in its shape: the
+    planted spread for the controlled ratings, Table D.1's for the plain ones, a scale of 1."""
+    return summary.with_columns(sd_controlled=pl.col("sd_planted"), sd_plain=pl.col("sd_table_d1"),
+                                coef_scale=pl.lit(1.0))
 
 
 # ------------------------------------------------------------------------------------------- over releases
-
-
-def offset_rows(summary: pl.DataFrame) -> list[Number]:
-    """:func:`~analysis_lib.search_arena.methods_validation.offset_summary`, per fit."""
-    rows: list[Number] = []
-    for r in summary.iter_rows(named=True):
-        f = r["fit"]
-        rows += [
-            row(f"mean shared offset over seeds, {f} (Elo)", r["mean_shared_offset"],
-                note=f"standard error {r['se_shared_offset']:.1f} over {r['seeds']} seeds"),
-            row(f"SD of the shared offset over seeds, {f} (Elo)", r["sd_shared_offset"]),
-            row(f"SD of the anchor-free errors, {f} (Elo)", r["sd_anchor_free"]),
-            row(f"share of the error variance in the shared offset, {f}", r["share_shared"]),
-            row(f"largest mean anchor-free error of one model, {f} (Elo)", r["max_abs_model_bias"],
-                note=f"{r['model']}, standard error {r['model_bias_se']:.1f}"),
-        ]
-    return rows
 
 
 def _z(value: float, se: float) -> float:
@@ -185,19 +141,6 @@ expected-vote fit, free of vote noise, keeps a per-model difference of up to {ex
 
 
 # ------------------------------------------------------------------------------------------- coverage
-
-
-def coverage_label(fit: str, method: str, kind: str) -> str:
-    """The recorded name of one coverage share: ``coverage of 95% intervals, <fit> BT, <method>: <kind>``."""
-    return f"coverage of {NOMINAL:.0%} intervals, {fit} BT, {method}: {kind}"
-
-
-def coverage_rows(summary: pl.DataFrame) -> list[Number]:
-    """:func:`analysis_lib.ranking.coverage_summary` of a coverage study (``fit, method, kind, …``)."""
-    return [row(coverage_label(r["fit"], r["method"], r["kind"]), r["coverage"],
-                note=f"{r['intervals']} intervals, Wilson 95% CI {r['ci_lower']:.3f} to {r['ci_upper']:.3f}; "
-                     f"nominal {NOMINAL}")
-            for r in summary.iter_rows(named=True)]
 
 
 @dataclass(frozen=True)
@@ -258,25 +201,6 @@ fit, so they are somewhat too narrow for the ratings ({n_replicates} replicates)
 
 
 # ------------------------------------------------------------------------------------------- tie model
-
-
-def tie_rows(summary: pl.DataFrame) -> list[Number]:
-    """:func:`~analysis_lib.search_arena.methods_validation.tie_summary`, per tie model."""
-    rows: list[Number] = []
-    for r in summary.iter_rows(named=True):
-        t, n = TIE_LABELS[r["tie_model"]], r["seeds"]
-        rows += [
-            row(f"SD of controlled ratings, {t} (Elo)", r["sd_controlled"], planted=r["sd_planted"],
-                note=f"mean over {n} releases, standard error {r['sd_controlled_se']:.1f}; planted column: SD of the "
-                     "planted ratings"),
-            row(f"SD of plain ratings, {t} (Elo)", r["sd_plain"], planted=r["sd_table_d1"],
-                note=f"mean over {n} releases, standard error {r['sd_plain_se']:.1f}; planted column: SD of "
-                     "Table D.1 (the calibration target)"),
-            row(f"scale of the style coefficients, {t}", r["coef_scale"], planted=1.0,
-                note=f"slope of fitted on planted coefficients, mean over {n} releases, standard error "
-                     f"{r['coef_scale_se']:.3f}"),
-        ]
-    return rows
 
 
 def tie_verdict(r: Mapping[str, Any]) -> str:

@@ -127,7 +127,8 @@ def vote_table(
     ``share_non_search``, ``share_tie`` (fractions of ``n``), ``favours`` (``search``, ``non-search`` or
     ``even``), ``alternative`` and ``p_value`` (one-sided in the observed direction, ties excluded unless
     ``split_ties``). Groups listed in ``order`` come first in that order, the rest (e.g. ``Other``) after,
-    alphabetically; an ``order`` group without battles gets a row of zeros and a NaN p-value.
+    alphabetically; an ``order`` group without battles gets a row of zeros, a NaN p-value and no favoured side
+    (null).
     """
     frame = frame.filter(pl.col("vote").is_not_null())
     keys = [by] if by else []
@@ -160,7 +161,7 @@ def vote_table(
             share_search=s / n if n else float("nan"),
             share_non_search=ns / n if n else float("nan"),
             share_tie=t / n if n else float("nan"),
-            favours="search" if s > ns else "non-search" if ns > s else "even",
+            favours=None if not n else "search" if s > ns else "non-search" if ns > s else "even",
             alternative=test.alternative,
             p_value=test.p_value,
         )
