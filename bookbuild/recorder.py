@@ -43,7 +43,7 @@ from bookbuild.evidence import (
     status_label,
 )
 from bookbuild.paper_values import Bound, PaperValue
-from bookbuild.sections import Number, Section, Table
+from bookbuild.sections import Section, Table
 from bookbuild.tables import HTMLTable, format_value, html_table
 
 #: A value that did not run, with its reason (``NotRun("the release has no languages list")``): a chapter puts it in
@@ -235,18 +235,13 @@ class Recorder:
                             planted=_planted(planted, quantity, path, keys), reason=reason,
                             interval=(intervals or {}).get(quantity), row_note=row_note)
 
-    def record_numbers(self, numbers: Iterable[Number]) -> None:
-        """Record each :class:`~bookbuild.sections.Number` in order (one with a ``reason`` as not run)."""
-        sections.record(self, numbers)
-
-    def show(self, content: Section | Iterable[Number], *ids: str, tables: Iterable[Table] = (),
+    def show(self, content: Section, *ids: str, tables: Iterable[Table] = (),
              notes: Iterable[str] = (), digits: int = 3, keep: Callable[[str], bool] | None = None) -> None:
-        """Show one section in a notebook and record its numbers (:func:`bookbuild.sections.show`): ``content`` is a
-        :class:`~bookbuild.sections.Section`, or its numbers alone, with ``tables`` and ``notes`` shown after the
-        section's own; then the numbers of each analysis ID in ``ids`` beside the paper's (``keep``: which
-        quantities, for an ID whose numbers span several sections)."""
-        sec = content if isinstance(content, Section) else Section(list(content))
-        sec = Section(sec.numbers, sec.figures, [*sec.tables, *tables], [*sec.notes, *notes])
+        """Show one section in a notebook (:func:`bookbuild.sections.show`): the figures, tables and notes of
+        ``content`` (a :class:`~bookbuild.sections.Section`), then ``tables`` and ``notes``, then the numbers of each
+        analysis ID in ``ids`` beside the paper's (``keep``: which quantities, for an ID whose numbers span several
+        sections)."""
+        sec = Section(content.figures, [*content.tables, *tables], [*content.notes, *notes])
         sections.show(sec, self, *ids, digits=digits, keep=keep)
 
     def not_run(self, analysis_id: str, quantity: str, *, reason: str, row_note: str | None = None) -> None:

@@ -22,7 +22,6 @@ from analysis_lib import plotting
 from analysis_lib.answer_engine import findings, implied, plots, usability
 from analysis_lib.answer_engine.scorecard import classify_scorecard
 from analysis_lib.fetch import published
-from bookbuild import sections as report
 from bookbuild.papers import answer_engine as book
 from bookbuild.papers.answer_engine import answers as book_answers
 from bookbuild.recorder import Recorder, Result
@@ -74,7 +73,7 @@ def findings_section(rec) -> Section:
     table = findings.load_findings()
     shares = findings.findings_shares(table)
     rec.record("AE-T1", book.t1_result(findings.check_findings(table, findings.load_participants())))
-    return Section([], [Figure(ae.findings_bars(shares), "published")], [book.t1_table(shares)])
+    return Section([Figure(ae.findings_bars(shares), "published")], [book.t1_table(shares)])
 
 
 def implied_section(rec, family="gamma") -> Section:
@@ -82,7 +81,7 @@ def implied_section(rec, family="gamma") -> Section:
     table = ae.implied_table(tables, family)
     rec.record("AE-F6", table)
     fig = ae.implied_violins(ae.implied_distributions(tables, family), table, family=family)
-    return Section([], [Figure(fig, "published")], [book.f6_table(table, family)])
+    return Section([Figure(fig, "published")], [book.f6_table(table, family)])
 
 
 def figure7_section(rec) -> Section:
@@ -91,13 +90,13 @@ def figure7_section(rec) -> Section:
     covers = ae.minimum_source_covers(ex.support, ex.relevant)
     rec.record("AE-M", book.m_result(ae.answer_metrics(ex, convention="paper"), covers, necessity,
                                      ae.minimum_vertex_cover(ex.support[ex.relevant])))
-    return Section([], [Figure(ae.figure7_matrices(ex.citations, ex.support, ex.relevant), "published")])
+    return Section([Figure(ae.figure7_matrices(ex.citations, ex.support, ex.relevant), "published")])
 
 
 def table2_section(rec) -> Section:
     t2 = ae.table2_cited_share(pl.read_csv(published("aee_table2_sources")))
     rec.record("AE-T2", t2)
-    return Section([], [Figure(ae.sources_bars(t2), "published")])
+    return Section([Figure(ae.sources_bars(t2), "published")])
 
 
 def usability_section(rec) -> tuple[Section, Section]:
@@ -131,7 +130,7 @@ def confidence_section(rec, data) -> Section:
     f8b = book.f8b_record(data, conf)
     rec.record("AE-F8b", f8b.result, reason=f8b.reason, planted=f8b.planted, notes=f8b.notes,
                data=book.number_kind(data))
-    return Section([], figures)
+    return Section(figures)
 
 
 def agreement_section(rec, data, answer_labels="", *, seed=0) -> Section:
@@ -148,14 +147,6 @@ def agreement_section(rec, data, answer_labels="", *, seed=0) -> Section:
     rec.record("AE-P", p.result, data="simulated" if sim is not None else data.kind, reason=p.reason,
                planted=p.planted, notes=p.notes)
     return Section(tables=book.p_tables(agreement, sim))
-
-
-def test_record_sends_numbers_and_not_run_reasons_to_the_recorder():
-    rec = FakeRecorder()
-    report.record(rec, [report.Number("AE-X", "a", 1.5, note="n", data="real", planted=2.0),
-                        *report.not_run("AE-X", ["b", "c"], "not run: why")])
-    assert rec.calls == [("number", "AE-X", "a", 1.5, "n", "real", 2.0), ("not_run", "AE-X", "b", "not run: why"),
-                         ("not_run", "AE-X", "c", "not run: why")]
 
 
 # --- AE-T1 ------------------------------------------------------------------------------------------------------
@@ -342,7 +333,7 @@ def test_every_chapter_figure_is_legible_at_display_size(rec, card, thresholds, 
 
 
 def _every_figure_legible(rec, card, thresholds, data):
-    published_card = Section([], [Figure(ae.scorecard_figure(card, thresholds), "published")])
+    published_card = Section([Figure(ae.scorecard_figure(card, thresholds), "published")])
     sections = [figure7_section(rec), published_card, table2_section(rec), findings_section(rec),
                 implied_section(rec), scorecard_section(rec, data, card, thresholds, n_bootstrap=10, seed=0),
                 confidence_section(rec, data)]

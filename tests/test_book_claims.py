@@ -10,8 +10,9 @@ import json
 import re
 
 import pytest
+from conftest import CHAPTERS
 
-from bookbuild import catalogue, navigation, status, status_page
+from bookbuild import catalogue, fieldpath, navigation, paper_values, status, status_page
 
 pytestmark = pytest.mark.usefixtures("book")
 
@@ -104,3 +105,17 @@ def test_no_chapter_prose_types_a_status(book):
             if cell["cell_type"] == "markdown":
                 text = "".join(cell["source"])
                 assert not typed.search(text), f"{path.name}: {typed.search(text).group(0)!r}"
+
+
+def test_every_paper_values_row_of_a_built_chapter_is_recorded(book):
+    """Each row of the paper values names a result field that the chapter recorded: every non-template row of the
+    chapters of this build is in their results (a value, or not run with its reason), and every recorded quantity
+    comes from a row (a template's rows are the frame's)."""
+    table = paper_values.table()
+    recorded = {(r.analysis_id, r.quantity) for stem in CHAPTERS for r in book.results(stem)}
+    built_ids = {aid for aid, _ in recorded}
+    rows = [k for k, row in table.items() if k[0] in built_ids and not fieldpath.parse(row.result).template]
+    assert [k for k in rows if k not in recorded] == []
+    templates = {(aid, q) for (aid, q), row in table.items() if fieldpath.parse(row.result).template}
+    untracked = [k for k in recorded - set(table) if not any(k[0] == aid for aid, _ in templates)]
+    assert untracked == [], "recorded quantities without a paper-values row"

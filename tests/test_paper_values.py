@@ -1,9 +1,9 @@
 """The paper-values tables (bookbuild/resources/paper_values/*.csv): they parse, their keys are unique and
-name catalogue IDs, and every quantity a chapter records by name has its row (the recorder takes no paper value
-from a chapter: ``rec.number(id, quantity, ours)`` looks it up).
+name catalogue IDs, every row names the result it compares with, and the chapters record each ID with one call,
+``rec.record(id, result)``, that reads those rows (never a quantity typed in a notebook).
 
-That nothing in the tables goes unrecorded needs a whole build: tests/test_book.py checks it against the
-results of the book it builds.
+That every row of a built chapter is recorded needs a whole build: tests/test_book_claims.py checks it against the
+results of the book the test run builds.
 """
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild import catalogue, paper_values
+from bookbuild import catalogue, fieldpath, paper_values
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-ID = re.compile(r"^[A-Z]{2,3}-[A-Za-z0-9]+$")
+ID = re.compile(r"^[A-Z]{2,3}(-[A-Za-z0-9]+)?$")
 FILES = {"sa": "SA", "ng": "NG", "dr": "DR", "ae": "AE"}
 
 
 def _calls(notebook: Path):
-    """(cell index, line, method, ast.Call) of every ``<x>.number(...)`` / ``<x>.not_run(...)`` call whose first
-    argument is an analysis-ID string, in the notebook's code cells (IPython magics and shell lines skipped)."""
+    """(cell index, line, method, ast.Call) of every ``<x>.record(...)`` / ``.number(...)`` / ``.not_run(...)`` call
+    whose first argument is an analysis-ID string, in the notebook's code cells (IPython magics skipped)."""
     nb = json.loads(notebook.read_text(encoding="utf-8"))
     for index, cell in enumerate(nb["cells"]):
         if cell["cell_type"] != "code":
@@ -40,23 +40,13 @@ def _calls(notebook: Path):
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("number", "not_run")
+                and node.func.attr in ("record", "number", "not_run")
                 and node.args
                 and isinstance(node.args[0], ast.Constant)
                 and isinstance(node.args[0].value, str)
                 and ID.match(node.args[0].value)
             ):
                 yield index, node.lineno, node.func.attr, node
-
-
-def _literal_keys() -> dict[tuple[str, str], str]:
-    """(ID, quantity) of every recording call whose quantity is a plain string, with where it is."""
-    keys = {}
-    for nb in NOTEBOOKS:
-        for index, line, _, call in _calls(nb):
-            if len(call.args) > 1 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str):
-                keys[(call.args[0].value, call.args[1].value)] = f"{nb.name}, cell {index}, line {line}"
-    return keys
 
 
 def test_tables_parse_with_the_expected_columns():
@@ -104,15 +94,29 @@ def test_rows_are_consistent():
     assert bad == []
 
 
-def test_every_quantity_a_chapter_records_by_name_has_its_row():
-    table = paper_values.table()
-    missing = [f"{where}: {aid} / {q!r}" for (aid, q), where in _literal_keys().items() if (aid, q) not in table]
-    assert missing == [], "add these rows to bookbuild/resources/paper_values/<paper>.csv:\n" + "\n".join(missing)
+def test_chapters_record_by_path_only():
+    """A chapter records an ID with ``rec.record(id, result)``; no notebook types a quantity (``rec.number(id,
+    quantity, ...)`` / ``rec.not_run(id, quantity, ...)``), so grepping a row's ID finds the one line recording it."""
+    typed = [f"{nb.name}, cell {i}, line {line}: {method}" for nb in NOTEBOOKS for i, line, method, _ in _calls(nb)
+             if method != "record"]
+    assert typed == []
 
 
 def test_every_recording_id_has_rows():
-    """An ID a chapter records (even under computed quantity names) has at least one row."""
+    """An ID a chapter records has rows, and every ID with rows is recorded by some chapter."""
     with_rows = {aid for aid, _ in paper_values.table()}
     recorded = {call.args[0].value: f"{nb.name}, cell {i}" for nb in NOTEBOOKS for i, _, _, call in _calls(nb)}
     missing = sorted(f"{aid} ({where})" for aid, where in recorded.items() if aid not in with_rows)
     assert missing == []
+    assert sorted(with_rows - set(recorded)) == []
+
+
+def test_every_row_names_the_result_it_compares_with_as_a_path():
+    """One record per number: each row names the field of a library result it reads (``bookbuild.fieldpath``), a
+    template's quantity names its selected columns, and the data kind a row fixes is a known one."""
+    for (aid, quantity), row in paper_values.table().items():
+        assert row.result, f"{row.file}, line {row.line}: {aid} / {quantity!r} names no result"
+        path = fieldpath.parse(row.result)  # raises naming the cell when malformed
+        for column in path.template:
+            assert "{" + column + "}" in quantity, f"{row.file}, line {row.line}: template {column!r} not in quantity"
+        assert not row.data or row.data in paper_values.ROW_DATA_KINDS

@@ -118,4 +118,4 @@ def f8_recomputed_section(answers: AnswerData, metrics: pl.DataFrame, long: pl.D
         tables.append(Table(extra, "Engines the paper did not evaluate: percentages, "
                                    f"{100 * level:g}% bootstrap intervals and Table 7 category counts (no paper value)",
                             1))
-    return Section([], [Figure(fig, answers.kind)], tables)
+    return Section([Figure(fig, answers.kind)], tables)
