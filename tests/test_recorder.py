@@ -139,11 +139,15 @@ def test_html_table_shows_every_row_and_escapes():
     frame = pl.DataFrame({"name": [f"<m{i}>" for i in range(40)], "x": [i / 3 for i in range(40)]})
     out = html_table(frame)._repr_html_()
     assert out.count("<tr>") == 41 and "&lt;m39&gt;" in out and "<m39>" not in out and "13" in out
-    assert "40 rows: scroll inside the table" in out and "position:sticky" in out
+    # a long table is folded whole behind a line naming it and its rows, never cut by a fixed-height box
+    assert out.startswith("<details><summary>The table: all 40 rows (click to show)</summary>")
+    assert "max-height" not in out and "position:sticky" not in out
+    named = html_table(frame, caption="Fig <9>")._repr_html_()
+    assert named.startswith("<details><summary>Fig &lt;9&gt;: all 40 rows (click to show)</summary>")
     flags = html_table(pl.DataFrame({"ok": [True, False], "p": [0.5, float("nan")]}))._repr_html_()
     assert ">yes<" in flags and ">no<" in flags and ">—<" in flags and "nan" not in flags and "True" not in flags
-    short = html_table(frame.head(12))._repr_html_()
-    assert "scroll inside" not in short and html_table(frame, max_height_px=None)._repr_html_().count("sticky") == 0
+    assert not html_table(frame.head(15))._repr_html_().startswith("<details>")  # FOLD_ROWS rows stay open
+    assert not html_table(frame, fold_rows=None)._repr_html_().startswith("<details>")
     flags = html_table(pl.DataFrame({"agree": [True, False, None]}))._repr_html_()
     assert [c.split(">")[-1] for c in flags.split("</td>")[:-1]] == ["yes", "no", "—"]
 
