@@ -179,20 +179,26 @@ def test_source_maps_are_removed_with_their_comments(tmp_path):
 
 
 def test_unused_theme_scripts_are_removed_from_pages_and_site(tmp_path):
-    """Issue 43: fontawesome.js (the theme's icons as SVG, 1.5 MB) leaves every page and the site."""
+    """Issue 43: fontawesome.js (the theme's icons as SVG, 1.5 MB) leaves every page and the site; the search index
+    leaves every page but the search page."""
     scripts = tmp_path / "_static" / "scripts"
     scripts.mkdir(parents=True)
     (scripts / "fontawesome.js").write_text("x" * 100)
     (scripts / "fontawesome.js.LICENSE.txt").write_text("l")
     (scripts / "bootstrap.js").write_text("b")
+    (tmp_path / "searchindex.js").write_text("Search.setIndex({})")
     page = tmp_path / "book" / "p.html"
     page.parent.mkdir()
     keep = '<script defer src="../_static/scripts/bootstrap.js?digest=1"></script>'
+    search = '<script src="../_static/searchtools.js"></script>\n<script src="../searchindex.js"></script>'
     page.write_text(f'<head>\n  <script defer src="../_static/scripts/fontawesome.js?digest=1"></script>\n  {keep}\n'
-                    "</head>")
+                    f"{search}\n</head>")
+    search_page = tmp_path / "search.html"
+    search_page.write_text(f"<head>{search.replace('../', '')}</head>")
     removed = book.remove_unused_scripts(tmp_path)
     assert removed > 100 and not (scripts / "fontawesome.js").exists() and (scripts / "bootstrap.js").exists()
     assert page.read_text() == f"<head>\n  {keep}\n</head>" and book.remove_unused_scripts(tmp_path) == 0
+    assert 'src="searchindex.js"' in search_page.read_text() and (tmp_path / "searchindex.js").exists()
 
 
 class _Script:
