@@ -636,7 +636,7 @@ def test_all_analyses_table_lists_ids_in_paper_order(book):
 
 def test_environment_boxes_name_an_llm_model_only_when_used(book):
     """Point 3: the status page's box and each chapter's name a model only when numbers rest on its outputs
-    (the ``llm`` the recorder writes beside an LLM output that ran); otherwise "no endpoint: LLM steps not run"."""
+    (the ``llm`` the recorder writes beside an LLM output that ran); otherwise :data:`bookbuild.identity.NO_LLM`."""
     used_all = set()
     for path in sorted(book.chapters_dir.glob("0*.ipynb")):
         results = json.loads((book.results_dir / f"{path.stem}.json").read_text()).get("results", [])
