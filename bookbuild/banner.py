@@ -139,24 +139,30 @@ def data_banner(
     simulator: str = "Search Arena simulator",
     rerun: str = SEARCH_ARENA_RERUN,
     paths: Iterable[str | Path] = (),
+    scope: str = "",
 ) -> markup.Html:
     """The banner for the top of a page (HTML, :func:`bookbuild.markup.admonition`): says which data the numbers on
     it come from.
 
     ``kind``: ``simulated`` (names the ``simulator`` and the command, ``rerun``, that runs the page on real
-    inputs), ``user`` (a user's input: the build does not know whether it is the real release), ``published``
-    (the papers' aggregates), ``real`` (inputs whose sha256 is in ``data_manifest.csv``: the mirrored files, the
-    pinned hub revision; a chapter whose data is a user's file passes ``user``), ``llm`` (an LLM's outputs).
+    inputs; ``scope``, authored Markdown, names the sections it concerns where the page mixes data, "the match-log
+    sections (DR-S, DR-T6)": without it, the numbers marked simulated, as each section's badge says), ``user`` (a
+    user's input: the build does not know whether it is the real release), ``published`` (the papers' aggregates),
+    ``real`` (inputs whose sha256 is in ``data_manifest.csv``: the mirrored files, the pinned hub revision; a chapter
+    whose data is a user's file passes ``user``), ``llm`` (an LLM's outputs).
     ``detail`` (authored Markdown, names in code spans) is shown after the absolute ``paths`` in it are replaced by
     their names (:func:`scrub`).
     """
     body = scrub(detail, paths) if detail else ""
     if kind == "simulated":
+        which = (f"The numbers of {scope} come" if scope
+                 else "The numbers marked *simulated* on this page (each section's badge says which) come")
         return markup.admonition(
             "Simulated data",
-            f"The numbers on this page come from the project's **{simulator}**, not from the real data: they show "
-            f"that the analysis runs and what it recovers, not the paper's findings. Run {md_code(rerun)} to "
-            "reproduce the paper.", body, kind="warning")
+            f"{which} from the project's **{simulator}**, not from the real data: they show that the analysis runs "
+            f"and what it recovers, not the paper's findings. Run {md_code(rerun)} to reproduce the paper"
+            + (". The page's other sections ran on the data their own banners name." if scope else "."),
+            body, kind="warning")
     label = {"real": "the project's pinned public inputs", "user": "the user's input",
              "published": "published aggregates", "llm": "an LLM's outputs",
              "llm-cache": "an LLM's outputs"}.get(kind, kind)

@@ -2,7 +2,8 @@
 
 After Sphinx, the site is lightened (:func:`lighten_site`): the figures the pages carry inline become image files
 referenced from the pages and lazy-loaded, style attributes a page repeats become classes of the page, and the
-theme's source maps are removed."""
+theme's source maps, its icon script and, outside the search page, the search index's scripts are removed (the
+theme's own settings are :mod:`bookbuild.site`'s)."""
 
 from __future__ import annotations
 
@@ -166,16 +167,51 @@ def remove_source_maps(html_dir: Path) -> int:
     return removed
 
 
+#: Theme scripts no page needs: ``fontawesome.js`` redraws the theme's icons as SVG (1.5 MB, more than the rest of
+#: a page's first load together), which the theme's style sheet already draws from its icon font.
+UNUSED_SCRIPTS = ("_static/scripts/fontawesome.js",)
+#: Scripts only the search page uses: the theme loads Sphinx's search index on every page for a search-as-you-type
+#: field the book does not turn on (its search box opens ``search.html``); 150 KB, growing with the book.
+SEARCH_SCRIPTS = ("_static/searchtools.js", "_static/language_data.js", "searchindex.js")
+SEARCH_PAGE = "search.html"
+
+
+def remove_unused_scripts(html_dir: Path, unused: tuple[str, ...] = UNUSED_SCRIPTS,
+                          search: tuple[str, ...] = SEARCH_SCRIPTS) -> int:
+    """The ``<script>`` elements that load ``unused`` (paths in the site) removed from every page, and the files with
+    their licence notes; those that load ``search`` removed from every page but the search page, which keeps its
+    files. Returns the bytes removed from the pages and the site."""
+    removed = 0
+    for page in _pages(html_dir):
+        text = page.read_text(encoding="utf-8")
+        new = text
+        for script in (*unused, *(search if page.name != SEARCH_PAGE else ())):
+            name = re.escape(Path(script).name)
+            new = re.sub(rf'[ \t]*<script\b[^>]*\bsrc="(?:[^"]*/)?{name}(?:\?[^"]*)?"[^>]*>\s*</script>[ \t]*\n?', "",
+                         new)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            removed += len(text.encode()) - len(new.encode())
+    for script in unused:
+        for path in (html_dir / script, html_dir / f"{script}.LICENSE.txt"):
+            if path.is_file():
+                removed += path.stat().st_size
+                path.unlink()
+    return removed
+
+
 def lighten_site(html_dir: Path) -> str:
-    """:func:`externalize_images`, :func:`classify_inline_styles` and :func:`remove_source_maps` on the built
-    site; one line saying what they did."""
+    """:func:`externalize_images`, :func:`classify_inline_styles`, :func:`remove_source_maps` and
+    :func:`remove_unused_scripts` on the built site; one line saying what they did."""
     stats = externalize_images(html_dir)
     styles = sum(classify_inline_styles(page) for page in _pages(html_dir))
     maps = remove_source_maps(html_dir)
+    scripts = remove_unused_scripts(html_dir)
     after = (stats["html_bytes_after"] - styles) / 1e6
     return (f"book  pages {stats['html_bytes_before'] / 1e6:.1f} MB -> {after:.1f} MB ({stats['pages']} page(s) "
             f"with inline figures, {stats['images']} image file(s) written to {IMAGE_DIR}/; repeated inline styles "
-            f"as classes: {styles / 1e3:.0f} KB less); source maps removed: {maps / 1e6:.1f} MB")
+            f"as classes: {styles / 1e3:.0f} KB less); source maps removed: {maps / 1e6:.1f} MB; unused theme "
+            f"scripts removed: {scripts / 1e6:.1f} MB")
 
 
 def build_book(cfg: Config, chapters: list[str], summary: Summary | None = None) -> Summary:

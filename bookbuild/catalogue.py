@@ -1,4 +1,4 @@
-"""The catalogue of analyses: every analysis of the five source papers, one row per analysis ID.
+"""The catalogue of analyses: every analysis of the four source papers (NG in two versions), one row per ID.
 
 ``resources/analyses.csv`` (beside this module) is transcribed from the project's ``ANALYSES.md``:
 ``analysis_id``, ``paper`` (SA, NG, DR, AE), ``section`` (the heading of that paper's table in ``ANALYSES.md``),

@@ -27,7 +27,7 @@ from typing import Any
 
 from analysis_lib import sources
 from analysis_lib.extras import require
-from bookbuild import catalogue, identity, keys, markup, navigation, status_page, toc
+from bookbuild import catalogue, identity, keys, markup, navigation, status, status_page, toc
 from bookbuild.config import Config
 
 #: Parameters the runner sets to the build's own folders: shown relative to the repository on the page.
@@ -178,20 +178,30 @@ def finish_page(executed: Path, inspected: Mapping[str, Mapping[str, Any]], inje
 
 
 def mark_identity(executed: Path, ident: Mapping[str, Any] | None, stale: list[str],
-                  used: Sequence[str] = ()) -> bool:
-    """Put (or refresh) the identity cell under the chapter's title (``used``: the LLM models its numbers rest on);
-    returns whether the file changed."""
+                  used: Sequence[str] = (), lead: str = "", badges: Mapping[str, str] | None = None) -> bool:
+    """Put (or refresh) the identity cell under the chapter's title (``used``: the LLM models its numbers rest on;
+    ``lead``: what its sections ran on, :func:`bookbuild.status_page.chapter_data_line`) and, where ``badges`` gives
+    them, the verdict badges under its section headings (:func:`bookbuild.navigation.link_sections`); returns
+    whether the file changed."""
     nbformat = _nbformat()
     nb = nbformat.read(executed, as_version=4)
-    source = identity.page_cell_source(ident, stale, used)
+    source = identity.page_cell_source(ident, stale, used, lead)
     cells = [c for c in nb.cells if c.get("id") != identity.CELL_ID]
     current = next((c for c in nb.cells if c.get("id") == identity.CELL_ID), None)
-    if current is not None and current.source == source:
+    changed = False
+    if badges:
+        known = {*catalogue.read()["analysis_id"], *catalogue.PROJECT_CHECKS}
+        for cell in cells:
+            if cell.cell_type == "markdown":
+                linked = navigation.link_sections(cell.source, known, badges)
+                changed |= linked != cell.source
+                cell.source = linked
+    if current is not None and current.source == source and not changed:
         return False
     if source:
         at = 1 if cells and cells[0].cell_type == "markdown" else 0
         cells.insert(at, nbformat.v4.new_markdown_cell(source, id=identity.CELL_ID))
-    if current is None and not source:
+    if current is None and not source and not changed:
         return False
     nb.cells = cells
     nbformat.write(nb, executed)
@@ -205,28 +215,37 @@ def collapse_setup_cells(executed: Path) -> None:
 
 
 def report_identity(cfg: Config, reference: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Mark every executed chapter with its identity (a warning when stale), write the front page's line, and
-    return the stale chapters (stem -> differences)."""
+    """Mark every executed chapter with its identity (a warning when stale), what its sections ran on where they ran on
+    different data, and each section's verdict badge (from the status table of this build, so a verdict that another
+    chapter changed is refreshed); write the front page's line; return the stale chapters (stem -> differences)."""
     stale = identity.stale_chapters(cfg.results_dir, reference)
     recorded = identity.read_identities(cfg.results_dir)
     used = identity.read_used_models(cfg.results_dir)
+    build = status.load_build(cfg.results_dir, cfg.chapters_dir)
+    table = status.status_table(build.results, catalogue.for_reader(catalogue.read()), build.where, build.failed_ids)
+    rows = {row["id"]: row for row in table.iter_rows(named=True)}
     marks_path = cfg.state_dir / "identity_cells.json"
     marks = keys.read_json(marks_path) or {}
     for stem in executed_chapters(cfg):
         if stem == toc.STATUS_NOTEBOOK:
             continue
         path = cfg.chapters_dir / f"{stem}.ipynb"
-        source = identity.page_cell_source(recorded.get(stem), stale.get(stem, []), used.get(stem, []))
-        mark = [hashlib.sha256(source.encode()).hexdigest(), path.stat().st_mtime_ns]
+        ids = list(dict.fromkeys(s.analysis_id for s in navigation.read_chapter(path).sections
+                                 if s.analysis_id in rows))
+        lead = status_page.chapter_data_line([rows[aid] for aid in ids])
+        badges = {aid: status_page.section_badge(rows[aid]) for aid in ids}
+        source = identity.page_cell_source(recorded.get(stem), stale.get(stem, []), used.get(stem, []), lead)
+        digest = hashlib.sha256(json.dumps([source, badges], sort_keys=True).encode()).hexdigest()
+        mark = [digest, path.stat().st_mtime_ns]
         if marks.get(stem) != mark:  # an unchanged page is not read again (warm builds)
-            mark_identity(path, recorded.get(stem), stale.get(stem, []), used.get(stem, []))
-            marks[stem] = [mark[0], path.stat().st_mtime_ns]
+            mark_identity(path, recorded.get(stem), stale.get(stem, []), used.get(stem, []), lead, badges)
+            marks[stem] = [digest, path.stat().st_mtime_ns]
     keys.write_json(marks_path, marks)
     front = cfg.book_dir / "_build" / identity.FRONT_PAGE_FILE
     front.parent.mkdir(parents=True, exist_ok=True)
     built = executed_chapters(cfg)
     status_doc = f"chapters/{toc.STATUS_NOTEBOOK}" if toc.STATUS_NOTEBOOK in built else None
-    counts = status_page.front_counts(cfg.results_dir, status_doc, cfg.chapters_dir) if status_doc else ""
+    counts = status_page.front_page_counts(table, status_doc) if status_doc else ""
     every = sorted({m for models in used.values() for m in models})
     text = identity.front_page_line(reference, stale, status_doc, counts, every)
     if not front.exists() or front.read_text() != text:

@@ -192,7 +192,7 @@ def describe_environment(env: Mapping[str, Any] | None) -> str:
 
 
 #: What an environment box says when no LLM output was used: the model is named only when one was.
-NO_LLM = "no endpoint: LLM steps not run"
+NO_LLM = "none (no endpoint configured, so the steps that need one did not run)"
 
 
 def describe_llm(llm: Mapping[str, Any] | None, used: Sequence[str] | None = None) -> str:
@@ -296,12 +296,14 @@ def stale_chapters(results_dir: str | Path, reference: Mapping[str, Any] | None 
     return out
 
 
-def page_cell_source(ident: Mapping[str, Any] | None, stale: list[str], used: Sequence[str] = ()) -> str:
+def page_cell_source(ident: Mapping[str, Any] | None, stale: list[str], used: Sequence[str] = (),
+                     lead: str = "") -> str:
     """The cell the runner puts under a chapter's title, as one raw HTML block (:func:`bookbuild.markup.page_block`:
-    nothing in it is parsed as MyST): a warning listing the differences when the chapter was computed from other
-    inputs than the book's, and the chapter's identity (folded; ``used``: the LLM models its numbers rest on,
-    :func:`read_used_models`)."""
-    parts = []
+    nothing in it is parsed as MyST): ``lead`` (HTML made by :mod:`bookbuild.markup`: what the chapter's sections ran
+    on, :func:`bookbuild.status_page.chapter_data_line`), a warning listing the differences when the chapter was
+    computed from other inputs than the book's, and the chapter's identity (folded; ``used``: the LLM models its
+    numbers rest on, :func:`read_used_models`)."""
+    parts = [markup.Html(lead)] if lead else []
     if stale:
         parts.append(markup.admonition(
             "Computed from other inputs than the rest of this book",
@@ -319,9 +321,9 @@ def _bullets(lines: Iterable[str]) -> markup.Html:
     return markup.Html("<ul>" + "".join(f"<li>{markup.inline(line)}</li>" for line in lines) + "</ul>")
 
 
-def status_block(results_dir: str | Path) -> markup.Html:
-    """HTML for the top of the status page: this build's identity, and a warning listing every chapter computed
-    from other inputs (a mixed book)."""
+def status_block(results_dir: str | Path, folded: bool = False) -> markup.Html:
+    """HTML for the top of the status page: this build's identity (``folded``: in a closed box whose title opens it),
+    and a warning listing every chapter computed from other inputs (a mixed book)."""
     reference = read_reference(results_dir)
     if reference is None:
         return markup.admonition("Build identity unknown", "This page was not built by the runner (`python -m "
@@ -329,7 +331,8 @@ def status_block(results_dir: str | Path) -> markup.Html:
                                  kind="warning")
     stale = stale_chapters(results_dir, reference)
     used = sorted({m for models in read_used_models(results_dir).values() for m in models})
-    block = markup.admonition("This build's inputs and environment", _bullets(identity_lines(reference, used)))
+    block = markup.admonition("This build's inputs and environment", _bullets(identity_lines(reference, used)),
+                              folded=folded)
     if not stale:
         return block
     listed = _bullets(f"{md_code(stem)}: " + "; ".join(diff) for stem, diff in sorted(stale.items()))
@@ -346,7 +349,7 @@ def front_page_line(reference: Mapping[str, Any], stale: Mapping[str, list[str]]
     (name, sha256 prefix, rows), the user inputs given, the LLM (:func:`describe_llm` of the endpoint and ``used``,
     the models whose outputs numbers rest on: named only when used), a link to the status page (``status_doc``, its
     address from the front page without ``.html``), and a warning when the book is mixed; then ``counts``, the
-    analyses by verdict class (:func:`bookbuild.status_page.front_counts`, HTML), on a line of its own."""
+    analyses by verdict class (:func:`bookbuild.status_page.front_page_counts`, HTML), on a line of its own."""
     data = reference.get("data_source") or {}
     if data.get("kind") == "simulator":
         what = "the project's **" + describe_input(data) + "**, not on a release"

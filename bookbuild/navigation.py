@@ -177,26 +177,24 @@ def _label(kind: str, number: str) -> str:
     return f"{'Fig' if kind == 'Figure' else 'Table'} {number}"
 
 
-def paper_figure_index(figures: pl.DataFrame, chapters: Mapping[str, Chapter], ids: list[list[str]],
-                       verdicts: Mapping[str, str] | None = None) -> list[IndexEntry]:
+def paper_figure_index(figures: pl.DataFrame, chapters: Mapping[str, Chapter],
+                       ids: list[list[str]]) -> list[IndexEntry]:
     """Every figure and table of the papers (``figures``: :func:`bookbuild.catalogue.read_figures`, its IDs per row
-    ``ids``) with the sections of the built ``chapters`` that reproduce it, named ``<ID> · <section title>`` and
-    the ID's verdict when ``verdicts`` gives one; an ID no built chapter has a section for is named, not linked."""
+    ``ids``) with the sections of the built ``chapters`` that reproduce it, named ``<ID> · <section title>``; an ID
+    no built chapter has a section for is named, not linked. (The status page draws each ID's verdict beside it.)"""
     sections: dict[str, tuple[Chapter, Section]] = {}
     for chapter in chapters.values():
         for s in chapter.sections:
             sections.setdefault(s.analysis_id, (chapter, s))
-    verdicts = verdicts or {}
     out = []
     for row, row_ids in zip(figures.iter_rows(named=True), ids, strict=True):
         links: list[tuple[str, str | None, str]] = []
         for aid in row_ids:
-            verdict = f" ({verdicts[aid]})" if aid in verdicts else ""
             if aid in sections:
                 chapter, s = sections[aid]
-                links.append((aid, section_href(chapter, aid), f"{aid} · {s.title}{verdict}"))
+                links.append((aid, section_href(chapter, aid), f"{aid} · {s.title}"))
             else:
-                links.append((aid, None, f"{aid}{verdict}: no section in this build"))
+                links.append((aid, None, f"{aid}: no section in this build"))
         earlier = row["number_earlier_version"]
         out.append(IndexEntry(row["paper"], _label(row["kind"], row["number"]),
                               _label(row["kind"], earlier) if earlier else None, row["caption"], tuple(links),
@@ -230,25 +228,35 @@ def _index_entry(analysis_id: str, title: str) -> str:
     return f"{analysis_id}; {sub}" if sub else analysis_id
 
 
-def link_sections(source: str, known: Collection[str] | None = None) -> str:
+def link_sections(source: str, known: Collection[str] | None = None, badges: Mapping[str, str] | None = None) -> str:
     """A chapter's markdown cell with, under each analysis section heading (:func:`parse_sections`' rule) whose ID
     is in ``known`` (the IDs the status page has a row for; ``None``: any), a MyST ``{index}`` directive (the
     general index lists the ID, its sub-entry the section's title, pointing here) and a small link to the ID's row
     of the status page (``99_reproduction_status.html#status-<id>``), the reverse of the status row's link to the
-    section. A heading that has them already is left as it is (idempotent)."""
+    section. The link reads ``badges[id]`` (HTML: the ID's verdict badge, :func:`bookbuild.status_page.section_badge`)
+    where given, else "status of <ID>". A heading that has them already keeps its index entry, and its link is
+    rewritten only when ``badges`` gives one (idempotent)."""
     lines = source.split("\n")
     out: list[str] = []
+    skip: set[int] = set()
     for i, line in enumerate(lines):
+        if i in skip:
+            continue
         out.append(line)
         m = _HEADING.match(line.strip())
         if not m or (known is not None and m.group("id") not in known):
             continue
         aid = m.group("id")
         href = f"{STATUS_PAGE}#{status_anchor(aid)}"
-        if any(href in later for later in lines[i + 1:i + 5]):
-            continue
-        out += ["", f":::{{index}} single: {_index_entry(aid, m.group('title'))}", ":::",
-                f'<a class="{STATUS_LINK_CLASS}" href="{href}">status of {aid}</a>']
+        text = (badges or {}).get(aid)
+        link = (f'<a class="{STATUS_LINK_CLASS}" href="{href}" title="status of {aid}">{text}</a>' if text
+                else f'<a class="{STATUS_LINK_CLASS}" href="{href}">status of {aid}</a>')
+        existing = next((j for j in range(i + 1, min(i + 5, len(lines))) if f'href="{href}"' in lines[j]), None)
+        if existing is None:
+            out += ["", f":::{{index}} single: {_index_entry(aid, m.group('title'))}", ":::", link]
+        elif text:
+            out += lines[i + 1:existing] + [link]
+            skip |= set(range(i + 1, existing + 1))
     return "\n".join(out)
 
 

@@ -503,5 +503,5 @@ def section_table(results: list[Result], digits: int = 3) -> HTMLTable:
     notes = ([f"Paper's values: {_sentence(next(iter(sources)))}"] if one_source else []) + [
         f"Every row: {_sentence(p)}" for p in every] + [f"[{i}] {_sentence(p)}" for i, p in enumerate(footnotes, 1)]
     wrap = {"this build": "nowrap", "planted": "nowrap", "paper": "words", "status": "words"}
-    return html_table(frame, raw_html_columns=tuple(frame.columns), max_height_px=None, notes=notes,
+    return html_table(frame, raw_html_columns=tuple(frame.columns), fold_rows=None, notes=notes,
                       wrap={c: m for c, m in wrap.items() if c in frame.columns})

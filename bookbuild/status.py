@@ -1,6 +1,7 @@
 """The reproduction-status table: one row per analysis ID of the catalogue, with this build's numbers.
 
-The catalogue (:mod:`bookbuild.catalogue`) lists every analysis in the five source papers. A build records
+The catalogue (:mod:`bookbuild.catalogue`) lists every analysis in the source papers (four studies, NG in two
+versions). A build records
 its numbers with :class:`bookbuild.recorder.Recorder` (one JSON file per notebook under ``results_dir``);
 :func:`load_build` reads them and :func:`status_table` joins the two.
 
@@ -67,28 +68,42 @@ VERDICTS: tuple[str, ...] = (
 #: Kept for callers of the former name: the verdicts.
 STATUSES = VERDICTS
 
+#: What each verdict means, in one line (the status page's summary; :func:`verdict` is the rule).
 STATUS_MEANING: dict[str, str] = {
-    "reproduced": "computed on real or published data and within tolerance of the paper's numbers (where the paper "
-    "contradicts itself, of one side of it: the row says so)",
-    "assumption": "computed on real or published data at a number the paper does not publish (an implied group "
-    "size); the comparison rests on that assumption",
-    "differs": "computed on real or published data, outside tolerance of the paper: ours vs the paper; the chapter "
-    "says why",
+    "reproduced": "computed on real or published data, within tolerance of the paper's numbers",
+    "assumption": "computed on real or published data at a number the paper does not publish (an implied group size)",
+    "differs": "computed on real or published data, outside tolerance of the paper; the chapter says why",
     "computed": "computed on real or published data; the paper gives no number to compare with",
     "paper inconsistent": "only checks of the paper against itself ran, and the paper contradicts itself",
-    "partly simulated": "some numbers computed on real or published data agree with the paper (or have no paper "
-    "value), others ran only on the simulator: the figure is not reproduced as a whole",
-    "user data": "computed on a user's file only: the build cannot vouch for it, so it is never counted as a "
-    "reproduction; its numbers stand beside the paper's",
-    "LLM output": "computed from an LLM's output only (the model is named): it is not the paper's data or the "
-    "paper's model, so it is never counted as a reproduction",
-    "simulated": "only the project's simulator ran: the analysis runs, it does not reproduce the paper's finding",
-    "checked": "only checks of the paper's numbers against each other ran (a published p-value that follows from "
-    "the published statistic): the paper is consistent, the figure is not reproduced",
+    "partly simulated": "its real or published numbers agree with the paper, the others ran only on the simulator",
+    "user data": "computed on a user's file only, which the build cannot vouch for: never a reproduction",
+    "LLM output": "computed from an LLM's output only (the model named): never a reproduction",
+    "simulated": "only the simulator ran: the analysis runs, the paper's finding is not reproduced",
+    "checked": "only checks of the paper's numbers against each other ran (a p-value from its statistic)",
     "transcribed": "the paper's numbers are shown as transcribed, not computed",
-    "not run": "none of its numbers ran in this build (no LLM endpoint or no data); the reason is given",
-    "not yet": "no notebook of this build records the analysis yet",
+    "not run": "none of its numbers ran in this build (no LLM endpoint, no data); the reason is given",
+    "not yet": "no chapter of this build records the analysis yet",
     "failed": "the chapter that computes it failed in this build; its partial numbers are not shown",
+}
+
+#: Each verdict as the count of IDs that have it reads in a sentence, (one, several): "1 differs from the paper",
+#: "2 differ from the paper" (the status page's summary and the front page's line; ``reproduced`` on real or published
+#: data is said first, with its bases, and ``reproduced`` without data as worked examples).
+VERDICT_PHRASE: dict[str, tuple[str, str]] = {
+    "reproduced": ("is a worked example reproduced without data", "are worked examples reproduced without data"),
+    "assumption": ("rests on a number the paper does not publish", "rest on a number the paper does not publish"),
+    "differs": ("differs from the paper", "differ from the paper"),
+    "computed": ("is computed where the paper gives no number", "are computed where the paper gives no number"),
+    "paper inconsistent": ("only shows the paper contradicting itself", "only show the paper contradicting itself"),
+    "partly simulated": ("is partly simulated", "are partly simulated"),
+    "user data": ("ran on a user's data only", "ran on a user's data only"),
+    "LLM output": ("rests on an LLM's output only", "rest on an LLM's output only"),
+    "simulated": ("ran only on the simulator", "ran only on the simulator"),
+    "checked": ("is a check of the paper against itself", "are checks of the paper against itself"),
+    "transcribed": ("is transcribed from the paper", "are transcribed from the paper"),
+    "not run": ("did not run", "did not run"),
+    "not yet": ("is in no chapter yet", "are in no chapter yet"),
+    "failed": ("is in a chapter that failed", "are in a chapter that failed"),
 }
 
 #: The evidence groups of an ID's counts, in display order (``no data``: worked examples; ``not run``: nothing).
@@ -123,8 +138,8 @@ DATA_USED_LABEL: dict[str, str] = {
 }
 
 TABLE_COLUMNS = (
-    "id", "paper", "what", "paper_value", "this_build", "data_class", "data_used", "evidence", "status", "reason",
-    "inconsistent", "basis", "notebooks", "summary",
+    "id", "paper", "what", "paper_value", "this_build", "data_class", "data_used", "evidence", "groups", "status",
+    "reason", "inconsistent", "basis", "notebooks", "summary",
 )
 
 
@@ -157,6 +172,13 @@ def evidence_group(r: Result) -> str:
     if r.status == "not run":
         return "not run"
     return {"none": "no data"}.get(r.evidence, r.evidence)
+
+
+def evidence_groups(rs: Iterable[Result]) -> list[str]:
+    """The evidence groups an ID's numbers fall in, in :data:`EVIDENCE_GROUPS` order, in a reader's words
+    (``published``, ``simulated``, ``LLM output``): what the status page filters its rows by."""
+    present = {evidence_group(r) for r in rs}
+    return [GROUP_LABEL.get(g, g) for g in EVIDENCE_GROUPS if g in present]
 
 
 def evidence_counts(rs: Iterable[Result]) -> str:
@@ -337,7 +359,8 @@ def status_table(
     Columns: ``id``, ``paper``, ``what``, ``paper_value`` (the catalogue's paper numbers), ``this_build`` (every
     recorded quantity of the ID, one per line, ``None`` when none), ``data_class`` (the catalogue's),
     ``data_used`` (``real``/``published``/``simulated``/``LLM cache``/``none``, joined with ``+``; ``None`` when
-    nothing was recorded), ``evidence`` (:func:`evidence_counts`), ``status``, ``reason`` and ``basis`` (the
+    nothing was recorded), ``evidence`` (:func:`evidence_counts`), ``groups`` (:func:`evidence_groups`, joined with
+    ``, ``; ``None`` when nothing was recorded), ``status``, ``reason`` and ``basis`` (the
     :class:`Verdict` of :func:`verdict`; ``failed`` for an ID with no result whose chapter is in ``failed_ids``),
     ``notebooks`` (who recorded it, ``, ``-joined) and ``summary`` (one line: :func:`summary_line`).
 
@@ -395,6 +418,7 @@ def _row(aid, paper, what, paper_numbers, data_class, rs: list[Result], where, f
         data_class,
         data_used(r.data for r in rs) if rs else None,
         evidence_counts(rs) if rs else None,
+        ", ".join(evidence_groups(rs)) or None,
         v.status,
         v.reason or None,
         v.inconsistent or None,

@@ -1,11 +1,14 @@
-"""The reproduction-status page's rendering: the build banner, the status table and the figure index as HTML, the
-counts as Markdown.
+"""The reproduction-status page's rendering: the summary of verdicts, the build banner, the status table (with its
+filter and sorting), the figure index, and the verdict badges the chapters show under their section headings.
 
 The table logic (one row per analysis ID, the status rule, reading a build) is :mod:`bookbuild.status`; this
-module only draws it. One row per ID: its status, a one-line summary with the numbers folded in a ``<details>``
-(the paper's numbers from the catalogue and from :mod:`bookbuild.paper_values`), and links named by the
-chapter's title to the sections that compute it (:func:`bookbuild.navigation.section_href`). Only chapters of
-the build are linked; a failed chapter's IDs show no number and no link.
+module only draws it. The page opens with one summary (:func:`counts_html`: every verdict class counted, explained in
+a line, with an example), then one row per ID: its verdict badge (:func:`verdict_badge`, the same colours wherever a
+verdict is shown), a one-line summary with the numbers folded in a ``<details>`` (the paper's numbers from the
+catalogue and from :mod:`bookbuild.paper_values`), and links named by the chapter's title to the sections that
+compute it (:func:`bookbuild.navigation.section_href`). Only chapters of the build are linked; a failed chapter's IDs
+show no number and no link. The table is complete without JavaScript; :data:`TABLE_SCRIPT` adds a filter by words,
+paper, verdict and evidence, and sorting by column.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 import polars as pl
 
 from analysis_lib import sources
-from bookbuild import catalogue, markup, navigation, paper_values
+from bookbuild import markup, navigation, paper_values
 from bookbuild.catalogue import PAPERS
 from bookbuild.navigation import Chapter, IndexEntry
 from bookbuild.recorder import STATUS_LABEL, Result, format_paper
@@ -26,52 +29,81 @@ from bookbuild.recorder import STATUSES as NUMBER_STATUSES
 from bookbuild.status import (
     BASES,
     STATUS_MEANING,
+    VERDICT_PHRASE,
     VERDICTS,
-    load_build,
     reproduced_on_data,
     status_by_paper,
     status_counts,
-    status_table,
 )
 
-STATUS_COLOUR = {
-    "reproduced": "#1a7f37",
-    "assumption": "#9a6700",
-    "differs": "#cf222e",
-    "computed": "#0969da",
-    "paper inconsistent": "#9a6700",
-    "simulated": "#8250df",
-    "not run": "#57606a",
-    "not yet": "#57606a",
-    "failed": "#cf222e",
+#: Each verdict's badge colours (text, background): the same badge on the status page, in the figure index and under
+#: each section heading of the chapters (:func:`verdict_badge`).
+VERDICT_STYLE: dict[str, tuple[str, str]] = {
+    "reproduced": ("#116329", "#dafbe1"),
+    "assumption": ("#7d4e00", "#fff8c5"),
+    "differs": ("#a40e26", "#ffebe9"),
+    "computed": ("#0550ae", "#ddf4ff"),
+    "paper inconsistent": ("#7d4e00", "#fff8c5"),
+    "partly simulated": ("#6639ba", "#f3e8ff"),
+    "user data": ("#0a5c63", "#d8f3f6"),
+    "LLM output": ("#0a5c63", "#d8f3f6"),
+    "simulated": ("#6639ba", "#fbefff"),
+    "checked": ("#424a53", "#eaeef2"),
+    "transcribed": ("#424a53", "#eaeef2"),
+    "not run": ("#424a53", "#eaeef2"),
+    "not yet": ("#57606a", "#f6f8fa"),
+    "failed": ("#a40e26", "#ffebe9"),
 }
 
 _CSS = """<style>
-/* the status page's tables take the width of the page-contents sidebar, which this page hides: the article takes
-   the main area, and its full-width cells (the tables) the article's width, never more (the theme's 136% would
-   overflow the window below 1200 px) */
-.bd-sidebar-secondary {display: none !important;}
-.bd-main .bd-content .bd-article-container {max-width: 100%;}
-div.cell.tag_full_width {width: 100% !important; max-width: 100% !important;}
-table.repro-status, table.figure-index {border-collapse: collapse; font-size: 0.82em; width: 100%;
-  table-layout: fixed;}
-table.repro-status th, table.repro-status td, table.figure-index th, table.figure-index td {
+table.repro-status, table.figure-index, table.verdict-counts {border-collapse: collapse; font-size: 0.82em;
+  width: 100%; table-layout: fixed;}
+table.repro-status th, table.repro-status td, table.figure-index th, table.figure-index td,
+table.verdict-counts th, table.verdict-counts td {
   border-bottom: 1px solid #d0d7de; padding: 3px 5px; vertical-align: top; text-align: left;
   overflow-wrap: anywhere;}
 table.repro-status td.id {font-weight: 600; white-space: nowrap;}
 table.repro-status tr.paper th, table.figure-index tr.paper th {padding-top: 12px; font-size: 1.05em;
   border-bottom: 2px solid #8c959f;}
-table.repro-status .status {font-weight: 600;}
-table.repro-status .basis, table.repro-status .why {display: block; color: #57606a; font-size: 0.92em;}
+table.repro-status .basis, table.repro-status .why, table.verdict-counts .basis {display: block; color: #57606a;
+  font-size: 0.92em;}
 table.repro-status details summary {cursor: pointer;}
 table.repro-status details ul {margin: 2px 0 4px 0; padding-left: 1.2em;}
 table.repro-status code {font-size: 0.95em; overflow-wrap: anywhere;}
 table.figure-index td.no {color: #57606a;}
+table.verdict-counts tr.none {color: #6e7781;}
+table.verdict-counts td.n {text-align: right; white-space: nowrap;}
+.status-filter {display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 0.4em 0; font-size: 0.85em;}
+.status-filter input, .status-filter select {font-size: 1em; padding: 1px 4px;}
+.status-filter input {flex: 1 1 12em;}
+table.repro-status th button {all: unset; cursor: pointer; font-weight: 600;}
+table.repro-status th button::after {content: " \u2195"; color: #8c959f;}
 </style>"""
 
 #: (header, width): the status table's columns.
-_COLUMNS = (("ID", "8%"), ("what", "27%"), ("verdict", "17%"), ("numbers by evidence (click for them)", "32%"),
+_COLUMNS = (("ID", "9%"), ("what", "26%"), ("verdict", "18%"), ("numbers by evidence (click for them)", "31%"),
             ("section", "16%"))
+
+
+def verdict_badge(verdict: str, title: str = "") -> str:
+    """A verdict as a small coloured label (HTML, the text escaped): the same on the status page, in the figure index
+    and under each section heading. ``title``: a tooltip (escaped)."""
+    fg, bg = VERDICT_STYLE.get(verdict, ("#24292f", "#ffffff"))
+    hint = f' title="{html.escape(title, quote=True)}"' if title else ""
+    return (f'<span class="verdict-badge" data-verdict="{html.escape(verdict, quote=True)}"{hint} '
+            f'style="color:{fg};background:{bg};border:1px solid {fg}33;border-radius:3px;padding:0 6px;'
+            f'font-weight:600;white-space:nowrap">{html.escape(verdict)}</span>')
+
+
+def basis_text(status: str, basis: str | None) -> str:
+    """What a verdict rests on, in words (``on published data``, ``worked example, no data``, ``on real data, the
+    rest simulated``); empty where the verdict says it already (``simulated``, ``checked``, ``user data``, ...)."""
+    if not basis or status not in ("reproduced", "assumption", "differs", "computed", "paper inconsistent",
+                                   "partly simulated"):
+        return ""
+    if basis == "no data":
+        return "worked example, no data"
+    return f"on {basis} data" + (", the rest simulated" if status == "partly simulated" else "")
 
 
 def _inline(text: str | None) -> str:
@@ -122,15 +154,14 @@ def _details(row: Mapping[str, str | None]) -> str:
 
 
 def verdict_html(row: Mapping[str, str | None]) -> str:
-    """The verdict cell: the verdict in its colour with its reason (``assumption (unpublished n)``), the data it
-    rests on, the paper's inconsistency where there is one, and for ``not run`` the reason."""
+    """The verdict cell: the verdict's badge with its reason (``assumption (unpublished n)``), what it rests on
+    (:func:`basis_text`), the paper's inconsistency where there is one, and for ``not run`` the reason."""
     status = row["status"] or "not yet"
-    colour = STATUS_COLOUR.get(status, "#000")
-    head = status + (f" ({row['reason']})" if row["reason"] and status in ("assumption", "paper inconsistent") else "")
-    out = [f'<span class="status" style="color:{colour}">{html.escape(head)}</span>']
-    if row["basis"] and status not in ("simulated",):
-        out.append(f'<span class="basis">on {html.escape(row["basis"])} data</span>'
-                   if row["basis"] != "no data" else '<span class="basis">worked example, no data</span>')
+    out = [verdict_badge(status)]
+    if row["reason"] and status in ("assumption", "paper inconsistent"):
+        out.append(f'<span class="why">{html.escape(row["reason"])}</span>')
+    if basis := basis_text(status, row["basis"]):
+        out.append(f'<span class="basis">{html.escape(basis)}</span>')
     if row["inconsistent"] and status != "paper inconsistent":
         out.append(f'<span class="why">paper inconsistent ({html.escape(row["inconsistent"])})</span>')
     if status == "not run" and row["reason"]:
@@ -138,13 +169,19 @@ def verdict_html(row: Mapping[str, str | None]) -> str:
     return " ".join(out)
 
 
-def status_html(table: pl.DataFrame, chapters: Mapping[str, Chapter] | None = None) -> str:
-    """The status table as one HTML table (with a little CSS), for ``IPython.display.HTML``.
+def _data(name: str, value: str) -> str:
+    return f' data-{name}="{html.escape(value, quote=True)}"'
 
-    One header row per paper; one row per ID (``<tr id="status-<id>">``): ID, what, the verdict
-    (:func:`verdict_html`), the ID's numbers counted by evidence with the numbers folded in a ``<details>``, and
-    links to the sections that compute it, named by the chapter's title. Only chapters in ``chapters`` (the
-    built, non-failed ones) are linked. Every text is escaped.
+
+def status_html(table: pl.DataFrame, chapters: Mapping[str, Chapter] | None = None) -> str:
+    """The status table as one HTML table (with a little CSS), for ``IPython.display.HTML``: complete and readable
+    without JavaScript (:data:`TABLE_SCRIPT` adds the filter and the sorting).
+
+    One header row per paper; one row per ID (``<tr id="status-<id>">``, with its paper, verdict, the verdict's rank
+    in :data:`bookbuild.status.VERDICTS` and its evidence groups as ``data-`` attributes for the filter): ID, what,
+    the verdict (:func:`verdict_html`), the ID's numbers counted by evidence with the numbers folded in a
+    ``<details>``, and links to the sections that compute it, named by the chapter's title. Only chapters in
+    ``chapters`` (the built, non-failed ones) are linked. Every text is escaped.
     """
     out = [_CSS, '<table class="repro-status">', "<colgroup>"]
     out += [f'<col style="width: {w}">' for _, w in _COLUMNS]
@@ -160,8 +197,12 @@ def status_html(table: pl.DataFrame, chapters: Mapping[str, Chapter] | None = No
         folded = f"<details><summary>{summary}</summary>{_details(row)}</details>"
         build = summary if row["status"] == "failed" else folded
         links = "—" if row["status"] == "failed" else _section_links(row["id"], row["notebooks"], chapters)
+        verdict = row["status"] or "not yet"
+        rank = VERDICTS.index(verdict) if verdict in VERDICTS else len(VERDICTS)
+        attrs = (_data("paper", row["paper"] or "?") + _data("verdict", verdict) + _data("rank", str(rank))
+                 + _data("evidence", "|".join((row["groups"] or "").split(", ")) if row["groups"] else ""))
         out += [
-            f'<tr id="{html.escape(navigation.status_anchor(row["id"]), quote=True)}">',
+            f'<tr id="{html.escape(navigation.status_anchor(row["id"]), quote=True)}"{attrs}>',
             f'<td class="id">{html.escape(row["id"])}</td>',
             f"<td>{_inline(row['what'])}</td>",
             f"<td>{verdict_html(row)}</td>",
@@ -173,12 +214,145 @@ def status_html(table: pl.DataFrame, chapters: Mapping[str, Chapter] | None = No
     return "\n".join(out)
 
 
-def index_html(entries: list[IndexEntry]) -> str:
+def section_badge(row: Mapping[str, str | None]) -> str:
+    """What a chapter shows under a section heading, linked to the ID's status row: the ID's verdict badge and what it
+    rests on (:func:`basis_text`: ``reproduced`` on published data, ``simulated``), from its row of the status table."""
+    status = row["status"] or "not yet"
+    basis = basis_text(status, row["basis"])
+    return verdict_badge(status) + (f' <span class="section-basis">{html.escape(basis)}</span>' if basis else "")
+
+
+#: The data a section's verdict rests on, as the chapter's line names it (:func:`chapter_data_line`).
+_SECTION_DATA = {
+    "simulated": "the simulator", "checked": "checks of the paper", "transcribed": "the paper, as transcribed",
+    "user data": "a user's data", "LLM output": "an LLM's output", "not run": "nothing: not run in this build",
+    "not yet": "nothing yet", "failed": "nothing: its chapter failed",
+}
+
+
+def section_data(row: Mapping[str, str | None]) -> str:
+    """What one section's numbers ran on, in a word or three (``published data``, ``real data and the simulator``,
+    ``the simulator``), from its ID's row of the status table."""
+    status, basis = row["status"] or "not yet", row["basis"] or ""
+    if status in _SECTION_DATA:
+        return _SECTION_DATA[status]
+    if basis == "no data":
+        return "no data (worked examples)"
+    return f"{basis} data" + (" and the simulator" if status == "partly simulated" else "")
+
+
+def chapter_data_line(rows: list[Mapping[str, str | None]]) -> markup.Html:
+    """A chapter's line saying what its sections ran on, where they ran on different data (``rows``: the status rows
+    of its section IDs, in page order): each kind of data with its sections, linked (the badge under each heading
+    says the same). Empty when every section that ran ran on the same data."""
+    groups: dict[str, list[str]] = {}
+    for row in rows:
+        groups.setdefault(section_data(row), []).append(str(row["id"]))
+    if len([what for what in groups if not what.startswith("nothing")]) < 2:  # sections that did not run aside
+        return markup.Html("")
+    parts = []
+    for what, ids in groups.items():
+        links = ", ".join(f'<a href="#{html.escape(aid.lower(), quote=True)}">{html.escape(aid)}</a>' for aid in ids)
+        parts.append(f"<li><strong>{html.escape(what)}</strong>: {links}</li>")
+    return markup.Html('<div class="admonition note chapter-data"><p class="admonition-title">What the sections of '
+                       "this page ran on</p><p>This page mixes data: each section's badge, under its heading, says "
+                       f"which (and links its status).</p><ul>{''.join(parts)}</ul></div>")
+
+
+#: The status table's filter and sorting (a page's script, no library): a filter box (ID or any word of a row), a
+#: choice of paper, verdict and evidence, a count of the rows shown, and headers that sort the rows (the ID's header
+#: restores the papers' order). Without JavaScript the table is shown whole, as :func:`status_html` writes it.
+TABLE_SCRIPT = r"""<script>
+(() => {
+  const table = document.querySelector("table.repro-status");
+  if (!table || table.dataset.ready) return;
+  table.dataset.ready = "1";
+  const body = table.tBodies[0];
+  const original = [...body.children];
+  const rows = original.filter(r => r.id.startsWith("status-"));
+  const box = document.createElement("div");
+  box.className = "status-filter";
+  const text = document.createElement("input");
+  text.type = "search";
+  text.placeholder = "filter: an ID or words";
+  text.setAttribute("aria-label", "filter the analyses by ID or words");
+  box.append(text);
+  const values = key => {
+    const seen = new Map();
+    for (const r of rows) for (const v of (r.dataset[key] || "").split("|")) if (v && !seen.has(v))
+      seen.set(v, key === "verdict" ? Number(r.dataset.rank) : seen.size);
+    return [...seen.keys()].sort((a, b) => seen.get(a) - seen.get(b));
+  };
+  const selects = ["paper", "verdict", "evidence"].map(key => {
+    const s = document.createElement("select");
+    s.dataset.key = key;
+    s.setAttribute("aria-label", "only this " + key);
+    s.add(new Option("every " + key, ""));
+    for (const v of values(key)) s.add(new Option(v, v));
+    box.append(s);
+    return s;
+  });
+  const count = document.createElement("span");
+  box.append(count);
+  table.before(box);
+  let sorted = false;
+  const apply = () => {
+    const words = text.value.trim().toLowerCase();
+    let shown = 0;
+    for (const r of rows) {
+      const ok = selects.every(s => !s.value || (r.dataset[s.dataset.key] || "").split("|").includes(s.value))
+        && (!words || r.textContent.toLowerCase().includes(words));
+      r.hidden = !ok;
+      shown += ok;
+    }
+    let head = null, any = false;
+    const close = () => { if (head) head.hidden = sorted || !any; };
+    for (const el of body.children) {
+      if (el.classList.contains("paper")) { close(); head = el; any = false; } else if (!el.hidden) any = true;
+    }
+    close();
+    count.textContent = shown + " of " + rows.length + " IDs shown";
+  };
+  text.addEventListener("input", apply);
+  for (const s of selects) s.addEventListener("change", apply);
+  const keys = [null, r => r.cells[1].textContent.trim().toLowerCase(), r => Number(r.dataset.rank),
+                r => r.cells[3].textContent.trim().toLowerCase(), r => r.cells[4].textContent.trim().toLowerCase()];
+  [...table.tHead.rows[0].cells].forEach((th, i) => {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = th.textContent;
+    button.title = i ? "sort by this column (again: reverse)" : "the papers' order";
+    th.textContent = "";
+    th.append(button);
+    let up = true;
+    button.addEventListener("click", () => {
+      if (!keys[i]) { sorted = false; body.append(...original); apply(); return; }
+      const key = keys[i], dir = up ? 1 : -1;
+      up = !up;
+      sorted = true;
+      body.append(...[...rows].sort((a, b) => { const x = key(a), y = key(b);
+        return (x < y ? -dir : x > y ? dir : 0) || Number(a.dataset.rank) - Number(b.dataset.rank); }));
+      apply();
+    });
+  });
+  apply();
+})();
+</script>"""
+
+
+def table_script() -> str:
+    """:data:`TABLE_SCRIPT`, for ``IPython.display.HTML`` after the status table (it holds no data)."""
+    return TABLE_SCRIPT
+
+
+def index_html(entries: list[IndexEntry], verdicts: Mapping[str, str] | None = None) -> str:
     """The index of every figure and table of the papers (:func:`bookbuild.navigation.paper_figure_index`) as
     HTML: one header row per paper, then per figure its number (for NG also its number in the earlier version), its
-    caption, and the sections that reproduce it (linked) or the reason it cannot be reproduced. Each row has an id
-    (``fig-ng-fig-2``) to link to. Every text is escaped."""
-    cols = "".join(f'<col style="width: {w}">' for w in ("15%", "47%", "38%"))
+    caption, and the sections that reproduce it (linked), each with its ID's verdict badge (from ``verdicts``,
+    :func:`verdict_badge`), or the reason it cannot be reproduced. Each row has an id (``fig-ng-fig-2``) to link to.
+    Every text is escaped."""
+    verdicts = verdicts or {}
+    cols = "".join(f'<col style="width: {w}">' for w in ("15%", "45%", "40%"))
     out = [_CSS, f'<table class="figure-index"><colgroup>{cols}</colgroup>',
            "<thead><tr><th>figure / table</th><th>caption</th><th>reproduced in · or why not</th></tr></thead>"
            "<tbody>"]
@@ -195,8 +369,11 @@ def index_html(entries: list[IndexEntry]) -> str:
         if e.reason is not None:
             where = f'<td class="no">not reproducible: {html.escape(e.reason)}</td>'
         else:
-            links = [f'<a href="{html.escape(href, quote=True)}">{html.escape(text)}</a>' if href
-                     else html.escape(text) for _, href, text in e.links]
+            links = []
+            for aid, href, text in e.links:
+                name = (f'<a href="{html.escape(href, quote=True)}">{html.escape(text)}</a>' if href
+                        else html.escape(text))
+                links.append(name + (f" {verdict_badge(verdicts[aid])}" if aid in verdicts else ""))
             where = f"<td>{'<br>'.join(links)}</td>"
         out.append(f'<tr id="{html.escape(e.anchor, quote=True)}"><td>{number}</td>'
                    f"<td>{html.escape(e.caption)}</td>{where}</tr>")
@@ -220,9 +397,13 @@ def figure_verdict(entry: IndexEntry, verdicts: Mapping[str, str]) -> str | None
     return min(got, key=lambda v: FIGURE_ORDER.index(v) if v in FIGURE_ORDER else 0)
 
 
+#: How the papers are counted where the page counts them: four studies, one (NG) in two versions.
+PAPERS_IN_WORDS = "The four papers (NG in two versions, counted once)"
+
+
 def index_summary(entries: list[IndexEntry], verdicts: Mapping[str, str] | None = None) -> str:
     """One Markdown paragraph: how many figures and tables the papers have, how many cannot be reproduced, and the
-    others counted by :func:`figure_verdict` (from the same verdicts as the status table below)."""
+    others counted by :func:`figure_verdict` (from the same verdicts as the status table)."""
     verdicts = verdicts or {}
     reproducible = [e for e in entries if e.reason is None]
     per: dict[str, int] = {}
@@ -231,28 +412,72 @@ def index_summary(entries: list[IndexEntry], verdicts: Mapping[str, str] | None 
         per[v] = per.get(v, 0) + 1
     shown = [f"**{per['reproduced']} reproduced**"] if per.get("reproduced") else ["**none reproduced**"]
     shown += [f"{per[v]} {v}" for v in reversed(FIGURE_ORDER) if v != "reproduced" and per.get(v)]
-    return (f"The five papers have **{len(entries)} numbered figures and tables** (AE Figure 8 has one caption for "
-            f"two panels, 8a and 8b, listed here as two rows); {len(entries) - len(reproducible)} cannot be "
+    return (f"{PAPERS_IN_WORDS} have **{len(entries)} numbered figures and tables** (AE Figure 8 has one caption "
+            f"for two panels, 8a and 8b, listed here as two rows); {len(entries) - len(reproducible)} cannot be "
             "reproduced (diagrams, screenshots, prompt text, examples, data not released), each with its reason. "
             f"Of the other {len(reproducible)}, in this build: " + " · ".join(shown) + ". A figure counts as "
             "reproduced only when every analysis behind it is (the rule above); otherwise it takes the verdict of its "
             "least reproduced analysis.")
 
 
-def counts_markdown(table: pl.DataFrame) -> str:
-    """IDs per verdict as a short Markdown table (verdict, IDs, and of those how many rest on real data, published
-    data or both, and in how many the paper contradicts itself), then what each verdict means."""
-    counts = status_counts(table)
-    lines = ["| verdict | IDs | on real data | on published data | on both | the paper inconsistent |",
-             "|---|---:|---:|---:|---:|---:|"]
-    for row in counts.iter_rows(named=True):
-        on = [str(row[b]) if row[b] else "" for b in BASES]
-        flag = str(row["paper inconsistent"]) if row["paper inconsistent"] else ""
-        lines.append(f"| **{row['status']}** | {row['ids']} | {' | '.join(on)} | {flag} |")
-    lines.append(f"| total | {table.height} | | | | |")
-    lines.append("")
-    lines += [f"- **{v}**: {STATUS_MEANING[v]}." for v in counts["status"]]
-    return "\n".join(lines)
+def _count(n: int, phrase: tuple[str, str]) -> str:
+    return f"{n} {phrase[0] if n == 1 else phrase[1]}"
+
+
+def _listed(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _reproduced_detail(table: pl.DataFrame) -> list[str]:
+    """What the IDs reproduced from real or published data rest on, and in how many the paper contradicts itself."""
+    row = status_counts(table).filter(pl.col("status") == "reproduced").row(0, named=True)
+    words = {"real": "on real data", "published": "on published aggregates", "real + published": "on both"}
+    out = [f"{row[b]} {words[b]}" for b in BASES if row[b]]
+    inconsistent = table.filter(pl.col("inconsistent").is_not_null() & (pl.col("status") == "reproduced")
+                                & pl.col("basis").is_in(list(BASES))).height
+    if inconsistent:
+        out.append(f"in {inconsistent} of them the paper contradicts itself and ours agrees with one side")
+    return out
+
+
+def summary_sentence(table: pl.DataFrame) -> str:
+    """One Markdown sentence (no closing period) counting every ID by verdict class: first the IDs reproduced from
+    real or published data (what they rest on, and in how many the paper contradicts itself), then each other class
+    with IDs (:data:`bookbuild.status.VERDICT_PHRASE`), then the total, which the counts add up to."""
+    counts = dict(zip(status_counts(table)["status"], status_counts(table)["ids"]))
+    reproduced = reproduced_on_data(table)
+    head = (f"Of {table.height} analysis IDs, **{reproduced} {'is' if reproduced == 1 else 'are'} reproduced from "
+            "real or published data**")
+    detail = _reproduced_detail(table) if reproduced else []
+    head += f" ({'; '.join(detail)})" if detail else ""
+    rest = [_count(counts["reproduced"] - reproduced, VERDICT_PHRASE["reproduced"])] if (
+        counts["reproduced"] > reproduced) else []
+    rest += [_count(counts[v], VERDICT_PHRASE[v]) for v in VERDICTS if v != "reproduced" and counts.get(v)]
+    return head + (f"; {_listed(rest)}" if rest else "") + f": {table.height} in all"
+
+
+def counts_html(table: pl.DataFrame) -> markup.Html:
+    """The page's summary: :func:`summary_sentence`, then every verdict class in one table (its badge, its IDs in
+    this build, what it means in one line, :data:`bookbuild.status.STATUS_MEANING`, and the first ID that has it as
+    an example, linked to its row of the status table), the total last. Every text is escaped."""
+    first: dict[str, dict] = {}
+    for row in table.iter_rows(named=True):
+        first.setdefault(row["status"], row)
+    rows = []
+    for v, n in status_counts(table).select("status", "ids").iter_rows():
+        example = "—"
+        if v in first:
+            ex = first[v]
+            example = (f'<a href="#{html.escape(navigation.status_anchor(ex["id"]), quote=True)}" '
+                       f'title="{html.escape(ex["what"] or "", quote=True)}">{html.escape(ex["id"])}</a>')
+        rows.append(f'<tr class="{"some" if n else "none"}"><td>{verdict_badge(v)}</td><td class="n">{n}</td>'
+                    f"<td>{html.escape(STATUS_MEANING[v])}</td><td>{example}</td></tr>")
+    cols = "".join(f'<col style="width: {w}">' for w in ("19%", "7%", "62%", "12%"))
+    return markup.Html(
+        _CSS + markup.html(summary_sentence(table) + ".") + f'<table class="verdict-counts"><colgroup>{cols}'
+        "</colgroup><thead><tr><th>verdict</th><th>IDs</th><th>what it means</th><th>e.g.</th></tr></thead>"
+        f"<tbody>{''.join(rows)}<tr><td>total</td><td class=\"n\">{table.height}</td><td></td><td></td></tr>"
+        "</tbody></table>")
 
 
 #: The rule that decides "reproduced", as the page states it.
@@ -264,51 +489,26 @@ REPRODUCED_RULE = ("An analysis counts as **reproduced** only when its own numbe
 
 def rule_markdown() -> str:
     """The rule that decides an ID's verdict (:data:`REPRODUCED_RULE`, then the order of
-    :func:`bookbuild.status.verdict`), as the page states it; the meaning of each verdict follows the counts."""
+    :func:`bookbuild.status.verdict`), as the page states it."""
     return (REPRODUCED_RULE + " Its numbers on real or published data decide first (`differs` if one differs, "
-            "else `assumption`, else `reproduced`, else `computed`); an ID without such numbers reads `user data`, "
-            "`LLM output`, `simulated`, `checked`, `transcribed` or `not run`, the first that applies. `not yet` "
-            "means no chapter of this build records the ID; `failed`, that its chapter failed in this build.")
+            "else `assumption`, else `reproduced`, else `computed`; `partly simulated` instead of `reproduced` or "
+            "`computed` when some of its numbers ran only on the simulator); an ID without such numbers reads "
+            "`user data`, `LLM output`, `simulated`, `checked`, `transcribed` or `not run`, the first that applies. "
+            "`not yet` means no chapter of this build records the ID; `failed`, that its chapter failed in this "
+            "build.")
 
 
-def summary_sentence(table: pl.DataFrame) -> str:
-    """One sentence for the top of the page: how many IDs are reproduced from real or published data, and how many
-    rest on a user's data, an LLM's output, the simulator, checks or transcriptions, differ, rest on an assumption or
-    did not run (every class with IDs named; zeros left out)."""
-    counts = dict(zip(status_counts(table)["status"], status_counts(table)["ids"]))
-    inconsistent = table.filter(pl.col("inconsistent").is_not_null() & (pl.col("status") == "reproduced")).height
-    words = {
-        "assumption": "rest on a number the paper does not publish", "differs": "differ from the paper",
-        "computed": "are computed where the paper gives no number", "user data": "ran on a user's data only",
-        "LLM output": "rest on an LLM's output only", "simulated": "ran only on the simulator",
-        "checked": "are checks of the paper only", "transcribed": "are transcribed only", "not run": "did not run",
-        "not yet": "are not yet in a chapter", "failed": "failed",
-    }
-    rest = [f"{counts[v]} {w}" for v, w in words.items() if counts.get(v)]
-    tail = (", ".join(rest[:-1]) + " and " + rest[-1]) if len(rest) > 1 else "".join(rest)
-    return (f"Of {table.height} analysis IDs, **{reproduced_on_data(table)} are reproduced from real or published "
-            f"data** (in {inconsistent} of them the paper contradicts itself, and ours agrees with one side)"
-            + (f"; {tail}." if tail else "."))
+#: The status page's summary (:func:`counts_html`): its anchor, which the front page links.
+SUMMARY_ANCHOR = "summary"
 
 
 def front_page_counts(table: pl.DataFrame, status_doc: str) -> markup.Html:
-    """The front page's one line of counts (HTML): the IDs by verdict class, the same counts as the status page's
-    (:func:`summary_sentence`), with a link to it (``status_doc``: its address from the front page, no ``.html``)."""
-    counts = dict(zip(status_counts(table)["status"], status_counts(table)["ids"]))
-    reproduced = reproduced_on_data(table)
-    worked = counts.get("reproduced", 0) - reproduced  # worked examples that need no data
-    parts = [f"{reproduced} reproduced from real or published data"]
-    parts += [f"{worked} worked examples reproduced"] if worked else []
-    parts += [f"{counts[v]} {v}" for v in VERDICTS if counts.get(v) and v != "reproduced"]
-    return markup.Html("<p>" + markup.concat(f"**{table.height} analyses** in this build: " + " · ".join(parts) + " (",
-                                             markup.link("how each is counted", f"{status_doc}.html"), ").") + "</p>")
-
-
-def front_counts(results_dir: str | Path, status_doc: str, chapters_dir: str | Path | None = None) -> markup.Html:
-    """:func:`front_page_counts` of the build whose results are in ``results_dir``."""
-    build = load_build(results_dir, chapters_dir)
-    table = status_table(build.results, catalogue.for_reader(catalogue.read()), build.where, build.failed_ids)
-    return front_page_counts(table, status_doc)
+    """The front page's line of counts (HTML): the status page's :func:`summary_sentence`, every class counted in
+    words, with a link to the summary where each class is explained with an example (``status_doc``: the status
+    page's address from the front page, no ``.html``)."""
+    return markup.Html("<p>" + markup.concat(
+        summary_sentence(table) + " (", markup.link("each class explained, with an example",
+                                                    f"{status_doc}.html#{SUMMARY_ANCHOR}"), ").") + "</p>")
 
 
 def by_paper_markdown(table: pl.DataFrame) -> str:

@@ -6,7 +6,8 @@ the page; a text cell longer than :data:`MAX_CELL_CHARS` and a heading or captio
 :func:`folded` puts one in a closed ``<details>`` block; :func:`format_value` is the rounding every table and the
 status page use; :func:`readable` turns a column name into words. A table takes at most the width of the content
 column: its cells wrap (long words and identifiers break where they must), and a table with too many columns to
-wrap scrolls sideways inside a box, with space after the box.
+wrap scrolls sideways inside a box, with space after the box. A table is never cut by a fixed height: one of more
+than :data:`FOLD_ROWS` rows is folded whole behind a line naming it and its row count, which opens it.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ def bounded(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
-SCROLL_HINT_ROWS = 12
-"""Tables longer than this get a "scroll inside the table" line (a 480 px box shows about 14 short rows)."""
+#: A table of more rows than this is folded (:func:`folded`) behind a line naming it and its row count.
+FOLD_ROWS = 15
 
 
 def readable(name: str) -> str:
@@ -96,17 +97,17 @@ def html_table(
     *,
     caption: str = "",
     raw_html_columns: tuple[str, ...] = (),
-    max_height_px: int | None = 480,
+    fold_rows: int | None = FOLD_ROWS,
     digits: int = 3,
     notes: tuple[str, ...] | list[str] = (),
     headers: dict[str, str] | None = None,
     wrap: dict[str, str] | None = None,
 ) -> HTMLTable:
-    """Every row and column of ``frame`` as an HTML table (never truncated), scrolling inside a box taller
-    than ``max_height_px`` with its header row kept in view; missing values and NaN show as "—", booleans as
-    yes / no. A table of more than :data:`SCROLL_HINT_ROWS` rows (which may not fit the box) is announced with
-    its row count, so no reader takes it for truncated. Numbers are rounded to ``digits`` decimals; cells of
-    ``raw_html_columns`` are inserted as HTML, every other cell is escaped.
+    """Every row and column of ``frame`` as an HTML table (never truncated, never cut by a fixed height); missing
+    values and NaN show as "—", booleans as yes / no. A table of more than ``fold_rows`` rows (``None``: never) is
+    folded whole behind a line naming it (its caption) and its row count, which a reader opens (:func:`folded`).
+    Numbers are rounded to ``digits`` decimals; cells of ``raw_html_columns`` are inserted as HTML, every other
+    cell is escaped.
 
     Column headers are ``headers[name]`` where given, else :func:`readable` (``p_two_sided`` -> ``p two sided``).
     ``notes`` are sentences said once under the table (what would repeat on every row). The caption, headers and
@@ -125,14 +126,13 @@ def html_table(
             return html.escape(format_value(v, digits))
         return html.escape(bounded(str(v), MAX_CELL_CHARS))
 
-    sticky = "position:sticky;top:0;background:#fff;" if max_height_px else ""
     names = headers or {}
     modes = {c: "nowrap" if frame[c].dtype.is_numeric() else "anywhere" for c in frame.columns} | (wrap or {})
     unknown = sorted(set(modes.values()) - set(WRAP_STYLE))
     if unknown:
         raise ValueError(f"html_table: unknown wrap mode(s) {unknown}; expected one of {list(WRAP_STYLE)}")
     styles = [f"{_CELL}{WRAP_STYLE[modes[c]]}" for c in frame.columns]
-    head = "".join(f'<th style="{_CELL}{_HEAD}{sticky}border-bottom:2px solid #999">'
+    head = "".join(f'<th style="{_CELL}{_HEAD}border-bottom:2px solid #999">'
                    f"{html.escape(bounded(names.get(c, readable(c)), MAX_HEADING_CHARS))}</th>" for c in frame.columns)
     body = "".join(
         "<tr>" + "".join(f'<td style="{st}">{cell(c, v)}</td>' for c, v, st in zip(frame.columns, row, styles))
@@ -143,14 +143,12 @@ def html_table(
     cap = (f'<caption style="caption-side:top;text-align:left;font-weight:600">{shown_caption}</caption>'
            if caption else "")
     table = f'<table style="{_TABLE_STYLE}">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-    box = f"max-height:{max_height_px}px;overflow:auto;" if max_height_px else ""
-    hint = ""
-    if max_height_px and frame.height > SCROLL_HINT_ROWS:
-        hint = (f'<div style="font-size:0.85em;color:#666">{frame.height} rows: scroll inside the table to see them '
-                "all</div>")
     below = "".join(f"<div>{html.escape(bounded(n, MAX_CELL_CHARS))}</div>" for n in notes)
     below = f'<div class="table-notes" style="{_NOTES_STYLE}">{below}</div>' if below else ""
     # tex2jax_ignore: MathJax (2 and 3) leaves the table alone, so a cell's \( ... \) or $ ... $ stays text
-    wrapped = f'{hint}<div class="table-box tex2jax_ignore" style="{box}{_BOX_STYLE}">{table}{below}</div>'
-    return HTMLTable(wrapped,
-                     f"<table: {frame.height} rows × {frame.width} columns{': ' + caption if caption else ''}>")
+    wrapped = f'<div class="table-box tex2jax_ignore" style="{_BOX_STYLE}">{table}{below}</div>'
+    out = HTMLTable(wrapped, f"<table: {frame.height} rows × {frame.width} columns{': ' + caption if caption else ''}>")
+    if fold_rows is not None and frame.height > fold_rows:
+        name = bounded(caption, MAX_HEADING_CHARS) if caption else "The table"
+        return folded(out, f"{name}: all {frame.height:,} rows (click to show)")
+    return out

@@ -65,3 +65,14 @@ def test_load_summary_counts_every_drop_and_never_shows_an_absolute_path(tmp_pat
     assert "`release.parquet`" in outside and str(tmp_path) not in outside
     rep.source = "simulator (n=2,000, seed=0)"
     assert banner.load_summary(rep).startswith("Battle data: `simulator (n=2,000, seed=0)`")
+
+
+def test_a_simulated_banner_names_the_sections_it_concerns():
+    """Issue 43: a chapter that mixes data (DR-Arena, the answer engines) says which sections are simulated, not that
+    every number of the page is."""
+    scoped = banner.data_banner("simulated", "Match logs: 12 agents.", simulator="DR-Arena simulation study",
+                                rerun="make book MATCH_LOGS=dir", scope="the match-log sections (DR-S, DR-T6)")
+    assert "The numbers of the match-log sections (DR-S, DR-T6) come from" in scoped
+    assert "numbers on this page" not in scoped and "other sections ran on the data their own banners name" in scoped
+    plain = banner.data_banner("simulated")
+    assert "marked <em>simulated</em> on this page (each section" in plain and "numbers on this page come" not in plain

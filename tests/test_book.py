@@ -30,7 +30,7 @@ import nbformat
 import pytest
 from conftest import CHAPTERS, FAKE_KEY, NOTEBOOKS, REPO, STATUS, Book  # the one book build: conftest's `book`
 
-from bookbuild import catalogue, identity, paper_values
+from bookbuild import catalogue, identity, navigation, paper_values, status
 
 pytestmark = pytest.mark.book
 
@@ -52,8 +52,6 @@ ABSOLUTE_PATHS = tuple(sorted({f"{Path(__file__).resolve().parents[2]}/", f"{Pat
 MAX_CODE_LINE = 110
 #: Tags that hide a code cell's input on the page (the runner folds the parameter cells with ``hide-cell``).
 HIDING_TAGS = {"hide-input", "hide-cell", "remove-input", "remove-cell"}
-#: JavaScript errors of the theme itself, not of our pages (sphinx-thebe declares its URL constant twice).
-KNOWN_THEME_ERRORS = ("THEBE_JS_URL",)
 
 
 @pytest.fixture(scope="session")
@@ -67,20 +65,20 @@ def browser():
         b.close()
 
 
-def _open(browser, path: Path):
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
+def _open(browser, path: Path, width: int = 1200):
+    """A page loaded in a ``width`` x 900 window, and the JavaScript errors it raised or logged (uncaught exceptions
+    and ``console.error``, such as the theme's "Got invalid theme mode"), which it keeps collecting."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
-    page.on(
-        "pageerror",
-        lambda exc: None if any(k in str(exc) for k in KNOWN_THEME_ERRORS) else errors.append(str(exc)),
-    )
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(f"console.error: {msg.text}") if msg.type == "error" else None)
     page.goto(path.as_uri(), wait_until="load")
     return page, errors
 
 
 @pytest.fixture(scope="module")
 def pages(browser):
-    """The pages of the built book, each loaded once (``_open``: a 1200 x 900 window) and shared by the checks
+    """The pages of the built book, each loaded once (:func:`_open`: a 1200 x 900 window) and shared by the checks
     that only read it: ``pages(path)`` gives the page and the JavaScript errors it raised since it loaded. A check
     that needs another window opens its own page."""
     opened: dict[Path, tuple] = {}
@@ -638,7 +636,7 @@ def test_all_analyses_table_lists_ids_in_paper_order(book):
 
 def test_environment_boxes_name_an_llm_model_only_when_used(book):
     """Point 3: the status page's box and each chapter's name a model only when numbers rest on its outputs
-    (the ``llm`` the recorder writes beside an LLM output that ran); otherwise "no endpoint: LLM steps not run"."""
+    (the ``llm`` the recorder writes beside an LLM output that ran); otherwise :data:`bookbuild.identity.NO_LLM`."""
     used_all = set()
     for path in sorted(book.chapters_dir.glob("0*.ipynb")):
         results = json.loads((book.results_dir / f"{path.stem}.json").read_text()).get("results", [])
@@ -655,3 +653,223 @@ def test_environment_boxes_name_an_llm_model_only_when_used(book):
     status = book.page(STATUS).read_text(encoding="utf-8")
     if not used_all:
         assert identity.NO_LLM in status and "gpt-4.1" not in status
+
+
+# --- issue 43: the book at a glance --------------------------------------------------------------------------
+
+#: The reader's window of issue 43, and how far down the status page its per-ID table must start (three screens).
+WINDOW = {"width": 1280, "height": 900}
+SCREENS = 3
+#: The most a chapter page may fetch on its first load (its HTML, the theme, the figures in view).
+MAX_FIRST_LOAD_BYTES = 1_500_000
+
+
+def _site_pages(book: Book) -> list[Path]:
+    """Every page of the built site a reader can open (the theme's files aside)."""
+    return sorted(p for p in book.html.rglob("*.html") if "_static" not in p.relative_to(book.html).parts)
+
+
+def _status_rows(book: Book) -> dict[str, str]:
+    """The status page's verdict of each ID (lower case), read from its table's rows."""
+    html = book.page(STATUS).read_text(encoding="utf-8")
+    return dict(re.findall(r'<tr id="status-([^"]+)" data-paper="[^"]*" data-verdict="([^"]+)"', html))
+
+
+def test_no_page_logs_a_javascript_error(book, browser):
+    """Point 8: no uncaught exception (the theme's second ``const THEBE_JS_URL``) and no ``console.error`` ("Got
+    invalid theme mode") on any page, the status page's filter script included."""
+    problems = {}
+    for path in _site_pages(book):
+        page, errors = _open(browser, path, WINDOW["width"])
+        try:
+            page.wait_for_timeout(300)  # what the theme's deferred scripts start on load
+        finally:
+            page.close()
+        if errors:
+            problems[str(path.relative_to(book.html))] = errors[:3]
+    assert problems == {}
+
+
+def test_one_search_box(book, browser):
+    page, _ = _open(browser, book.html / "book" / "intro.html", WINDOW["width"])
+    try:
+        boxes = page.eval_on_selector_all(
+            ".search-button-field", "bs => bs.filter(b => b.getClientRects().length > 0).length")
+    finally:
+        page.close()
+    assert boxes == 1
+
+
+def test_status_summary_counts_every_id_and_matches_the_table(book, pages):
+    """Point 1: the summary counts every verdict class, its counts add up to the IDs, each equals the rows of the
+    per-ID table with that verdict, and its sentence names every class with IDs (the one the front page shows)."""
+    page, _ = pages(book.page(STATUS))
+    got = page.evaluate("""() => {
+        const counts = {}, rows = {};
+        let total = null;
+        for (const r of document.querySelectorAll('table.verdict-counts tbody tr')) {
+            const badge = r.querySelector('.verdict-badge');
+            if (badge) counts[badge.dataset.verdict] = parseInt(r.cells[1].textContent);
+            else if (r.cells[0].textContent.trim() === 'total') total = parseInt(r.cells[1].textContent);
+        }
+        const ids = [...document.querySelectorAll("table.repro-status tbody tr[id^='status-']")];
+        for (const r of ids) rows[r.dataset.verdict] = (rows[r.dataset.verdict] || 0) + 1;
+        const summary = document.querySelector('table.verdict-counts').previousElementSibling;
+        return {counts, rows, total, ids: ids.length, sentence: summary.textContent};
+    }""")
+    assert set(got["counts"]) == set(status.VERDICTS)
+    assert sum(got["counts"].values()) == got["total"] == got["ids"]
+    assert got["counts"] == {v: got["rows"].get(v, 0) for v in status.VERDICTS}
+    sentence = " ".join(got["sentence"].split())
+    assert sentence.endswith(f": {got['ids']} in all.")
+    said = re.findall(r"(?:, |; | and |IDs, )(\d+) ", re.sub(r" \([^)]*\)", "", sentence))
+    assert sum(map(int, said)) == got["ids"], sentence
+    for verdict, n in got["counts"].items():
+        if n and verdict != "reproduced":
+            assert f"{n} {status.VERDICT_PHRASE[verdict][n > 1]}" in sentence, verdict
+
+
+def test_status_table_starts_within_three_screens(book, browser):
+    """Point 2: the per-ID table (and its filter line) begins within the first three screens of a 1280 x 900
+    window."""
+    page, _ = _open(browser, book.page(STATUS), WINDOW["width"])
+    try:
+        top = page.evaluate("""() => { const t = document.querySelector('table.repro-status');
+            return t.getBoundingClientRect().top + window.scrollY; }""")
+        above = page.evaluate("() => !!document.querySelector('.status-filter + table.repro-status')")
+    finally:
+        page.close()
+    assert top <= SCREENS * WINDOW["height"], f"the per-ID table starts at {top:.0f} px"
+    assert above, "the filter line stands right above the table"
+
+
+def test_status_filter_by_verdict_and_the_whole_table_without_javascript(book, browser):
+    """Point 2: with JavaScript a verdict filter shows that verdict's rows only and a header sorts; without it the
+    table is complete (every row shown, no controls)."""
+    select = "table.repro-status tbody tr[id^='status-']"
+    page, errors = _open(browser, book.page(STATUS), WINDOW["width"])
+    try:
+        verdicts = page.eval_on_selector_all(select, "rs => rs.map(r => r.dataset.verdict)")
+        target = max(sorted(set(verdicts)), key=verdicts.count)
+        page.select_option(".status-filter select[aria-label='only this verdict']", target)
+        shown = page.eval_on_selector_all(select, "rs => rs.filter(r => r.getClientRects().length).map(r => r.id)")
+        assert len(shown) == verdicts.count(target) < len(verdicts)
+        assert f"{len(shown)} of {len(verdicts)} IDs shown" in page.locator(".status-filter").inner_text()
+        page.select_option(".status-filter select[aria-label='only this verdict']", "")
+        page.fill(".status-filter input", "SA-D5")
+        assert "status-sa-d5" in page.eval_on_selector_all(
+            select, "rs => rs.filter(r => r.getClientRects().length).map(r => r.id)")
+        page.fill(".status-filter input", "")
+        page.click("table.repro-status thead th:nth-child(3) button")  # sort by verdict
+        ranks = page.eval_on_selector_all(select, "rs => rs.map(r => Number(r.dataset.rank))")
+        assert ranks == sorted(ranks)
+        assert errors == []
+    finally:
+        page.close()
+    context = browser.new_context(java_script_enabled=False, viewport=WINDOW)
+    try:
+        bare = context.new_page()
+        bare.goto(book.page(STATUS).as_uri(), wait_until="load")
+        visible = bare.eval_on_selector_all(select, "rs => rs.filter(r => r.getClientRects().length).length")
+        assert visible == len(verdicts) and bare.locator(".status-filter").count() == 0
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("page_name", [*CHAPTERS, STATUS])
+def test_no_table_is_cut_by_a_fixed_height_box(book, browser, page_name):
+    """Point 5: every folded block opened, no table sits in a box that shows less than its height."""
+    _built(book, page_name)
+    page, _ = _open(browser, book.page(page_name), WINDOW["width"])
+    try:
+        cut = page.evaluate("""() => {
+            for (const d of document.querySelectorAll('main details')) d.open = true;
+            const out = [];
+            for (const t of document.querySelectorAll('main table')) {
+                for (let el = t.parentElement; el && el.tagName !== 'MAIN'; el = el.parentElement) {
+                    const cs = getComputedStyle(el);
+                    if (cs.overflowY !== 'visible' && el.scrollHeight > el.clientHeight + 1) {
+                        const head = [...t.querySelectorAll('th')].slice(0, 3).map(th => th.textContent.trim());
+                        out.push(`${el.clientHeight} of ${el.scrollHeight} px shown: table ${head.join(' | ')}`);
+                        break;
+                    }
+                }
+            }
+            return out;
+        }""")
+    finally:
+        page.close()
+    assert cut == []
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_chapter_says_every_number_is_simulated_when_its_sections_mix(book, pages, chapter):
+    """Point 4: no banner claims every number of a page is simulated (DR-Arena and the answer engines hold
+    reproduced analyses); a page whose sections ran on different data lists each kind of data with its sections."""
+    _built(book, chapter)
+    page, _ = pages(book.page(chapter))
+    text = " ".join(page.locator("main").inner_text().split())
+    assert "numbers on this page come from" not in text
+    verdicts = _status_rows(book)
+    sections = [s for s in navigation.read_chapter(book.chapters_dir / f"{chapter}.ipynb").sections
+                if s.analysis_id.lower() in verdicts]
+    kinds = {verdicts[s.analysis_id.lower()] for s in sections} - {"not run", "not yet", "failed"}
+    if {"reproduced", "simulated"} <= kinds:
+        box = page.locator("main .chapter-data")
+        assert box.count() == 1, "no line saying what the sections of this mixed page ran on"
+        listed = box.inner_text()
+        assert all(s.analysis_id in listed for s in sections)
+    if chapter in ("08_dr_arena", "09_answer_engines") and "simulated" in kinds:
+        assert "The numbers of the" in text and "sections" in text
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_section_heading_carries_its_verdict_badge(book, pages, chapter):
+    """Point 2: right under every analysis section heading, its verdict badge, the status page's verdict, linked to
+    its row there."""
+    _built(book, chapter)
+    verdicts = _status_rows(book)
+    sections = [s for s in navigation.read_chapter(book.chapters_dir / f"{chapter}.ipynb").sections
+                if s.anchor and s.analysis_id.lower() in verdicts]
+    if not sections:
+        pytest.skip(f"{chapter} has no analysis section")
+    page, _ = pages(book.page(chapter))
+    found = dict(page.evaluate("""anchors => anchors.map(a => {
+        const el = document.getElementById(a);
+        const section = el && (el.closest('section') || el.parentElement);
+        const heading = section && section.querySelector('h2');
+        const next = heading && heading.nextElementSibling;
+        const badge = next && next.querySelector('a.section-status .verdict-badge');
+        return [a, badge ? [badge.dataset.verdict, badge.closest('a').getAttribute('href')] : null];
+    })""", [s.anchor for s in sections]))
+    problems = []
+    for s in sections:
+        want = (verdicts[s.analysis_id.lower()], f"99_reproduction_status.html#status-{s.analysis_id.lower()}")
+        if found.get(s.anchor) != list(want):
+            problems.append(f"{s.analysis_id}: badge {found.get(s.anchor)}, status page {want}")
+    assert problems == []
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_first_load_of_a_chapter_page_is_light(book, browser, chapter):
+    """Point 9: what a chapter page fetches on its first load (the page, the theme's styles, scripts and fonts, the
+    figures in view) is at most 1.5 MB: the theme's fontawesome.js (1.5 MB alone) and the search index are gone."""
+    _built(book, chapter)
+    page = browser.new_page(viewport=WINDOW)
+    sizes: dict[str, int] = {}
+
+    def fetched(response):
+        try:
+            sizes[response.url] = len(response.body())
+        except Exception:  # noqa: BLE001 - a response without a body (a redirect) weighs nothing
+            sizes[response.url] = 0
+
+    page.on("response", fetched)
+    try:
+        page.goto(book.page(chapter).as_uri(), wait_until="networkidle")
+    finally:
+        page.close()
+    total = sum(sizes.values())
+    heaviest = sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+    assert total <= MAX_FIRST_LOAD_BYTES, f"{total / 1e6:.2f} MB; heaviest: {heaviest}"
+    assert not any(url.split("?")[0].endswith(("fontawesome.js", "searchindex.js")) for url in sizes)

@@ -23,6 +23,11 @@ def _table(book):
                                       build.failed_ids)
 
 
+def _words(markdown: str) -> str:
+    """Authored Markdown as a page shows it: emphasis dropped, white space collapsed."""
+    return " ".join(markdown.replace("**", "").split())
+
+
 def _text(path) -> str:
     """A page's text: tags dropped, entities decoded, white space collapsed."""
     raw = re.sub(r"<[^>]+>", " ", path.read_text(encoding="utf-8"))
@@ -31,24 +36,25 @@ def _text(path) -> str:
 
 def test_front_page_counts_agree_with_the_results(book):
     _, table = _table(book)
-    expected = status_page.front_page_counts(table, "chapters/99_reproduction_status")
-    words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", expected)).split())
+    sentence = _words(status_page.summary_sentence(table))
     front = _text(book.html / "book" / "intro.html")
-    assert words.removesuffix(").").split(" (")[0] in front
-    assert f"{status.reproduced_on_data(table)} reproduced from real or published data" in front
+    assert sentence in front  # the status page's sentence, every class counted
+    assert re.search(re.escape(f"{sentence} (") + r"\s*each class explained, with an example\s*\)\.", front)
+    intro = (book.html / "book" / "intro.html").read_text(encoding="utf-8")
+    assert 'href="chapters/99_reproduction_status.html#summary"' in intro
+    assert 'id="summary"' in book.page("99_reproduction_status").read_text(encoding="utf-8")
 
 
 def test_status_page_states_the_rule_and_counts_the_same(book):
     _, table = _table(book)
     page = _text(book.html / "book" / "chapters" / "99_reproduction_status.html")
     assert "counts as reproduced only when its own numbers are computed in this build from real public data" in page
-    reproduced = status.reproduced_on_data(table)
-    assert f"Of {table.height} analysis IDs, {reproduced} are reproduced from real or published data" in page
+    assert _words(status_page.summary_sentence(table)) + "." in page
     # the figure index counts each figure by the least reproduced analysis behind it, from the same verdicts
     figures = catalogue.read_figures()
     build, _ = _table(book)
     verdicts = dict(zip(table["id"], table["status"], strict=True))
-    entries = navigation.paper_figure_index(figures, build.chapters, catalogue.figure_ids(figures), verdicts)
+    entries = navigation.paper_figure_index(figures, build.chapters, catalogue.figure_ids(figures))
     n_reproduced = sum(status_page.figure_verdict(e, verdicts) == "reproduced" for e in entries)
     summary = " ".join(status_page.index_summary(entries, verdicts).replace("**", "").split())
     assert summary.split(" A figure counts")[0] in page

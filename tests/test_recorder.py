@@ -11,8 +11,9 @@ import pytest
 
 from bookbuild import paper_values
 from bookbuild.paper_values import PaperValue
-from bookbuild.recorder import Recorder, Result, compare
+from bookbuild.recorder import Recorder, Result, compare, status_badge
 from bookbuild.status import describe_result
+from bookbuild.subject_table import subject_table
 from bookbuild.tables import folded, html_table, readable
 
 
@@ -139,11 +140,15 @@ def test_html_table_shows_every_row_and_escapes():
     frame = pl.DataFrame({"name": [f"<m{i}>" for i in range(40)], "x": [i / 3 for i in range(40)]})
     out = html_table(frame)._repr_html_()
     assert out.count("<tr>") == 41 and "&lt;m39&gt;" in out and "<m39>" not in out and "13" in out
-    assert "40 rows: scroll inside the table" in out and "position:sticky" in out
+    # a long table is folded whole behind a line naming it and its rows, never cut by a fixed-height box
+    assert out.startswith("<details><summary>The table: all 40 rows (click to show)</summary>")
+    assert "max-height" not in out and "position:sticky" not in out
+    named = html_table(frame, caption="Fig <9>")._repr_html_()
+    assert named.startswith("<details><summary>Fig &lt;9&gt;: all 40 rows (click to show)</summary>")
     flags = html_table(pl.DataFrame({"ok": [True, False], "p": [0.5, float("nan")]}))._repr_html_()
     assert ">yes<" in flags and ">no<" in flags and ">—<" in flags and "nan" not in flags and "True" not in flags
-    short = html_table(frame.head(12))._repr_html_()
-    assert "scroll inside" not in short and html_table(frame, max_height_px=None)._repr_html_().count("sticky") == 0
+    assert not html_table(frame.head(15))._repr_html_().startswith("<details>")  # FOLD_ROWS rows stay open
+    assert not html_table(frame, fold_rows=None)._repr_html_().startswith("<details>")
     flags = html_table(pl.DataFrame({"agree": [True, False, None]}))._repr_html_()
     assert [c.split(">")[-1] for c in flags.split("</td>")[:-1]] == ["yes", "no", "—"]
 
@@ -239,3 +244,23 @@ def test_a_note_is_split_only_outside_brackets():
                                 "n is not published: 21 vs 7 (Google: all 21 participants; each engine: its 7) is an "
                                 "assumption", "calibration target"]
     assert note_parts("a [b; c]; d") == ["a [b; c]", "d"] and note_parts("") == []
+
+
+def test_subject_table_shows_one_row_per_subject():
+    """Issue 43: SA-D5's leaderboard reads one row per model (rating and rank together), not rating and rank rows in
+    turn; statuses as badges (one when they agree), notes every row has said once."""
+
+    def res(q, ours, paper, status, note="calibration target"):
+        return Result("SA-D5", q, ours, paper, "real", status, source="SA Table D.1", note=note)
+
+    rs = [res("<m> rating", 1141.26, 1150.1, "match"), res("<m> rank", 1.0, 1.0, "match"),
+          res("b rating", 990.0, 1000.0, "differs", "calibration target; off by 10"), res("b rank", 9.0, 9.0, "match"),
+          res("c rating", 900.0, None, "computed"), Result("SA-X", "d rating", 1.0, 1.0, "real", "match")]
+    out = subject_table(rs, "SA-D5", ("rating", "rank"), subject="model", digits=1).html
+    body = out[out.index("<tbody>"):]
+    assert body.count("<tr>") == 3 and "&lt;m&gt;" in body and "<m>" not in body and "d rating" not in out
+    assert "1141.3 (rank 1)" in body and "1150.1 (rank 1)" in body and "900</td>" in body
+    assert body.count(status_badge("match")) == 2 and f"rating {status_badge('differs')}" in body
+    assert "Every row: calibration target." in out and "off by 10" in body and "values: SA Table D.1." in out
+    with pytest.raises(ValueError, match="no SA-D5 quantity ends with one of"):
+        subject_table(rs, "SA-D5", ("share",))

@@ -20,7 +20,7 @@ from matplotlib.colors import to_hex  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from analysis_lib.answer_engine import findings, plots_study  # noqa: E402
-from bookbuild import book, catalogue, chapter, identity, navigation  # noqa: E402
+from bookbuild import book, catalogue, chapter, identity, navigation, site, status_page  # noqa: E402
 
 # --- downloadable notebooks (point 6) -------------------------------------------------------------------------
 
@@ -80,6 +80,22 @@ def test_finished_page_links_each_section_to_its_status_row_once(tmp_path):
     assert nbformat.read(path, as_version=4).cells[4].source == "## LLM usage of this chapter"
     _, sections = navigation.parse_sections([section])
     assert [(s.analysis_id, s.anchor, s.paper_ref) for s in sections] == [("SA-D5", "sa-d5", "Table D.1")]
+
+
+def test_section_links_carry_the_verdict_badge_and_are_refreshed():
+    """Issue 43: under each section heading its verdict badge, linked to its status row; a later build's verdict
+    replaces it, and the index entry stays one."""
+    source = "(sa-d5)=\n## SA-D5 · Leaderboard (Table D.1)\n\nText."
+    plain = navigation.link_sections(source, {"SA-D5"})
+    assert ">status of SA-D5</a>" in plain
+    first = navigation.link_sections(plain, {"SA-D5"}, {"SA-D5": status_page.verdict_badge("simulated")})
+    again = navigation.link_sections(first, {"SA-D5"}, {"SA-D5": status_page.verdict_badge("reproduced")})
+    for text, verdict in ((first, "simulated"), (again, "reproduced")):
+        assert text.count('class="section-status" href="99_reproduction_status.html#status-sa-d5"') == 1
+        assert text.count(":::{index} single: SA-D5") == 1 and ">status of SA-D5<" not in text
+        assert f'data-verdict="{verdict}"' in text and text.endswith("\n\nText.")
+    assert 'data-verdict="simulated"' not in again
+    assert navigation.link_sections(again, {"SA-D5"}) == again  # without badges a link stays as it is
 
 
 def test_index_entries_keep_one_level():
@@ -160,6 +176,54 @@ def test_source_maps_are_removed_with_their_comments(tmp_path):
     removed = book.remove_source_maps(tmp_path)
     assert removed == 102 and not list(tmp_path.rglob("*.map"))
     assert (static / "a.js").read_text() == "var a = 1;" and (static / "b.css").read_text() == "p{color:red}"
+
+
+def test_unused_theme_scripts_are_removed_from_pages_and_site(tmp_path):
+    """Issue 43: fontawesome.js (the theme's icons as SVG, 1.5 MB) leaves every page and the site; the search index
+    leaves every page but the search page."""
+    scripts = tmp_path / "_static" / "scripts"
+    scripts.mkdir(parents=True)
+    (scripts / "fontawesome.js").write_text("x" * 100)
+    (scripts / "fontawesome.js.LICENSE.txt").write_text("l")
+    (scripts / "bootstrap.js").write_text("b")
+    (tmp_path / "searchindex.js").write_text("Search.setIndex({})")
+    page = tmp_path / "book" / "p.html"
+    page.parent.mkdir()
+    keep = '<script defer src="../_static/scripts/bootstrap.js?digest=1"></script>'
+    search = '<script src="../_static/searchtools.js"></script>\n<script src="../searchindex.js"></script>'
+    page.write_text(f'<head>\n  <script defer src="../_static/scripts/fontawesome.js?digest=1"></script>\n  {keep}\n'
+                    f"{search}\n</head>")
+    search_page = tmp_path / "search.html"
+    search_page.write_text(f"<head>{search.replace('../', '')}</head>")
+    removed = book.remove_unused_scripts(tmp_path)
+    assert removed > 100 and not (scripts / "fontawesome.js").exists() and (scripts / "bootstrap.js").exists()
+    assert page.read_text() == f"<head>\n  {keep}\n</head>" and book.remove_unused_scripts(tmp_path) == 0
+    assert 'src="searchindex.js"' in search_page.read_text() and (tmp_path / "searchindex.js").exists()
+
+
+class _Script:
+    def __init__(self, filename, **attributes):
+        self.filename, self.attributes = filename, attributes
+
+
+def test_the_book_extension_keeps_each_script_once_and_sets_the_theme():
+    thebe = "const THEBE_JS_URL = 1"
+    scripts = [_Script("a.js"), _Script(None, body=thebe), _Script("b.js", defer="defer"), _Script("", body=thebe),
+               _Script("a.js"), _Script(None, body="other")]
+    context = {"script_files": scripts}
+    site.unique_scripts(None, "p", "page.html", context, None)
+    assert [(s.filename, s.attributes.get("body")) for s in context["script_files"]] == [
+        ("a.js", None), (None, thebe), ("b.js", None), (None, "other")]
+
+    class Config:
+        html_theme_options = {"launch_buttons": {"x": 1}}
+        html_context = {}
+    site.configure(None, Config)
+    assert Config.html_theme_options == {"navbar_persistent": [], "launch_buttons": {"x": 1}}
+    assert Config.html_context == {"default_mode": "light"}
+    Config.html_theme_options = {"navbar_persistent": ["search-button-field"]}
+    site.configure(None, Config)  # the book's own setting wins
+    assert Config.html_theme_options["navbar_persistent"] == ["search-button-field"]
 
 
 # --- the catalogue in paper order (point 7) -------------------------------------------------------------------

@@ -301,10 +301,12 @@ def test_status_from_recorder_files(tmp_path):
     page = status_page.status_html(table)
     assert page.count("<tr id=") == table.height
     assert "<a href" not in page  # no built chapters given: nothing is linked
-    assert "<script" not in page
-    assert "| **reproduced** |" in status_page.counts_markdown(table)
-    assert status_page.summary_sentence(table).startswith(
-        "Of 5 analysis IDs, **1 are reproduced from real or published data**")
+    assert "<script" not in page  # the table is complete without JavaScript; the filter is a script of its own
+    assert 'data-verdict="reproduced" data-rank="0" data-evidence="published"' in page
+    assert '<span class="verdict-badge" data-verdict="reproduced"' in status_page.counts_html(table)
+    assert status_page.summary_sentence(table) == (
+        "Of 5 analysis IDs, **1 is reproduced from real or published data** (1 on published aggregates); "
+        "1 ran only on the simulator, 1 did not run and 2 are in no chapter yet: 5 in all")
 
 
 def _chapter_nb(path: Path, title: str, sections: list[str]) -> None:
@@ -348,7 +350,8 @@ def test_build_with_chapters_and_a_failure(tmp_path):
     assert "04_citations.html" not in page and "0.4221" not in page
     assert "<details><summary>simulated: 2</summary>" in page
     assert "beta_length = 0.331 (paper 0.334)" in page
-    assert status_page.counts_markdown(table).count("| **failed** | ") == 1
+    assert re.search(r'data-verdict="failed"[^>]*>failed</span></td><td class="n">1</td>',
+                     status_page.counts_html(table))
     assert "<code>04_citations</code>: ValueError: boom" in status_page.failed_markdown(build.failed)
 
 
@@ -607,18 +610,20 @@ def test_the_index_links_reproduced_figures_and_gives_the_others_a_reason(tmp_pa
          ("NG", "Table", "1", "1", "Inversions", "NG-T1;NG-Q", "yes", None)],
         schema={c: pl.String for c in catalogue.FIGURE_COLUMNS}, orient="row")
     entries = navigation.paper_figure_index(figures, navigation.built_chapters(chapters_dir),
-                                            catalogue.figure_ids(figures), {"NG-F2": "reproduced"})
+                                            catalogue.figure_ids(figures))
     assert [(e.label, e.earlier, e.anchor) for e in entries] == [
         ("Fig 2", "Fig 3", "fig-ng-fig-2"), ("Fig 1", "Fig 1", "fig-ng-fig-1"),
         ("Table 1", "Table 1", "fig-ng-table-1")]
-    assert entries[0].links == (("NG-F2", "07_nuggets.html#ng-f2", "NG-F2 · K-S tests (Figure 2) (reproduced)"),)
+    assert entries[0].links == (("NG-F2", "07_nuggets.html#ng-f2", "NG-F2 · K-S tests (Figure 2)"),)
     assert entries[1].links == () and entries[1].reason == "example"
     assert [href for _, href, _ in entries[2].links] == [None, None]  # no section in this build: named only
-    page = status_page.index_html(entries)
+    page = status_page.index_html(entries, {"NG-F2": "reproduced"})
     assert page.count('<tr id="fig-') == 3 and '<a href="07_nuggets.html#ng-f2">' in page
+    assert page.count('class="verdict-badge"') == 1 and status_page.verdict_badge("reproduced") in page
     assert "earlier version: Fig 3" in page and "not reproducible: example" in page
     assert "Example &lt;battle&gt;" in page and "<battle>" not in page
-    assert status_page.index_summary(entries).startswith("The five papers have **3 numbered figures and tables**")
+    assert status_page.index_summary(entries).startswith(
+        "The four papers (NG in two versions, counted once) have **3 numbered figures and tables**")
     # a figure is as reproduced as its least reproduced analysis: Table 1's NG-Q simulated, NG-T1 not yet built
     verdicts = {"NG-F2": "reproduced", "NG-T1": "reproduced", "NG-Q": "simulated"}
     summary = status_page.index_summary(entries, verdicts)
@@ -626,3 +631,88 @@ def test_the_index_links_reproduced_figures_and_gives_the_others_a_reason(tmp_pa
         summary)
     assert [status_page.figure_verdict(e, verdicts) for e in entries] == ["reproduced", None, "simulated"]
     assert "**none reproduced** · 2 not yet" in status_page.index_summary(entries, {"NG-Q": "simulated"})
+
+
+# --- issue 43: the page at a glance ---------------------------------------------------------------------------
+
+
+def _every_verdict_table() -> pl.DataFrame:
+    """A status table with IDs of every verdict (two reproduced on published data, one on real data, one worked
+    example; the paper inconsistent beside one reproduced ID)."""
+    rows = []
+    specs = [(v, {"simulated": "simulated", "reproduced": "published"}.get(v, "")) for v in status.VERDICTS]
+    specs += [("reproduced", "published"), ("reproduced", "published"), ("reproduced", "real"),
+              ("reproduced", "no data"), ("partly simulated", "real"), ("simulated", "simulated")]
+    for i, (verdict, basis) in enumerate(specs):
+        row = dict.fromkeys(status.TABLE_COLUMNS)
+        row |= {"id": f"SA-X{i}", "paper": "SA", "what": f"<b>what {i}</b>", "status": verdict, "basis": basis or None,
+                "summary": "s", "groups": "published, simulated"}
+        if i == len(status.VERDICTS) + 1:
+            row["inconsistent"] = "text vs figure"
+        rows.append(row)
+    return pl.DataFrame(rows, schema={c: pl.String for c in status.TABLE_COLUMNS}, orient="row")
+
+
+def test_the_summary_counts_every_verdict_and_adds_up_to_the_ids():
+    """Point 1: every class with IDs is counted in the sentence (the bug: 'partly simulated' and 'paper
+    inconsistent' were left out), and the counts add up to the number of IDs; the table lists every class."""
+    table = _every_verdict_table()
+    sentence = status_page.summary_sentence(table)
+    assert sentence.startswith(f"Of {table.height} analysis IDs, **4 are reproduced from real or published data** "
+                               "(1 on real data; 3 on published aggregates; in 1 of them the paper contradicts itself")
+    assert sentence.endswith(f": {table.height} in all")
+    per = dict(table.group_by("status").len().iter_rows())
+    expected = {v: per[v] for v in status.VERDICTS} | {"reproduced": 1}  # the worked example (5 reproduced, 4 on data)
+    for verdict, n in expected.items():
+        assert f"{n} {status.VERDICT_PHRASE[verdict][n > 1]}" in sentence, verdict
+    said = re.findall(r"(?:, |; | and |\*\*)(\d+) ", re.sub(r" \([^)]*\)", "", sentence))  # the counts of classes
+    assert sum(map(int, said)) == table.height
+    page = status_page.counts_html(table)
+    counted = dict(re.findall(r'data-verdict="([^"]+)"[^>]*>[^<]+</span></td><td class="n">(\d+)</td>', page))
+    assert {v: int(n) for v, n in counted.items()} == {v: per.get(v, 0) for v in status.VERDICTS}
+    assert f'<td>total</td><td class="n">{table.height}</td>' in page
+    assert "&lt;b&gt;what 0&lt;/b&gt;" in page and "<b>what" not in page  # the example's tooltip, escaped
+    front = status_page.front_page_counts(table, "chapters/99_reproduction_status")
+    assert 'href="chapters/99_reproduction_status.html#summary"' in front
+    assert "4 are reproduced from real or published data" in front
+
+
+@pytest.mark.parametrize(("verdict", "basis", "said"), [
+    ("reproduced", "published", "on published data"), ("checked", "checked", ""),
+    ("partly simulated", "real", "on real data, the rest simulated"), ("simulated", "simulated", ""),
+    ("reproduced", "no data", "worked example, no data"), ("not run", "", ""), ("LLM output", "llm", "")])
+def test_a_verdict_says_what_it_rests_on_once(verdict, basis, said):
+    """Point 4: no "checked on checked data", no "partly simulated on real data"."""
+    assert status_page.basis_text(verdict, basis) == said
+    badge = status_page.section_badge({"status": verdict, "basis": basis})
+    assert badge.startswith(status_page.verdict_badge(verdict)) and (said in badge)
+
+
+def test_every_verdict_has_a_badge_colour_and_a_meaning():
+    assert set(status_page.VERDICT_STYLE) == set(status.VERDICTS) == set(status.STATUS_MEANING)
+    assert set(status.VERDICT_PHRASE) == set(status.VERDICTS)
+    assert "&lt;" in status_page.verdict_badge("<x>") and "<x>" not in status_page.verdict_badge("<x>")
+
+
+def test_a_chapter_says_what_its_sections_ran_on_only_where_they_differ():
+    rows = [{"id": "DR-T89", "status": "reproduced", "basis": "real"},
+            {"id": "DR-T3", "status": "reproduced", "basis": "published"},
+            {"id": "DR-S", "status": "simulated", "basis": "simulated"},
+            {"id": "DR-F5", "status": "simulated", "basis": "simulated"},
+            {"id": "DR-X", "status": "not run", "basis": None}]
+    line = status_page.chapter_data_line(rows)
+    assert "<strong>real data</strong>: <a href=\"#dr-t89\">DR-T89</a>" in line
+    assert '<strong>the simulator</strong>: <a href="#dr-s">DR-S</a>, <a href="#dr-f5">DR-F5</a>' in line
+    assert "not run in this build</strong>: <a href=\"#dr-x\">DR-X</a>" in line
+    assert status_page.chapter_data_line(rows[2:]) == ""  # the simulator alone (and one not run): no line
+
+
+def test_the_filter_script_reads_only_the_tables_attributes():
+    """The status table's script is the page's own (no data in it) and finds the table, its rows and their verdicts
+    by what :func:`status_page.status_html` writes."""
+    script = status_page.table_script()
+    assert script.startswith("<script>") and script.endswith("</script>") and script.count("<script") == 1
+    page = status_page.status_html(status.status_table([r("SA-A", "match")], _catalogue()))
+    for script_needle, page_needle in (("table.repro-status", 'class="repro-status"'), ('"status-"', 'id="status-'),
+                                       ("dataset.rank", "data-rank="), ('"paper"', 'class="paper"')):
+        assert script_needle in script and page_needle in page
