@@ -21,7 +21,7 @@ except where the key's own inputs changed with it:
   ``code`` is the digest of the reader's files by name; keyed before as a "|"-joined string, so an old file is a
   miss (never a wrong hit: no JSON text is such a string), and the loader's own bytes are part of the key anyway;
 - the book's rebuild keys (``bookbuild.keys.notebook_key``): ``digest({notebook, parameters, inputs, ...})``,
-  hashed before with ``json.dumps``' default spaced separators: an old key is a miss and the chapter reruns once.
+  hashed before with ``json.dumps``' default spaced separators: an old key is a miss and is computed once more.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def require(module: str, extra: str, *, purpose: str = "") -> ModuleType:
 
 
 #: Threads torch may use in this process (a positive integer); unset: torch's default (one per core). The book
-#: runner sets it for its kernels when several chapters run at once, so that two kernels do not each spread over
+#: runner sets it for its kernels when several notebooks run at once, so that two kernels do not each spread over
 #: every core. The offline encoder's vectors do not depend on it (``tests/test_topics.py`` checks 1 against 2).
 TORCH_THREADS_ENV = "ANALYSIS_TORCH_THREADS"
 

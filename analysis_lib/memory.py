@@ -5,7 +5,7 @@ conversations; the battle frame derived from it is a few MB. Once the raw table 
 (glibc ``malloc``) and Arrow's memory pool keep the freed pages, so the process stays at its peak and whatever it
 loads next (an encoder, a model) stacks on top. :func:`release_freed_memory` collects garbage, asks Arrow's
 default pool to release what it no longer uses and, on glibc, calls ``malloc_trim(0)``. It frees nothing that is
-still referenced and changes no result; it lowers what a process holds after the read, so that chapters run side
+still referenced and changes no result; it lowers what a process holds after the read, so that processes run side
 by side (``make book JOBS=2``) stay within their planned memory.
 """
 

@@ -68,7 +68,7 @@ def cache_dir(*parts: str) -> Path:
 
 def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
     """``write(tmp)`` to a temporary name of this process's own beside ``path``, then rename it to ``path``: a
-    reader (another chapter of the build, say) sees the old file or the whole new one, never a part of it."""
+    reader (another process, say) sees the old file or the whole new one, never a part of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.part")
     try:

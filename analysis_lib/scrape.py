@@ -1,6 +1,6 @@
 """Optional web-scraping step: fetch pages, keep their main text (trafilatura), politely and resumably.
 
-Used to fill the ``S{i}_content`` fields of answer records (answer-engine chapter) and the documents of
+Used to fill the ``S{i}_content`` fields of answer records (answer-engine analyses) and the documents of
 nugget evaluation. Nothing in the offline build calls it: it needs the network and is run by hand.
 
 - **Politeness.** A clear User-Agent (:data:`USER_AGENT`); robots.txt is honoured per host

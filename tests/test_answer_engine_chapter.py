@@ -4,7 +4,6 @@ new analyses (AE-F6: Fig 6 implied by Table 3; AE-T1: Table 1 and its checks) an
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import shutil
@@ -14,7 +13,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
 import pytest
-from PIL import Image
 from scipy import integrate, stats
 
 from analysis_lib import answer_engine as ae
@@ -339,26 +337,9 @@ def _every_figure_legible(rec, card, thresholds, data):
                 confidence_section(rec, data)]
     for sec in sections:
         for shown in sec.figures:
-            assert plots.smallest_displayed_font(shown.figure) >= plots.MIN_FONT_PT, shown.figure.texts[:1]
+            plotting.display.prepare(shown.figure)
+            assert plotting.display.smallest_font_pt(shown.figure) >= plotting.display.MIN_FONT_PT
             plt.close(shown.figure)
-
-
-def test_the_legibility_measure_sees_small_and_wide_figures():
-    fig, ax = plt.subplots(figsize=(5, 3), dpi=110)
-    ax.set_title("t", fontsize=12)
-    ax.tick_params(labelsize=10)
-    assert plots.smallest_displayed_font(fig) == pytest.approx(10.0)
-    ax.text(0.5, 0.5, "small", fontsize=8)
-    assert plots.smallest_displayed_font(fig) == pytest.approx(8.0)
-    wide, ax = plt.subplots(figsize=(13, 3), dpi=110)
-    ax.tick_params(labelsize=10)
-    # what the notebook's inline backend saves: a PNG of the tight box at the figure's dpi
-    buffer = io.BytesIO()
-    wide.savefig(buffer, format="png", dpi=wide.dpi, bbox_inches="tight")
-    width_px = Image.open(buffer).size[0]
-    assert width_px > plots.DISPLAY_WIDTH_PX
-    assert plots.smallest_displayed_font(wide) == pytest.approx(10 * plots.DISPLAY_WIDTH_PX / width_px, rel=0.01)
-    plt.close("all")
 
 
 def test_recomputed_scorecard_draws_the_paper_values_with_a_paper_legend(card, thresholds):

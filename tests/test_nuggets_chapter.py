@@ -139,19 +139,14 @@ def figures(inputs):
 
 
 def test_every_text_reads_at_10_pt_as_displayed(figures):
-    """Each figure's smallest text, at the size the book shows it (the stamp, drawn by plotting, left out)."""
-    small = {name: round(plots.displayed_points(fig, skip=(plotting.display.SIMULATED_MARK,)), 1)
-             for name, fig in figures.items()}
-    assert all(v >= 10 for v in small.values()), small
-
-
-def test_displayed_points_scales_wide_figures_down():
-    fig, ax = plt.subplots(figsize=(14, 3), dpi=110)
-    ax.set_title("x", fontsize=10)
-    ax.tick_params(labelsize=10)
-    assert plots.displayed_points(fig) == pytest.approx(10 * 110 / 96 * 688 / (fig.get_tightbbox().width * 110),
-                                                        rel=0.02)
-    plt.close(fig)
+    """Each figure, prepared as a page shows it (plotting's one display path), fits the column with no text under
+    the display's minimum."""
+    small = {}
+    for name, fig in figures.items():
+        plotting.display.prepare(fig)
+        small[name] = round(plotting.display.smallest_font_pt(fig), 1)
+    assert all(v >= plotting.display.MIN_FONT_PT for v in small.values()), small
+    assert all(plotting.display.display_scale(fig) == 1.0 for fig in figures.values())
 
 
 def test_figures_draw_the_papers_values(figures):

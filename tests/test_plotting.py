@@ -183,7 +183,7 @@ def test_smallest_font_at_display_size(width):
     ax.tick_params(labelsize=12)
     ax.set_title("a title", fontsize=20)
     ax.text(0.5, 0.5, "small", fontsize=6)
-    scale = min(1.0, display.COLUMN_PX / (_png_width_in(fig) * 96))
+    scale = min(1.0, display.DISPLAY_WIDTH_PX / (_png_width_in(fig) * 96))
     assert display.smallest_font_pt(fig) == pytest.approx(6 * scale, rel=0.02)
     assert ("small", 6.0) in display.drawn_fonts(fig)
 
@@ -211,7 +211,7 @@ def test_every_figure_is_legible_at_display_size_and_stamped_clear_of_its_titles
         fig.axes[0].tick_params(labelsize=6)
     display.prepare(fig, "simulated")
     assert display.smallest_font_pt(fig) >= display.MIN_FONT_PT - 0.05
-    assert _png_width_in(fig) * 96 <= display.COLUMN_PX + 2
+    assert _png_width_in(fig) * 96 <= display.DISPLAY_WIDTH_PX + 2
     fig.draw_without_rendering()
     renderer = fig.canvas.get_renderer()
     stamp = next(t for t in fig.texts if t.get_text() == display.SIMULATED_MARK)
@@ -249,7 +249,7 @@ def test_the_png_is_sharp_and_shown_at_its_natural_size():
         assert image.size[0] == width_px
     out = display.figure_html(fig)
     shown = int(out.split('width="')[1].split('"')[0])
-    assert shown == round(width_px / display.DPI * 96) and shown <= display.COLUMN_PX
+    assert shown == round(width_px / display.DPI * 96) and shown <= display.DISPLAY_WIDTH_PX
     src = out.split('src="data:image/png;base64,')[1].split('"')[0]
     assert base64.b64decode(src) == display.png_bytes(fig)[0]
 

@@ -1,9 +1,9 @@
 """Figures of the Answer Engine Evaluation (Fig 7, Fig 8a and 8b, Table 2), in the project's plotting
 style (``analysis_lib.plotting``).
 
-Legibility: every figure here is at most :data:`DISPLAY_WIDTH_PX` pixels wide at its own dpi, the width of the
-book's text column, so the page shows it unscaled, and no text in it is smaller than :data:`MIN_FONT_PT`;
-:func:`smallest_displayed_font` measures a figure the way the page shows it. The paper's own values are drawn
+Legibility: every figure here fits the display column (:data:`analysis_lib.plotting.display.DISPLAY_WIDTH_PX`),
+so the page shows it unscaled, and no text in it is smaller than the display's minimum
+(:func:`analysis_lib.plotting.display.smallest_font_pt` measures it). The paper's own values are drawn
 on each figure that has them, with the legend entry "paper". The usability-study figures are in
 :mod:`.plots_study`.
 """
@@ -18,7 +18,6 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
-from matplotlib.text import Text
 
 from analysis_lib.plotting import figures
 from analysis_lib.plotting.style import ACCENT
@@ -26,10 +25,9 @@ from analysis_lib.plotting.style import ACCENT
 from .metrics import METRICS
 from .scorecard import BASIC_STATISTICS, METRIC_GROUPS, METRIC_LABELS, Threshold, classify, display_name
 
-#: Width of the book's text column in pixels (sphinx-book-theme in a 1,280-pixel window: about 676 px).
-DISPLAY_WIDTH_PX = 670
-#: Smallest font, in points, of any text as the page shows it.
-MIN_FONT_PT = 10.0
+#: Widest figure, in inches: within the display column (``plotting.display.DISPLAY_WIDTH_PX`` / 96 = 7.2 in, one
+#: figure inch shown as one CSS inch) with room for the labels beside it.
+MAX_WIDTH_IN = 5.7
 FONT = 10.0
 SCORECARD_COLORS = {"acceptable": "#8fd19e", "borderline": "#ffe08a", "problematic": "#f4a3a3"}
 CONFIDENCE_COLORS = ("#b2182b", "#ef8a62", "#d9d9d9", "#67a9cf", "#2166ac")  # 1 … 5
@@ -40,21 +38,9 @@ FIG7_CODES = {0: ("neither", "#f7f7f7"), 1: ("cited, not supported", "#f4a3a3"),
               2: ("supported, not cited", "#9ecae1"), 3: ("cited and supported", "#2166ac")}
 
 
-def smallest_displayed_font(fig: Figure, display_width_px: float = DISPLAY_WIDTH_PX) -> float:
-    """The smallest font size (points) of any visible, non-empty text of ``fig`` as a page of
-    ``display_width_px`` shows it: the figure's tight bounding box plus ``savefig.pad_inches`` on each side, at
-    ``fig.dpi`` (the PNG the notebook's inline backend saves), is scaled down to that width when wider."""
-    fig.canvas.draw()
-    tight = fig.get_tightbbox(fig.canvas.get_renderer()).width  # type: ignore[attr-defined]
-    width_px = (tight + 2 * float(plt.rcParams["savefig.pad_inches"])) * fig.dpi
-    scale = min(1.0, display_width_px / width_px)
-    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    return float(min(sizes)) * scale
-
-
 def _width(n_columns: int, per_column: float, fixed: float) -> float:
     """A figure width in inches that fits the text column (at the style's 110 dpi)."""
-    return min(DISPLAY_WIDTH_PX / 110 - 0.4, fixed + per_column * n_columns)
+    return min(MAX_WIDTH_IN, fixed + per_column * n_columns)
 
 
 def figure7_matrices(citations: np.ndarray, support: np.ndarray, relevant: np.ndarray, *, title: str = "") -> Figure:

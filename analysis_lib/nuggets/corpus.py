@@ -6,7 +6,7 @@ and queries encoded with BAAI/bge-m3, and the **top 50** chunks per query retrie
 16% of URLs yield **≤ 100 bytes** of content.
 
 Here: scraping and extraction are ``analysis_lib.scrape.scrape_urls`` (trafilatura, robots.txt and rate limits),
-called only by the chapter when the network is available; this module takes its frame (``url, status, text,
+called only when the network is available; this module takes its frame (``url, status, text,
 n_bytes``). Sentences and chunks come from :mod:`analysis_lib.nuggets.sentences` (``pysbd``), embeddings from
 :func:`analysis_lib.search_arena.topics.embed_texts` (the offline all-MiniLM-L6-v2 by default; bge-m3 is not available
 offline), retrieval is exact cosine (``embeddings @ query``, unit vectors) instead of a FAISS index: the same ranking.

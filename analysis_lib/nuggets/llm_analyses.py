@@ -105,7 +105,7 @@ def rubric_steps(decided: pl.DataFrame, *, model: str = RUBRIC_MODEL) -> list[St
 
 
 def query_battles(sides: pl.DataFrame, limit: int | None = None, seed: int = 0) -> pl.DataFrame:
-    """The battles NG-Q classifies (chapter 07): one row per battle (``qid``, ``query``, side A's row of
+    """The battles NG-Q classifies: one row per battle (``qid``, ``query``, side A's row of
     ``sides``) with a non-blank query, by ``qid``; a random ``limit`` of them (``seed``,
     :func:`analysis_lib.nuggets.sampling.sample_rows`) when ``limit`` is less."""
     q = sides.filter(pl.col("side") == "a").select("qid", "query").sort("qid")

@@ -7,7 +7,7 @@ pair (premise s, hypothesis nugget) is ``entailment``; the share is over all nug
 The model is a multilingual NLI cross-encoder from the Hugging Face hub (default
 ``MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7``), loaded with ``transformers`` from the local cache
 only: without a cached copy (no internet on the build machines) :func:`load_nli` raises
-:class:`NLIUnavailable` with the reason, and the chapter records NG-NLI as not run.
+:class:`NLIUnavailable` with the reason, and the caller records NG-NLI as not run.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""Figures of the nugget chapter, in the compendium's style (:mod:`analysis_lib.plotting`).
+"""Figures of the nugget analyses, in the compendium's style (:mod:`analysis_lib.plotting`).
 
-Legibility: the book shows a figure at its natural size up to the article column (:data:`ARTICLE_WIDTH_PX` at the
-book's 1280-px layout) and scales wider ones down, so these figures are at most :data:`FIGURE_WIDTH_IN` wide and
-small multiples stack (one or two panels per row); :func:`displayed_points` gives the smallest text of a figure
-as a reader sees it, in CSS points (the tests hold every figure of the chapter to 10 pt). Where the paper states
-the numbers a figure shows, the figure draws them too, labelled ``paper`` in its legend.
+Legibility: a page shows a figure at its natural size up to the display column
+(:data:`analysis_lib.plotting.display.DISPLAY_WIDTH_PX`) and scales wider ones down, so these figures are at most
+:data:`FIGURE_WIDTH_IN` wide and small multiples stack (one or two panels per row); the tests hold every figure
+here to 10 pt as displayed (:func:`analysis_lib.plotting.display.smallest_font_pt`). Where the paper states the
+numbers a figure shows, the figure draws them too, labelled ``paper`` in its legend.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import numpy as np
 import polars as pl
 import seaborn as sns
 from matplotlib.figure import Figure
-from matplotlib.text import Text
 
 from analysis_lib import plotting
 from analysis_lib.nuggets.agreement import NuggetConfusion
@@ -26,31 +25,14 @@ from analysis_lib.nuggets.perbattle import KDE_BW_ADJUST
 ROW_LABELS = ["human: model_a", "human: tie", "human: model_b", "human: tie (bothbad)"]
 PREFERENCE_NAMES = ("model_a", "tie", "model_b")
 COL_LABELS = [f"nuggets: {c}" for c in PREFERENCE_NAMES]
-#: width of the book's article column at a 1280-px window (sphinx-book-theme), in CSS pixels
-ARTICLE_WIDTH_PX = 688
-#: the width of the chapter's figures: 660 px at the figure's 110 dpi, shown unscaled in the 688-px column
+#: the width of these figures: within the display column (plotting.display.DISPLAY_WIDTH_PX), shown unscaled
 FIGURE_WIDTH_IN = 6.0
 PAPER_COLOR = "#b2182b"
 TICK_PT, LABEL_PT, TITLE_PT = 9.5, 10.0, 11.0
 
 
-def displayed_points(fig: Figure, column_px: float = ARTICLE_WIDTH_PX, skip: tuple[str, ...] = ()) -> float:
-    """The smallest font of ``fig``'s visible, non-empty texts as displayed in the book, in CSS points: the figure
-    is saved at its dpi with a tight bounding box, shown at that size up to ``column_px`` and scaled down beyond,
-    so a ``s``-pt font shows at s · dpi / 96 · min(1, column_px / width_px) CSS pt. Texts in ``skip`` (exact
-    strings, e.g. a stamp drawn by another module) are left out."""
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
-    width_px = fig.get_tightbbox(renderer).width * fig.dpi
-    scale = min(1.0, column_px / width_px)
-    sizes = [float(t.get_fontsize()) for t in fig.findobj(Text)
-             if t.get_visible() and t.get_text().strip() and t.get_text() not in skip
-             and (t.axes is None or t.axes.get_visible())]
-    return min(sizes) * fig.dpi / 96.0 * scale
-
-
 def _legible_cells(fig: Figure) -> Figure:
-    """The cell counts of a :func:`analysis_lib.plotting.heatmap` at the chapter's label size."""
+    """The cell counts of a :func:`analysis_lib.plotting.heatmap` at these figures' label size."""
     for text in fig.axes[0].texts:
         text.set_fontsize(LABEL_PT)
     return fig

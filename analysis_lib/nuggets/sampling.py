@@ -2,7 +2,7 @@
 
 One rule everywhere: from a population of battle ids in a stated order, ``n`` ids are drawn without replacement
 by ``numpy.random.default_rng(seed).choice``; when ``n`` is ``None`` or at least the population, every id is
-kept (no draw). The population's order is part of the sample's definition: the chapter draws NG-T2's battles
+kept (no draw). The population's order is part of the sample's definition: NG-T2's battles are drawn
 from the battles in record order and NG-Q's, NG-NLI's and NG-F8's from the battle ids sorted, so a seed names
 one sample. :func:`sample_note` says in words what was drawn, for a table note.
 """

@@ -1,4 +1,4 @@
-"""The compendium's figures: one style and the figure kinds the chapters share.
+"""The compendium's figures: one style and the figure kinds the paper packages share.
 
 - :mod:`~analysis_lib.plotting.style`          rcParams (:func:`apply_style`), the fixed colours, legends of colour
   patches
@@ -12,7 +12,7 @@
 - :mod:`~analysis_lib.plotting.text`           user text drawn plain and bounded (:func:`plain`, and every figure
   through :func:`~analysis_lib.plotting.text.bound_figure_texts` when it is prepared)
 
-Each paper package keeps its own chapter figures in its ``plots`` module on this style. The public names of
+Each paper package keeps its own figures in its ``plots`` module on this style. The public names of
 the figure kinds are available here (``plotting.apply_style()``, ``plotting.barh(...)``), the rest from their module.
 """
 

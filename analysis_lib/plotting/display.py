@@ -1,15 +1,15 @@
-"""How every figure of the book reaches the page: legible at its display size, stamped when simulated, with alt
+"""How every figure reaches a notebook's page: legible at its display size, stamped when simulated, with alt
 text, and with the paper's values drawn on it when asked.
 
-One path for every figure: :func:`show` (what chapters call), ``plt.show()`` and ``display(fig)`` all render
+One path for every figure: :func:`show` (what a notebook calls), ``plt.show()`` and ``display(fig)`` all render
 through :func:`figure_html` once :func:`install` has run (``apply_style`` runs it in a notebook).
 
 **Display size.** A figure is shown at its natural size, one figure inch to one CSS inch (96 CSS px), up to the
-width of the book's content column (:data:`COLUMN_PX` CSS px); the PNG is rendered at :data:`DPI` dots per inch, so
-it stays sharp on high-density screens. A text of ``s`` points in a figure whose drawn width is ``w`` inches is
+width of the page's content column (:data:`DISPLAY_WIDTH_PX` CSS px); the PNG is rendered at :data:`DPI` dots per
+inch, so it stays sharp on high-density screens. A text of ``s`` points in a figure whose drawn width is ``w`` inches is
 displayed at
 
-    s × min(1, COLUMN_PX / (96 w))  points,
+    s × min(1, DISPLAY_WIDTH_PX / (96 w))  points,
 
 so :func:`prepare` first narrows a figure that would be wider than the column, then raises every text below
 :data:`MIN_FONT_PT` to it; :func:`smallest_font_pt` measures the result (every text the renderer draws, at
@@ -53,9 +53,9 @@ from analysis_lib.plotting.text import bound_figure_texts
 
 log = logging.getLogger(__name__)
 
-#: Width of the book's content column in CSS px: Jupyter Book 1's theme in a 1280 px wide window (measured in
-#: Chromium: the article is 752 px wide with 32 px of padding on each side; 790 px from 1440 px up).
-COLUMN_PX = 688
+#: The width a figure is shown at, in CSS px, unless a call passes ``column_px``: a page's content column in a
+#: 1280 px wide window (a JupyterLab notebook's, or the article of a Jupyter Book 1 page, 752 px less its padding).
+DISPLAY_WIDTH_PX = 688
 #: CSS px per inch: a figure inch is shown as one CSS inch.
 CSS_PX_PER_INCH = 96
 #: Dots per inch of the rendered PNG (150 or more: sharp on high-density screens).
@@ -169,7 +169,7 @@ def _add_to_legend(ax: Axes, handle: Any, label: str) -> None:
     if label in labels:
         return
     title = old.get_title().get_text() or None
-    loc: Any = getattr(old, "_loc", "best")  # the placement the chapter chose (a code or a position)
+    loc: Any = getattr(old, "_loc", "best")  # the placement the caller chose (a code or a position)
     # the old anchor in display coordinates (a live TransformedBbox: it follows later resizes), so the new legend
     # must not transform it again (matplotlib applies bbox_transform, the axes' box by default, to any bbox)
     anchor = old.get_bbox_to_anchor() if getattr(old, "_bbox_to_anchor", None) is not None else None
@@ -200,7 +200,7 @@ def drawn_width_in(fig: Figure) -> float:
     return float(fig.get_tightbbox(_renderer(fig)).width)
 
 
-def display_scale(fig: Figure, column_px: float = COLUMN_PX) -> float:
+def display_scale(fig: Figure, column_px: float = DISPLAY_WIDTH_PX) -> float:
     """How much the page shrinks ``fig``: 1 when its drawn width fits the content column, else the ratio."""
     return min(1.0, column_px / (drawn_width_in(fig) * CSS_PX_PER_INCH))
 
@@ -227,7 +227,7 @@ def drawn_fonts(fig: Figure) -> list[tuple[str, float]]:
     return renderer.texts
 
 
-def smallest_font_pt(fig: Figure, column_px: float = COLUMN_PX) -> float:
+def smallest_font_pt(fig: Figure, column_px: float = DISPLAY_WIDTH_PX) -> float:
     """The smallest text of ``fig`` at its display size in points (see the module docstring); ``inf`` when the
     figure draws no text."""
     sizes = [size for _, size in drawn_fonts(fig)]
@@ -358,7 +358,7 @@ def default_alt(fig: Figure) -> str:
 
 
 def prepare(fig: Figure, kind: str | None = None, *, alt: str | None = None,
-            reference: Reference | Sequence[Reference] | None = None, column_px: float = COLUMN_PX,
+            reference: Reference | Sequence[Reference] | None = None, column_px: float = DISPLAY_WIDTH_PX,
             min_pt: float = MIN_FONT_PT) -> Figure:
     """Make ``fig`` ready for the page, once: draw the paper's values (``reference``), bound its texts and draw
     them plain (:func:`analysis_lib.plotting.text.bound_figure_texts`), fit it to the column with
@@ -406,7 +406,7 @@ def png_bytes(fig: Figure) -> tuple[bytes, int]:
         return out.getvalue(), int(palette.size[0])
 
 
-def figure_html(fig: Figure, column_px: float = COLUMN_PX) -> str:
+def figure_html(fig: Figure, column_px: float = DISPLAY_WIDTH_PX) -> str:
     """``fig`` (:func:`prepare`-d) as an ``<img>``: a PNG at :data:`DPI`, cropped to what it draws, displayed at
     one figure inch per CSS inch up to the column's width, with its alt text (escaped)."""
     prepare(fig, column_px=column_px)

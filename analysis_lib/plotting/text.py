@@ -1,7 +1,7 @@
 """User text on a figure is drawn as plain text, and never longer than a bound.
 
 Model, engine, intent and file names come from the user's data; matplotlib reads a text with a pair of ``$`` as
-mathematics (mathtext), so a model named ``x$\\undefinedcommand$y`` stopped a chapter (``ParseFatalException``), and a
+mathematics (mathtext), so a model named ``x$\\undefinedcommand$y`` stopped the drawing (``ParseFatalException``), and a
 10,000-character name made a figure too large to save (``DecompressionBombError``). Two guards:
 
 - :func:`~analysis_lib.plotting.style.apply_style` turns mathtext off for every text (``text.parse_math``: no

@@ -1,6 +1,6 @@
-"""Figures of the dataset and prompt chapters (SA §2, App. A, App. B.1) and the paper's numbers drawn on them.
+"""Figures of the dataset and prompt analyses (SA §2, App. A, App. B.1) and the paper's numbers drawn on them.
 
-The chapters draw most figures with the shared kinds of :mod:`analysis_lib.plotting` and add the paper's values
+Most of those figures are drawn with the shared kinds of :mod:`analysis_lib.plotting` and add the paper's values
 here, each with a legend entry "paper": :func:`mark_paper_bars` (a black diamond on the bar whose label matches)
 and :func:`mark_paper_means` (a dotted vertical line per curve of a density plot, in the curve's colour). The
 figures of this module: :func:`daily_traffic` (Fig A.2, with the paper's range and the real release's mean) and

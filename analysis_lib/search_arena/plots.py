@@ -1,4 +1,4 @@
-"""Figures of the preference chapters that need more than the shared kinds of :mod:`analysis_lib.plotting`.
+"""Figures of the preference analyses that need more than the shared kinds of :mod:`analysis_lib.plotting`.
 
 :func:`distribution_by_group` draws Search Arena Figure 5 as the paper does, a *distribution* per intent
 (not only its mean): one horizontal box per group (box = quartiles, line = median, whiskers = 5th and 95th
@@ -220,7 +220,7 @@ def rating_errors(decomposition: pl.DataFrame, *, title: str = "", xlabel: str =
 
 def offset_by_seed(study: pl.DataFrame, *, highlight: int | None = None, title: str = "") -> Figure:
     """Shared offset of every simulated release of :func:`analysis_lib.search_arena.methods_validation.offset_study`,
-    one marker per fit, with the mean over releases as a line; ``highlight`` rings the release (seed) the chapter's
+    one marker per fit, with the mean over releases as a line; ``highlight`` rings the release (seed) the caller's
     main fit used. Legend under the axes, text of :data:`READABLE` size."""
     per_seed = study.group_by("fit", "seed", maintain_order=True).agg(pl.col("shared_offset").first())
     seeds = sorted(per_seed["seed"].unique().to_list())
@@ -239,7 +239,7 @@ def offset_by_seed(study: pl.DataFrame, *, highlight: int | None = None, title: 
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xticks(range(1, len(seeds) + 1))
     ax.tick_params(labelsize=READABLE["xtick.labelsize"])
-    ax.set_xlabel("simulated release" + (" (ringed: this chapter's)" if highlight is not None else ""),
+    ax.set_xlabel("simulated release" + (" (ringed: this build's)" if highlight is not None else ""),
                   fontsize=READABLE["axes.labelsize"])
     ax.set_ylabel("shared offset (Elo)", fontsize=READABLE["axes.labelsize"])
     fit_to_width(fig)
@@ -319,7 +319,7 @@ def tie_effect(ties: pl.DataFrame, *, labels: dict[str, str] | None = None, titl
 
 
 # --------------------------------------------------------------------------------------------------------------
-# the preference chapters' figures of fitted results (coefficients per subset, score against a feature, ...)
+# figures of fitted results (coefficients per subset, score against a feature, ...)
 # --------------------------------------------------------------------------------------------------------------
 
 

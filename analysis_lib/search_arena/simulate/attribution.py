@@ -27,7 +27,7 @@ Generative model (one ``numpy.random.default_rng((seed, 0xA77))`` generator afte
 
        p = σ( ln 10 · (R_a − R_b) / 400 + βᵀ z ),
 
-   the contextual Bradley–Terry model that chapter 04 fits (:func:`analysis_lib.search_arena.bt.style_control` on
+   the contextual Bradley–Terry model that SA-F6R fits (:func:`analysis_lib.search_arena.bt.style_control` on
    :func:`analysis_lib.search_arena.bt.attribution_battles`, i.e. decided battles where both sides cite). ``z`` is built
    as that fit builds it (:func:`analysis_lib.ranking.features.style_features`, ``convention="paper"``):
    per-side value ``int32(count / turn)``, ``d = (a − b) / (a + b + 1)``, z-scored (population sd) over the
@@ -111,7 +111,7 @@ class AttributionPlanted:
 
     @property
     def n_decided(self) -> int:
-        """Decided battles of the subset: the battles the chapter's fit uses."""
+        """Decided battles of the subset: the battles SA-F6R's fit uses."""
         return int(self.truth["decided"].sum())
 
 

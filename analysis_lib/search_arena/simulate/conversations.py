@@ -116,7 +116,7 @@ from the generative model need not:
 from the planted 0.334; (b) a fit on decisive battles only (ties dropped) overstates the coefficients, because ties are
 concentrated among close battles; (c) z-scoring over a different battle set
 (e.g. without the non-search model) rescales beta slightly. ``Planted.truth`` holds the exact per-battle
-features and logits so a chapter can show each of these effects.
+features and logits so an analysis can recover each of these effects.
 
 **Surprises** (exercise the loader): null ``client_country`` (8%); the moderation placeholder prompt (0.4%);
 empty ``web_search_trace`` turns (every zero-citation turn) and, for 0.3% of search sides, an empty trace
