@@ -154,6 +154,24 @@ def test_data_file_identity_is_its_content(tmp_path):
     assert str(root) not in json.dumps([c.source for c in nb.cells if "remove-cell" not in c.metadata.get("tags", [])])
 
 
+def test_a_rewrite_that_keeps_size_and_mtime_reruns_the_chapter(tmp_path):
+    """Issue 48: the identity was cached by path, size and mtime, so a rewritten release with its mtime restored
+    skipped the door and the chapter ("unchanged") and the page showed the old file's sha256."""
+    root = _root(tmp_path, TINY)
+    data = root / "release.jsonl"
+    shutil.copy(FIXTURES / "search_arena" / "attribution_small.jsonl", data)
+    assert _run(root, "--data", str(data)).ran == ["01_tiny"]
+    before, text = data.stat(), data.read_text()
+    data.write_text(text.replace('"winner":"model_a"', '"winner":"model_b"'))
+    os.utime(data, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (data.stat().st_size, data.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns) and (
+        data.read_text() != text)
+    assert _run(root, "--data", str(data)).ran == ["01_tiny"]
+    nb = nbformat.read(root / "book" / "chapters" / "01_tiny.ipynb", as_version=4)
+    shown = next(c.source for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    assert f"sha256 {keys.sha256_file(data)[:12]}…" in shown  # the page names the file it read
+
+
 def test_library_change_reruns(tmp_path, monkeypatch):
     root = _root(tmp_path, TINY)
     assert _run(root).ran == ["01_tiny"]

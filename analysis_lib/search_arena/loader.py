@@ -165,7 +165,7 @@ def derive(
     validate_raw(raw, origin)
     if raw.height == 0:
         raise DataValidationError(f"{origin}: the release has no rows (an empty file or an empty selection)")
-    raw = normalise(raw)
+    raw = normalise(raw).with_row_index("_row", offset=1)  # the file's row, for flags naming rows
     report = LoadReport(source=origin, n_raw=raw.height, absent=absent_fields(raw))
     if v1_7k:
         report.flags["rows with v1-7k search traces (search results read as citations)"] = raw.height
@@ -185,8 +185,8 @@ def derive(
     report.dropped["rows without model_a/model_b"] = raw.filter(missing_models).height
     report.dropped["rows whose turn is null or below 1"] = raw.filter(~missing_models & bad_turn).height
     raw = raw.filter(~missing_models & ~bad_turn)
-    raw, unparsed = parse_timestamps(raw)
-    report.flags["timestamps that could not be parsed (kept as null)"] = unparsed
+    raw, timestamp_flags = parse_timestamps(raw)
+    report.flags.update(timestamp_flags)
 
     known = set(model_table()["raw_model"].to_list())
     seen = set(raw["model_a"].unique().to_list()) | set(raw["model_b"].unique().to_list())

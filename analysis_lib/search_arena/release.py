@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -23,10 +25,12 @@ import polars as pl
 
 from analysis_lib import sources
 from analysis_lib.reading import (
+    INT64_RANGE,
     DataValidationError,
     check_file,
     json_lines,
     located,
+    name_expr,
     one_line,
     parquet_columns,
     parquet_head,
@@ -336,6 +340,8 @@ def validate_raw(raw: pl.DataFrame, origin: str = "input") -> None:
                     f"{origin}: field 'system_{side}_metadata.{fname}' has type {one_line(str(fields[fname]), 120)}, "
                     f"expected {expected}"
                 )
+    if problem := timestamp_problem(raw):
+        raise DataValidationError(f"{origin}: {problem}")
     bad = raw.with_row_index("row", offset=1).filter(pl.col("winner").is_not_null()
                                                      & ~pl.col("winner").is_in(WINNERS))
     if bad.height:
@@ -363,29 +369,86 @@ def _compatible(got: PolarsDataType, expected: Any) -> bool:
 # Derivation
 
 
-def parse_timestamps(raw: pl.DataFrame) -> tuple[pl.DataFrame, int]:
-    """``timestamp`` as Datetime(ns): parquet stores it so; jsonl has ISO strings (or epoch numbers)."""
+#: What a timestamp may be: a nanosecond datetime holds 1677-09-21 to 2262-04-11; one outside is kept as null and
+#: flagged by its rows (a year-9999 "never" marker, say).
+TIMESTAMP_RANGE = (datetime(1677, 9, 22), datetime(2262, 4, 11))
+#: Epoch units by magnitude (2025 is ~1.7e9 s, 1.7e12 ms, 1.7e15 us, 1.7e18 ns), with nanoseconds per unit.
+EPOCH_UNITS: dict[str, tuple[float, int]] = {"seconds": (1e11, 10**9), "milliseconds": (1e14, 10**6),
+                                             "microseconds": (1e17, 10**3), "nanoseconds": (math.inf, 1)}
+#: ISO 8601 with a zone (``Z``, ``+02:00``, ``+0200``, ``+02``): read as UTC.
+_ZONED = r"(Z|[+-]\d\d(:?\d\d)?)$"
+
+
+def _epoch_unit(expr: pl.Expr) -> pl.Expr:
+    """The unit of each epoch number, by its magnitude (:data:`EPOCH_UNITS`; null for null)."""
+    out = pl.lit(None, dtype=pl.String)
+    for unit, (below, _) in reversed(EPOCH_UNITS.items()):
+        out = pl.when(expr.abs() < below).then(pl.lit(unit)).otherwise(out)
+    return out
+
+
+def timestamp_problem(raw: pl.DataFrame) -> str | None:
+    """Epoch-number timestamps in more than one unit (``field 'timestamp': …`` naming the first rows of each, from
+    1), or None: the unit is one per file, and a row of milliseconds among seconds would land in 1970."""
+    if "timestamp" not in raw.columns or not raw.schema["timestamp"].is_numeric():
+        return None
+    units = (raw.select(_epoch_unit(pl.col("timestamp")).alias("unit")).with_row_index("row", offset=1)
+             .drop_nulls("unit").group_by("unit", maintain_order=True).agg(pl.len(), pl.col("row").head(3)))
+    if units.height < 2:
+        return None
+    parts = [f"{n:,} in {unit} (row{'s' * (n > 1)} {', '.join(map(str, rows))}{', …' if n > 3 else ''})"
+             for unit, n, rows in units.iter_rows()]
+    return f"field 'timestamp': epoch numbers in {units.height} units, {'; '.join(parts)}; expected one unit per file"
+
+
+def parse_timestamps(raw: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
+    """``timestamp`` as Datetime(ns), and the flags of what was kept as null: values that could not be parsed,
+    and values outside :data:`TIMESTAMP_RANGE` (named by their rows: the ``_row`` column when the frame has it).
+    Strings are ISO 8601, naive (in the format polars infers from the first) or with ``Z`` or an offset (read as
+    UTC); numbers are epoch seconds, milliseconds, micro- or nanoseconds by magnitude (one unit per file:
+    :func:`timestamp_problem`); parquet stores datetimes."""
     if "timestamp" not in raw.columns:
-        return raw.with_columns(pl.lit(None, dtype=pl.Datetime("ns")).alias("timestamp")), 0
-    dtype = raw.schema["timestamp"]
-    if dtype == pl.String:
-        parsed = pl.col("timestamp").str.to_datetime(time_unit="ns", strict=False)
-    elif dtype.is_integer():  # epoch: the unit follows from the magnitude (2025 is ~1.7e9 s, 1.7e18 ns)
-        # polars types Series.max() as any Python literal; an integer column gives an int (or None)
-        top = cast(int, raw["timestamp"].abs().max() or 0)
-        unit: Literal["s", "ms", "us", "ns"] = (
-            "s" if top < 10**11 else "ms" if top < 10**14 else "us" if top < 10**17 else "ns"
-        )
-        parsed = pl.from_epoch(pl.col("timestamp"), time_unit=unit).cast(pl.Datetime("ns"))
-    else:
-        parsed = pl.col("timestamp").cast(pl.Datetime("ns"))
-    out = raw.with_columns(parsed.alias("timestamp"))
-    unparsed = int((out["timestamp"].is_null() & raw["timestamp"].is_not_null()).sum())
-    return out, unparsed
+        return raw.with_columns(pl.lit(None, dtype=pl.Datetime("ns")).alias("timestamp")), {}
+    dtype, ts = raw.schema["timestamp"], pl.col("timestamp")
+    if dtype == pl.String:  # parsed in microseconds to test the range (nanoseconds wrap a year 9999 to 1815)
+        text = ts.str.strip_chars()
+        zoned = text.str.contains(_ZONED)
+        iso = (pl.when(zoned).then(text).str.replace(r"^(\d{4}-\d\d-\d\d) ", "${1}T").str.replace(r"Z$", "+00:00"))
+
+        def parsed(unit: Literal["us", "ns"]) -> pl.Expr:
+            naive = pl.when(~zoned).then(text).str.to_datetime(time_unit=unit, strict=False)
+            aware = iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", time_unit=unit, time_zone="UTC", strict=False)
+            return pl.coalesce(naive, aware.dt.replace_time_zone(None))
+
+        wide, exact = parsed("us"), parsed("ns")
+    elif dtype.is_numeric():  # one unit per file (timestamp_problem): the unit of the largest value
+        top = float(cast(float, raw["timestamp"].abs().max() or 0))
+        factor = next(f for below, f in EPOCH_UNITS.values() if top < below)
+        fits = ts.abs() <= INT64_RANGE[1] / factor
+        ns = (ts * factor).round(0) if dtype.is_float() else ts.cast(pl.Int64, strict=False) * factor
+        wide = exact = pl.when(fits).then(ns.cast(pl.Int64, strict=False)).cast(pl.Datetime("ns"))
+    else:  # a datetime (a zoned one read as UTC) or a date
+        exact = ts.dt.convert_time_zone("UTC").dt.replace_time_zone(None) if getattr(dtype, "time_zone", None) else ts
+        wide = exact.cast(pl.Datetime("us"))
+    lo, hi = TIMESTAMP_RANGE
+    outside = (ts.is_not_null() & (wide.is_null() & pl.lit(dtype.is_numeric()) | (wide < lo) | (wide > hi))
+               ).fill_null(False)
+    out = raw.with_columns(pl.when(~outside).then(exact).cast(pl.Datetime("ns")).alias("timestamp"),
+                           outside.alias("_outside"))
+    flags = {"timestamps that could not be parsed (kept as null)":
+             int((out["timestamp"].is_null() & raw["timestamp"].is_not_null() & ~out["_outside"]).sum())}
+    rows = (out.filter("_outside")["_row"] if "_row" in out.columns else out.with_row_index("_r", 1).filter(
+        "_outside")["_r"]).to_list()
+    if rows:
+        shown = ", ".join(map(str, rows[:5])) + (", …" if len(rows) > 5 else "")
+        flags[f"timestamps outside {lo:%Y-%m-%d} to {hi:%Y-%m-%d} (kept as null; rows {shown})"] = len(rows)
+    return out.drop("_outside"), flags
 
 
 def normalise(raw: pl.DataFrame) -> pl.DataFrame:
-    """Cast columns whose leaves were inferred as Null (all-empty lists in jsonl) to the expected dtypes."""
+    """Cast columns whose leaves were inferred as Null (all-empty lists in jsonl) to the expected dtypes, and compare
+    model names as :func:`~analysis_lib.reading.name_key` says (NFC, surrounding whitespace stripped; a name of
+    whitespace only is no name)."""
     casts = [
         pl.col(name).cast(dtype)
         for name, dtype in {**REQUIRED_COLUMNS, **OPTIONAL_COLUMNS}.items()
@@ -397,6 +460,6 @@ def normalise(raw: pl.DataFrame) -> pl.DataFrame:
         )
         for side in SIDES
     ]
-    return raw.with_columns(casts)
-
-
+    names = [name_expr(pl.col(c).cast(pl.String)) for c in ("model_a", "model_b")]
+    return raw.with_columns(casts).with_columns(pl.when(n != "").then(n).alias(c)
+                                                for n, c in zip(names, ("model_a", "model_b"), strict=True))
