@@ -445,13 +445,16 @@ def read_frame(path: Path, fmt: str, what: str, *, wanted: Callable[[str], bool]
                record_check: RecordCheck | None = None) -> pl.DataFrame:
     """The ``wanted`` columns of a file :func:`check_file` passed, as a frame: parquet after
     :func:`parquet_columns`; JSON lines after every line passed :func:`check_json_lines` with ``record_check``
-    (polars would crash on deep nesting and coerce a number where another line has text)."""
+    (polars would crash on deep nesting and coerce a number where another line has text); CSV."""
     names = list(parquet_columns(path, wanted)) if fmt == "parquet" else None
-    if fmt != "parquet":
+    if fmt == "jsonl":
         check_json_lines(path, what, record_check)
     try:
         if names is not None:
             return pl.read_parquet(path, columns=names)
+        if fmt == "csv":  # polars drops a byte-order mark
+            frame = pl.read_csv(path, infer_schema_length=10_000)
+            return frame.select([c for c in frame.columns if wanted(c)])
         with path.open("rb") as fh:
             if fh.read(3) == BOM:  # polars refuses a byte-order mark: read from after it
                 frame = pl.read_ndjson(fh, infer_schema_length=None)
