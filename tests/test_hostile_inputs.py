@@ -201,6 +201,18 @@ def test_a_prompt_given_as_a_number_is_refused_not_read_as_text(tmp_path):
              "or null, got a whole number 12345")
 
 
+@pytest.mark.parametrize(("field", "value", "shown"), [("content", 12345, "got 12345"),
+                                                     ("language", 7, "field 'language': expected a string or null")])
+def test_text_arena_refuses_a_number_where_text_is_expected(tmp_path, field, value, shown):
+    rows = _records(TEXT_ARENA)
+    if field == "content":
+        rows[1]["conversation_a"][0]["content"] = value
+    else:
+        rows[1][field] = value
+    path = _write(tmp_path / "t.jsonl", rows)
+    _refused(tmp_path, "text_arena_source", path, "TEXT_ARENA: ", "t.jsonl, line 2", shown)
+
+
 @pytest.mark.parametrize("reader", ["release", "match log", "nuggets", "text arena"])
 def test_a_lone_surrogate_in_a_name_is_refused_naming_line_and_field(tmp_path, reader):
     surrogate = '"x\\ud800y"'  # a JSON escape no UTF-8 text can hold

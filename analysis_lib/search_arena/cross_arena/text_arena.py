@@ -71,8 +71,12 @@ def _check_conversation(value: Any, where: str) -> str:
             f"{where}[0]: the first message must be the user's, got role {quote(value[0]['role'])}")
     content = value[0]["content"]
     if isinstance(content, list):  # multimodal content: keep the text parts
-        content = " ".join(str(p.get("text", "")) if isinstance(p, Mapping) else str(p) for p in content)
-    return str(content)
+        parts = [p.get("text", "") if isinstance(p, Mapping) else p for p in content]
+        content = " ".join(p for p in parts if isinstance(p, str)) if all(isinstance(p, str) for p in parts) else None
+    if not isinstance(content, str):  # a number is not read as text
+        raise DataValidationError(f"{where}[0], field 'content': expected text (or a list of text parts), got "
+                                  f"{quote(value[0]['content'])}")
+    return content
 
 
 def _parse_text_arena_row(row: Any, where: str, search_model: str) -> tuple[dict[str, Any] | None, str, str]:
@@ -106,6 +110,8 @@ def _parse_text_arena_row(row: Any, where: str, search_model: str) -> tuple[dict
             f"{where}, fields 'model_a'/'model_b': {what} the search model {search_model!r} ({quote(a)} vs {quote(b)})"
         )
     turn = _turn(row.get("turn"), where)
+    if row.get("language") is not None and not isinstance(row["language"], str):
+        raise DataValidationError(f"{where}, field 'language': expected a string or null, got {quote(row['language'])}")
     if winner is None:
         return None, "no vote (winner null)", conv
     record = {
@@ -118,7 +124,7 @@ def _parse_text_arena_row(row: Any, where: str, search_model: str) -> tuple[dict
         "intent": row[intent_field],
         "prompt": prompt,
         "turn": turn,
-        "language": row.get("language") if isinstance(row.get("language"), str) else None,
+        "language": row.get("language"),
     }
     return record, "", conv
 
