@@ -5,8 +5,8 @@ one line per module, is in ``book/library.md`` (a test keeps it complete):
 
 - the shared core: :mod:`~analysis_lib.ranking` (paper-agnostic Bradley–Terry and contextual BT),
   :mod:`~analysis_lib.stats`, :mod:`~analysis_lib.llm` (the LLM layer), :mod:`~analysis_lib.plotting`,
-  :mod:`~analysis_lib.fetch`, :mod:`~analysis_lib.paths`, :mod:`~analysis_lib.jsonl`, :mod:`~analysis_lib.sources`,
-  :mod:`~analysis_lib.scrape` and
+  :mod:`~analysis_lib.fetch`, :mod:`~analysis_lib.paths`, :mod:`~analysis_lib.reading` (the one safe reader of
+  user files), :mod:`~analysis_lib.sources`, :mod:`~analysis_lib.scrape` and
   :mod:`~analysis_lib.extras` (optional dependencies);
 - the papers: :mod:`~analysis_lib.search_arena` (SA), :mod:`~analysis_lib.nuggets` (NG),
   :mod:`~analysis_lib.dr_arena` (DR), :mod:`~analysis_lib.answer_engine` (AE), each with its loaders, analyses,

@@ -129,13 +129,13 @@ def sha256_of(path: str | Path, chunk: int = 1 << 20) -> str:
 #: ``user`` (a file the manifest does not vouch for), ``simulated`` (the project's simulators).
 Provenance = Literal["real", "user", "simulated"]
 
-_PUBLIC: dict[tuple[str, int, int], str | None] = {}
+_PUBLIC: dict[tuple[str, int, int, int], str | None] = {}
 
 
 def public_entry(path: str | Path, manifest: str | Path | None = None) -> str | None:
     """The id of the manifest entry whose sha256 the file at ``path`` has, or ``None`` (a folder, a missing file, or
     a file the manifest does not vouch for). Only a file whose size equals an entry's ``bytes`` is hashed, and each
-    (path, size, mtime) once per process."""
+    (path, size, mtime, ctime) once per process (a rewrite that restores size and mtime still changes ctime)."""
     p = Path(path).expanduser()
     try:
         st = p.stat()
@@ -143,7 +143,7 @@ def public_entry(path: str | Path, manifest: str | Path | None = None) -> str | 
         return None
     if not p.is_file():
         return None
-    key = (str(p.resolve()), st.st_size, st.st_mtime_ns)
+    key = (str(p.resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     if key not in _PUBLIC:
         candidates = [e for e in read_manifest(manifest).values() if e.sha256 and e.bytes == st.st_size]
         sha = sha256_of(p) if candidates else ""

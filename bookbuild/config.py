@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 EXIT_OK, EXIT_NOTEBOOK, EXIT_USAGE, EXIT_BOOK = 0, 1, 2, 3
 #: The most bootstrap rounds a build takes (``--bootstrap`` / ``BOOTSTRAP``); the default is 100.
@@ -240,8 +240,17 @@ def parse_setting(text: str) -> tuple[str, Any]:
     return name, value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line (:class:`BuildError`, exit 2), not a usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        hint = (" (a value that starts with '-' is written --option=VALUE, e.g. --nuggets=-n.jsonl, or as ./-n.jsonl)"
+                if "expected one argument" in message else "")
+        raise BuildError(f"{message}{hint}", EXIT_USAGE)
+
+
 def parse_args(argv: Sequence[str] | None = None) -> Config:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="python -m bookbuild",
         description="Run the chapter notebooks with papermill (skipping unchanged ones) and build the book. "
         "Options default to the BOOK_* environment variables that `make book` sets.",

@@ -19,13 +19,13 @@ input                   loader                                                  
 ======================  =====================================================================  ============
 
 A file must be a regular file (a folder only where the loader reads folders: nugget records, match logs). An input
-with no rows is refused. Beyond each loader's own checks, what the chapters rely on is checked here too: a release
-whose model names are longer than :data:`MAX_NAME_CHARS` or whose timestamps all fail to parse is refused
-(:func:`derived_problem`); a ``sample:N`` outside :data:`MIN_SAMPLE`–:data:`MAX_SAMPLE` is refused; a JSON-lines
-release whose loader failure names no line is named by its first bad line and field
-(:func:`analysis_lib.search_arena.release_io.jsonl_problem`). A file's description is its name (never its folder),
-sha256 and rows; validated files are remembered in ``<state>/validated.json`` by input, sha256 and library hash, so
-an unchanged input is read once.
+with no rows is refused. Beyond each loader's own checks, what the chapters rely on is checked here too
+(:func:`derived_problem`): a release needs model names of at most :data:`MAX_NAME_CHARS` characters and what the
+chapters can compute from, at least :data:`MIN_SAMPLE` conversations, two models with a vote and one decided
+battle; a ``sample:N`` outside :data:`MIN_SAMPLE`–:data:`MAX_SAMPLE` is refused. A file's description is its name
+(never its folder), sha256 and rows; validated files are remembered in ``<state>/validated.json`` by input, reader
+(the file's suffix, which picks the reader), content (sha256, hashed on every build) and library hash, so an
+unchanged input is read once and a rewritten or renamed one is read again.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ from analysis_lib.answer_engine import agreement as ae_agreement
 from analysis_lib.answer_engine import records as ae_records
 from analysis_lib.dr_arena import match_log
 from analysis_lib.nuggets import records as ng_records
-from analysis_lib.search_arena import attribution_io, hub, loader, release, release_io
+from analysis_lib.reading import DataValidationError, quote
+from analysis_lib.search_arena import attribution_io, hub, loader, release
 from analysis_lib.search_arena.cross_arena import text_arena
 from bookbuild import fields, keys
 
@@ -76,9 +77,11 @@ MAX_NAME_CHARS = match_log.MAX_NAME_CHARS
 
 def derived_problem(tidy: pl.DataFrame) -> str | None:
     """What the chapters need of a loaded release beyond its schema, checked on the loader's tidy frame: model
-    names of at most :data:`MAX_NAME_CHARS` characters. ``None`` when it passes. (Timestamps that are all null or
-    unreadable are an optional field the release lacks: the analysis that counts days says it did not run, and
-    :func:`optional_fields_line` names it at the door.)"""
+    names of at most :data:`MAX_NAME_CHARS` characters, at least :data:`MIN_SAMPLE` conversations (as
+    ``sample:N``), two models with a vote between them and one decided battle (the fits have nothing to rank
+    otherwise). ``None`` when it passes. (Timestamps that are all null or unreadable are an optional field the
+    release lacks: the analysis that counts days says it did not run, and :func:`optional_fields_line` names it at
+    the door.)"""
     for side in ("a", "b"):
         column = f"raw_model_{side}" if f"raw_model_{side}" in tidy.columns else f"model_{side}"
         if column not in tidy.columns:
@@ -86,9 +89,16 @@ def derived_problem(tidy: pl.DataFrame) -> str | None:
         long = tidy.with_row_index("record", 1).filter(pl.col(column).str.len_chars() > MAX_NAME_CHARS)
         if long.height:
             row = long.row(0, named=True)
-            return (f"record {row['record']} (conv_id {release_io.short(row.get('conv_id'))}), field 'model_{side}': "
-                    f"a name of {len(row[column]):,} characters {release_io.short(row[column])}; expected at most "
+            return (f"record {row['record']} (conv_id {quote(row.get('conv_id'))}), field 'model_{side}': "
+                    f"a name of {len(row[column]):,} characters {quote(row[column])}; expected at most "
                     f"{MAX_NAME_CHARS}")
+    voted = tidy.filter(pl.col("winner").is_not_null() & (pl.col("model_a") != pl.col("model_b")))
+    models = pl.concat([voted["model_a"], voted["model_b"]]).n_unique()
+    decided = voted.filter(pl.col("winner").is_in(["model_a", "model_b"])).height
+    if tidy.height < MIN_SAMPLE or models < 2 or decided == 0:
+        return (f"{tidy.height:,} conversation(s), {models} model(s) with a vote, {decided:,} decided battle(s) (not "
+                f"a tie); the chapters need at least {MIN_SAMPLE} conversations, two models with a vote and one "
+                "decided battle")
     return None
 
 
@@ -96,25 +106,15 @@ def _release_rows(path: str, seed: int, cache_dir: Path | None) -> tuple[int, st
     tidy, _ = loader.load_battles_report(path, seed=seed, cache_dir=cache_dir)
     problem = derived_problem(tidy)
     if problem:
-        raise release_io.DataValidationError(f"{Path(path).name}, {problem}")
+        raise DataValidationError(f"{Path(path).name}, {problem}" if problem.startswith("record ")
+                                  else f"{Path(path).name}: {problem}")
     return tidy.height, "conversations"
 
 
-def _explained(name: str, path: Path, exc: BaseException) -> str:
-    """The loader's failure as one line; for a JSON-lines release whose failure names no line (a value the
-    derivation cannot use, such as a whole number beyond 64 bits), the file's first bad line and field."""
+def _explained(path: Path, exc: BaseException) -> str:
+    """The loader's failure as one line, the file named by its name (never its folder)."""
     message = one_line(exc)
-    if message.startswith(f"{path}, line "):  # the loader named the line itself: the file by its name, as below
-        return path.name + message[len(str(path)):]
-    if name in ("data_source", "attribution_source") and ", line " not in message and path.is_file() \
-            and path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
-        try:
-            where = release_io.jsonl_problem(path)
-        except OSError:
-            where = ""
-        if where:
-            return f"{path.name}{where}"
-    return message
+    return path.name + message[len(str(path)):] if message.startswith(str(path)) else message
 
 
 def _loaders(seed: int, cache_dir: Path | None) -> dict[str, Callable[[str], tuple[int, str]]]:
@@ -191,7 +191,7 @@ def check(name: str, value: str, *, root: Path, state_dir: Path, seed: int, cach
             except Exception as exc:  # noqa: BLE001 - any loader failure is a bad input
                 raise InputError(f"{option}: {one_line(exc)}") from exc
         return Described(resolved, info)
-    identity = keys.input_identity(resolved, state_dir)
+    identity = keys.input_identity(resolved)
     path = Path(resolved)
     info = {"kind": "folder" if path.is_dir() else "file", "name": path.name, "id": identity}
     if identity.startswith("sha256:"):
@@ -200,14 +200,15 @@ def check(name: str, value: str, *, root: Path, state_dir: Path, seed: int, cach
         info["tree_sha256"] = identity.removeprefix("sha256-tree:")
     memo_path = state_dir / "validated.json"
     memo = keys.read_json(memo_path) or {}
-    memo_key = f"{name}|{identity}|{lib_hash}"
+    reader = "folder" if path.is_dir() else path.suffix.lower()  # the suffix picks the reader
+    memo_key = f"{name}|{reader}|{identity}|{lib_hash}"
     if memo_key in memo:
         info["rows"], info["unit"] = memo[memo_key]
         return Described(resolved, info)
     try:
         rows, unit = loaders[name](resolved)
     except Exception as exc:  # noqa: BLE001 - any loader failure is a bad input
-        message = one_line(_explained(name, path, exc))
+        message = one_line(_explained(path, exc))
         shown = message if (str(path) in message or path.name in message) else f"{path}: {message}"
         raise InputError(f"{option}: {shown}") from exc
     if rows == 0:

@@ -48,33 +48,17 @@ def read_json(path: Path) -> Any:
         return None
 
 
-def input_identity(value: str, state_dir: Path) -> str:
+def input_identity(value: str) -> str:
     """What identifies an input: the string for named sources and empty values, else ``sha256:<hex>`` of the
-    file (``sha256-tree:`` over a folder's files). File hashes are cached in ``<state-dir>/data_hashes.json``
-    by path, mtime and size."""
+    file's bytes (``sha256-tree:`` over a folder's files, by relative name and sha256), hashed on every build:
+    never a file's size and mtime, which a rewrite can keep."""
     if not value or sources.is_named(value):
         return value
     path = Path(value)
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    cache_path = state_dir / "data_hashes.json"
-    cache = read_json(cache_path) or {}
-    changed = False
-    digests = []
-    for f in files:
-        st = f.stat()
-        key = str(f.resolve())
-        entry = cache.get(key)
-        if not entry or entry.get("mtime_ns") != st.st_mtime_ns or entry.get("size") != st.st_size:
-            entry = {"mtime_ns": st.st_mtime_ns, "size": st.st_size, "sha256": sha256_file(f)}
-            cache[key] = entry
-            changed = True
-        rel = f.name if f == path else f.relative_to(path).as_posix()
-        digests.append(f"{rel}:{entry['sha256']}")
-    if changed:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        write_json(cache_path, cache)
     if path.is_file():
-        return "sha256:" + digests[0].split(":", 1)[1]
+        return "sha256:" + sha256_file(path)
+    files = sorted(p for p in path.rglob("*") if p.is_file())
+    digests = [f"{f.relative_to(path).as_posix()}:{sha256_file(f)}" for f in files]
     return "sha256-tree:" + hashlib.sha256("\n".join(digests).encode()).hexdigest()
 
 
@@ -115,7 +99,7 @@ def notebook_key(notebook: Path, parameters: dict, inputs: dict[str, str], lib_h
 
 
 #: Files of the state folder that are the runner's own caches, not what the status page reads.
-NOT_BOOK_STATE = frozenset({"data_hashes.json", "validated.json", "inputs.json", "book.json", "identity_cells.json"})
+NOT_BOOK_STATE = frozenset({"validated.json", "inputs.json", "book.json", "identity_cells.json"})
 
 
 def book_state_digest(results_dir: Path, state_dir: Path, exclude: str = "") -> str:

@@ -7,7 +7,10 @@ the numbers). A ``--set NAME=VALUE`` is checked against it (:func:`problem`):
 - the kind of value the default has: a whole number for an integer default (``1e999`` or ``2.5`` is refused), a
   finite number for a float default, text for a text default (a ``None`` default takes ``None`` or any value of the
   kind its range states; ``None`` is taken where the default is ``None`` or the comment says what it means);
-- the declared range, inclusive.
+- the declared range, inclusive;
+- for a text parameter whose comment lists its values in quotes (``encoder_precision = "auto"  # "auto" (…),
+  "float32", "bfloat16"``: quoted values, notes in parentheses, commas and "or" only, after an optional label), one
+  of those values (:func:`allowed_values`).
 
 So a value the chapter cannot use stops the build at once with one line naming the parameter, instead of failing
 inside the chapter minutes later.
@@ -32,6 +35,18 @@ def declared_range(help_text: str) -> tuple[float, float] | None:
         return None
     lo, hi = (float(x.replace("_", "").replace(",", "")) for x in m.groups())
     return lo, hi
+
+
+_QUOTED = re.compile(r'"([^"]*)"|\'([^\']*)\'')
+
+
+def allowed_values(help_text: str) -> tuple[str, ...] | None:
+    """The values a text parameter's comment enumerates (two or more quoted values and nothing else but notes in
+    parentheses, commas, "or" and a leading ``label:``), or ``None`` when it does not enumerate them."""
+    text = re.sub(r"\([^)]*\)", "", help_text or "")
+    values = tuple(a or b for a, b in _QUOTED.findall(text))
+    rest = re.sub(r"^[^\"':]*:", "", _QUOTED.sub("", text).strip())
+    return values if len(values) >= 2 and not re.sub(r"[\s,]|\bor\b", "", rest) else None
 
 
 def _default(text: str) -> Any:
@@ -64,6 +79,8 @@ def problem(name: str, value: Any, spec: Mapping[str, Any]) -> str:
             return f"--set {name}={_shown(value)}: expected a finite number" + _range_text(bounds)
     elif isinstance(default, str) and not isinstance(value, str):
         return f"--set {name}={_shown(value)}: expected text (default {_shown(default)})"
+    elif isinstance(default, str) and (allowed := allowed_values(str(spec.get("help", "")))) and value not in allowed:
+        return f"--set {name}={_shown(value)}: expected one of {', '.join(map(repr, allowed))}"
     if bounds is not None and isinstance(value, (int, float)) and not bounds[0] <= value <= bounds[1]:
         return f"--set {name}={_shown(value)}: out of range" + _range_text(bounds)
     return ""

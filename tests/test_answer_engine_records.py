@@ -15,6 +15,7 @@ from analysis_lib.answer_engine import batch as ae_batch
 from analysis_lib.answer_engine import records as ae_records
 from analysis_lib.answer_engine.simulate import simulate_answers
 from analysis_lib.fetch import published
+from analysis_lib.reading import DataValidationError
 
 
 def _record(**over) -> dict:
@@ -80,23 +81,23 @@ def test_support_jsonl_overrides_and_counts_missing(tmp_path):
     ({"Output": None}, "field 'Output'"),
 ])
 def test_bad_records_name_record_and_field(over, needle):
-    with pytest.raises(ae.AnswerRecordError) as err:
+    with pytest.raises(DataValidationError) as err:
         ae.parse_records([_record(id="ok"), _record(id="bad", **over)], "answers.json")
-    assert "answers.json: record 1 (id 'bad')" in str(err.value) and needle in str(err.value)
+    assert "answers.json: record 2 (id 'bad')" in str(err.value) and needle in str(err.value)
 
 
 def test_bad_files_name_file_and_line(tmp_path):
     p = tmp_path / "a.json"
     p.write_text("[{]")
-    with pytest.raises(ae.AnswerRecordError, match=r"a.json, line 1, column 3: not valid JSON"):
+    with pytest.raises(DataValidationError, match=r"a.json, line 1, column 3: not valid JSON"):
         ae.load_answer_records(p)
     p.write_text(json.dumps([_record(), _record()]))
-    with pytest.raises(ae.AnswerRecordError, match="duplicate of record 0"):
+    with pytest.raises(DataValidationError, match="record 2 .*duplicate of record 1"):
         ae.load_answer_records(p)
     j = tmp_path / "s.jsonl"
     j.write_text(json.dumps({"sample_id": "a", "source_idx": 1, "core_statement_id": "s", "support": "full"}) + "\n"
                  + json.dumps({"sample_id": "a", "source_idx": 1, "core_statement_id": "t", "support": "yes"}) + "\n")
-    with pytest.raises(ae.AnswerRecordError, match=r"s.jsonl, line 2, field 'support'"):
+    with pytest.raises(DataValidationError, match=r"s.jsonl, line 2, field 'support'"):
         ae.load_support_results(j)
 
 
@@ -234,10 +235,10 @@ def test_judge_agreement_against_numpy(tmp_path):
 def test_bad_labels_name_line_and_field(tmp_path):
     path = tmp_path / "labels.csv"
     path.write_text("task,item_id,human\nconfidence,a,4\nconfidence,b,7\n")
-    with pytest.raises(ae.AnswerRecordError, match=r"labels.csv, line 3, field 'human'"):
+    with pytest.raises(DataValidationError, match=r"labels.csv, line 3, field 'human'"):
         ae.load_answer_labels(path)
     path.write_text("task,item_id,human\nstance,a,4\n")
-    with pytest.raises(ae.AnswerRecordError, match=r"line 2, field 'task'"):
+    with pytest.raises(DataValidationError, match=r"line 2, field 'task'"):
         ae.load_answer_labels(path)
 
 

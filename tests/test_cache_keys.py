@@ -73,10 +73,13 @@ def test_loader_key_follows_source_seed_match_and_file(tmp_path):
               loader._cache_key("sample:100", 0, "raw")}
     assert base not in others and len(others) == 3
     f = tmp_path / "release.jsonl"
-    f.write_text("{}\n")
+    f.write_text('{"a": 1}\n')
     first = loader._cache_key(str(f), 0, "substring")
     os.utime(f, ns=(1, 1))
-    assert first is not None and loader._cache_key(str(f), 0, "substring") not in {first, None}
+    assert first is not None and loader._cache_key(str(f), 0, "substring") == first  # the content, not the mtime
+    f.write_text('{"a": 2}\n')  # same size
+    os.utime(f, ns=(1, 1))  # same mtime
+    assert loader._cache_key(str(f), 0, "substring") not in {first, None}
     assert loader._cache_key(str(tmp_path / "missing.jsonl"), 0, "substring") is None
 
 

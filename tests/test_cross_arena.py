@@ -10,10 +10,10 @@ import pytest
 from scipy import stats as sps
 
 from analysis_lib.fetch import published
+from analysis_lib.reading import DataValidationError
 from analysis_lib.search_arena import cross_arena, loader, schema
 from analysis_lib.search_arena.cross_arena import (
     INTENT_ORDER,
-    TextArenaFormatError,
     compare_tie_shares,
     fact_synth_transcription,
     intent_tests,
@@ -161,17 +161,17 @@ def test_loader_accepts_primary_intent(tmp_path):
     ],
 )
 def test_loader_names_line_and_field(tmp_path, bad, match):
-    with pytest.raises(TextArenaFormatError, match=match):
+    with pytest.raises(DataValidationError, match=match):
         load_text_arena(_write(tmp_path, [_row(), bad]))
 
 
 def test_loader_rejects_invalid_json_line(tmp_path):
-    with pytest.raises(TextArenaFormatError, match=r"line 2: not valid JSON"):
+    with pytest.raises(DataValidationError, match=r"line 2, column \d+: not valid JSON"):
         load_text_arena(_write(tmp_path, [_row()], raw_lines=['{"model_a": ']))
 
 
 def test_loader_missing_file_says_where_to_get_it(tmp_path):
-    with pytest.raises(TextArenaFormatError, match=r"nope\.jsonl: not found.*lmarena/search-arena"):
+    with pytest.raises(DataValidationError, match=r"nope\.jsonl: not found.*lmarena/search-arena"):
         load_text_arena(tmp_path / "nope.jsonl")
 
 
@@ -236,7 +236,7 @@ def test_path_with_colon_under_samples_is_read_as_a_file(tmp_path, monkeypatch):
     frame = load_text_arena("samples/x:y.jsonl")
     assert frame.height == 1
     assert text_arena_kind("samples/x:y.jsonl") == "user"
-    with pytest.raises(TextArenaFormatError, match=r"missing\.jsonl: not found"):
+    with pytest.raises(DataValidationError, match=r"missing\.jsonl: not found"):
         load_text_arena("samples/missing.jsonl")
 
 
@@ -260,7 +260,7 @@ def test_loader_accepts_every_release_winner_and_codes_it(tmp_path, winner):
 
 @pytest.mark.parametrize("winner", ["tie(bothbad)", "model_c", "A"])
 def test_loader_rejects_winners_outside_the_vocabulary(tmp_path, winner):
-    with pytest.raises(TextArenaFormatError, match=r"line 1, field 'winner'"):
+    with pytest.raises(DataValidationError, match=r"line 1, field 'winner'"):
         load_text_arena(_write(tmp_path, [_row(winner=winner)]))
 
 

@@ -10,10 +10,10 @@ import pytest
 from raw_factory import conversation, make_raw
 from reference_features import features_loop
 
+from analysis_lib.reading import DataValidationError
 from analysis_lib.search_arena import loader, models
 from analysis_lib.search_arena.domains import DOMAIN_GROUPS
 from analysis_lib.search_arena.loader import derive, load_battles, load_battles_report
-from analysis_lib.search_arena.release import DataValidationError
 
 YT = ["[1]", "https://www.youtube.com/watch?v=abc"]
 WIKI = ["[2]", "https://en.wikipedia.org/wiki/Lambda_calculus"]
@@ -122,7 +122,7 @@ def test_missing_trace_field_is_named():
 
 def test_unknown_winner_names_rows_and_value():
     raw = make_raw([conversation(), conversation(winner="model_c")])
-    with pytest.raises(DataValidationError, match=r"row 1 = 'model_c'"):
+    with pytest.raises(DataValidationError, match=r"row 2 = 'model_c'"):  # rows counted from 1
         derive(raw, "file.parquet")
 
 
@@ -298,7 +298,7 @@ def test_zero_row_release_is_refused_by_name(tmp_path):
 
 
 def test_a_folder_is_named_as_a_folder(tmp_path):
-    with pytest.raises(DataValidationError, match="is a folder; expected a Search Arena release file"):
+    with pytest.raises(DataValidationError, match="is a folder, not a regular file; expected a Search Arena release"):
         load_battles(tmp_path)
 
 
@@ -309,7 +309,7 @@ def test_truncated_jsonl_names_the_line(tmp_path):
     lines = good.read_text().splitlines()
     cut = tmp_path / "cut.jsonl"
     cut.write_text("\n".join([*lines[:2], lines[2][: len(lines[2]) // 2]]) + "\n")
-    with pytest.raises(DataValidationError, match=r"cut.jsonl, line 3: not valid JSON"):
+    with pytest.raises(DataValidationError, match=r"cut.jsonl, line 3, column \d+: not valid JSON"):
         load_battles(cut)
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from analysis_lib.dr_arena import match_log as ml
 from analysis_lib.dr_arena import source
+from analysis_lib.reading import DataValidationError
 
 FIX = Path(__file__).parent / "fixtures" / "dr_arena"
 
@@ -22,7 +23,7 @@ def test_folder_reads_every_log_suffix_in_any_case() -> None:
     rounds = ml.load_match_logs(FIX / "logs_mixed_suffixes")
     assert rounds.height == 4  # m1: 2 rounds (a blank line between), m2 (.JSONL), m3 (.json in a subfolder)
     assert sorted(rounds["match_id"].unique()) == ["m1", "m2", "m3"]
-    assert [p.name for p in ml.skipped_files(FIX / "logs_mixed_suffixes")] == ["README.txt"]
+    assert ml.skipped_files(FIX / "logs_mixed_suffixes") == ["README.txt: not a .jsonl or .json or .ndjson file"]
     assert ml.validate_match_logs(FIX / "logs_mixed_suffixes") == 4
 
 
@@ -39,7 +40,7 @@ def test_folder_reads_every_log_suffix_in_any_case() -> None:
     ("not_an_object.jsonl", "line 2: not a JSON object (a list)"),
 ])
 def test_bad_file_refused_naming_file_and_line(name: str, expected: str) -> None:
-    with pytest.raises(ml.MatchLogError) as err:
+    with pytest.raises(DataValidationError) as err:
         ml.validate_match_logs(FIX / name)
     message = str(err.value)
     assert name in message and expected in message and "\n" not in message
@@ -48,14 +49,14 @@ def test_bad_file_refused_naming_file_and_line(name: str, expected: str) -> None
 def test_nan_score_no_longer_decides_a_match(tmp_path: Path) -> None:
     """The issue's case: NaN compared as larger made model A the winner; the log is now refused."""
     shutil.copy(FIX / "nan_score.jsonl", tmp_path / "a.jsonl")
-    with pytest.raises(ml.MatchLogError, match="a.jsonl, line 2, field 'score_a'.*got NaN"):
+    with pytest.raises(DataValidationError, match="a.jsonl, line 2, field 'score_a'.*got NaN"):
         ml.load_match_logs(tmp_path)
 
 
 def test_bad_file_inside_a_folder_is_named(tmp_path: Path) -> None:
     shutil.copytree(FIX / "logs_mixed_suffixes", tmp_path / "logs")
     shutil.copy(FIX / "tree_id_changes.jsonl", tmp_path / "logs" / "late.Json")
-    with pytest.raises(ml.MatchLogError, match=r"late\.Json, line 2, field 'tree_id'"):
+    with pytest.raises(DataValidationError, match=r"late\.Json, line 2, field 'tree_id'"):
         ml.load_match_logs(tmp_path / "logs")
 
 
@@ -64,7 +65,7 @@ def test_long_bad_value_is_quoted_by_a_prefix(tmp_path: Path) -> None:
     bad = json.loads((FIX / "logs_mixed_suffixes" / "m1.jsonl").read_text().splitlines()[0])
     bad["verdict"] = "X" * 10_000_000
     p.write_text(json.dumps(bad) + "\n")
-    with pytest.raises(ml.MatchLogError) as err:
+    with pytest.raises(DataValidationError) as err:
         ml.load_match_logs(p)
     message = str(err.value)
     assert "long.jsonl, line 1, field 'verdict'" in message and len(message) < 400
@@ -75,19 +76,19 @@ def test_long_bad_value_is_quoted_by_a_prefix(tmp_path: Path) -> None:
 def test_special_files_refused_before_reading(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
-    with pytest.raises(ml.MatchLogError, match="pipe.jsonl: is not a regular file"):
+    with pytest.raises(DataValidationError, match="pipe.jsonl: is a FIFO"):
         ml.load_match_logs(fifo)
-    with pytest.raises(ml.MatchLogError, match="pipe.jsonl: is not a regular file"):
-        ml.load_match_logs(tmp_path)  # inside a folder too
-    with pytest.raises(ml.MatchLogError, match="/dev/null: is not a regular file"):
+    with pytest.raises(DataValidationError, match=r"holds no \.jsonl .* \(it holds pipe.jsonl: a FIFO"):
+        ml.load_match_logs(tmp_path)  # inside a folder: listed, not read
+    with pytest.raises(DataValidationError, match="/dev/null: is a character device, not a regular file"):
         ml.load_match_logs("/dev/null")
 
 
 def test_missing_and_log_free_folders_refused(tmp_path: Path) -> None:
-    with pytest.raises(ml.MatchLogError, match="does not exist"):
+    with pytest.raises(DataValidationError, match="nope: no such file or folder"):
         ml.validate_match_logs(tmp_path / "nope")
     (tmp_path / "notes.txt").write_text("x")
-    with pytest.raises(ml.MatchLogError, match=r"no .jsonl/.json/.ndjson file under .*\(1 other file\(s\)\)"):
+    with pytest.raises(DataValidationError, match=r"holds no .jsonl .* \(it holds notes.txt"):
         ml.validate_match_logs(tmp_path)
 
 
@@ -106,7 +107,7 @@ def test_arbitrary_bytes_load_or_raise_the_package_error(tmp_path: Path, data: b
     p.write_bytes(data)
     try:
         rows = ml.validate_match_logs(p)
-    except ml.MatchLogError as err:
+    except DataValidationError as err:
         assert "fuzz.jsonl" in str(err)
     else:
         assert rows >= 1

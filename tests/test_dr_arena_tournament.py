@@ -17,6 +17,7 @@ from analysis_lib.dr_arena import diagnostics as dg
 from analysis_lib.dr_arena import match_log as ml
 from analysis_lib.dr_arena import simulate as sim
 from analysis_lib.dr_arena import tournament as tn
+from analysis_lib.reading import DataValidationError
 
 
 def rec(match_id="m1", rnd=1, verdict="A_BETTER", failure="DEEP", tie=None, sa=1.0, sb=0.0, a="x", b="y", **kw):
@@ -55,7 +56,7 @@ def test_write_and_load_round_trip(tmp_path):
 def test_loader_names_file_line_and_field(tmp_path, bad, field):
     p = tmp_path / "log.jsonl"
     p.write_text(json.dumps(rec()) + "\n" + json.dumps(rec(rnd=2) | bad) + "\n")
-    with pytest.raises(ml.MatchLogError) as e:
+    with pytest.raises(DataValidationError) as e:
         ml.load_match_logs(p)
     assert "log.jsonl, line 2" in str(e.value) and repr(field) in str(e.value)
 
@@ -63,19 +64,19 @@ def test_loader_names_file_line_and_field(tmp_path, bad, field):
 def test_loader_rejects_gaps_duplicates_and_bad_json(tmp_path):
     p = tmp_path / "a.jsonl"
     p.write_text(json.dumps(rec()) + "\n" + json.dumps(rec(rnd=3)) + "\n")
-    with pytest.raises(ml.MatchLogError, match="line 2, field 'round'.*round 2 was expected"):
+    with pytest.raises(DataValidationError, match="line 2, field 'round'.*round 2 was expected"):
         ml.load_match_logs(p)
     p.write_text(json.dumps(rec()) + "\n")
     (tmp_path / "b.jsonl").write_text(json.dumps(rec()) + "\n")
-    with pytest.raises(ml.MatchLogError, match="also appears in"):
+    with pytest.raises(DataValidationError, match="also appears in"):
         ml.load_match_logs(tmp_path)
     p.write_text("{oops\n")
-    with pytest.raises(ml.MatchLogError, match="a.jsonl, line 1: not valid JSON"):
+    with pytest.raises(DataValidationError, match=r"a.jsonl, line 1, column \d+: not valid JSON"):
         ml.read_match_log(p)
-    with pytest.raises(ml.MatchLogError, match="does not exist"):
+    with pytest.raises(DataValidationError, match="no such file or folder"):
         ml.load_match_logs(tmp_path / "missing")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ml.MatchLogError, match="no .jsonl/.json/.ndjson file under"):
+    with pytest.raises(DataValidationError, match="holds no .jsonl or .json or .ndjson file to read"):
         ml.load_match_logs(tmp_path / "empty")
 
 

@@ -193,7 +193,7 @@ def test_a_release_reading_chapter_runs_on_the_offline_pinned_release(offline_hu
     done = subprocess.run(cmd, env=offline_hub.env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     text = json.dumps([c.get("outputs", []) for c in nbformat.read(out, 4).cells])
-    assert "the pinned public release <code>hf</code>" in text and hub.HF_REVISION[:12] in text
+    assert "the pinned public release <code>hf</code>" in text and hub.HF_REVISION[:12] in text  # the banner is HTML
     recorded = {r["quantity"]: r for r in json.loads((results / "01_dataset.json").read_text())["results"]
                 if r["analysis_id"] == "SA-T1"}
     tidy, _ = loader.load_battles_report(offline_hub.plain)

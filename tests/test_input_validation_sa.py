@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from analysis_lib.reading import DataValidationError
 from analysis_lib.search_arena import attribution_io
-from analysis_lib.search_arena.attribution_io import AttributionFormatError, load_attribution, validate_attribution
-from analysis_lib.search_arena.cross_arena import TextArenaFormatError, load_text_arena_report, validate_text_arena
-from analysis_lib.search_arena.release_io import DataValidationError
+from analysis_lib.search_arena.attribution_io import load_attribution, validate_attribution
+from analysis_lib.search_arena.cross_arena import load_text_arena_report, validate_text_arena
 
 FIXTURES = Path(__file__).parent / "fixtures" / "search_arena"
 EXPECTED_COUNT = "expected a whole number of claim–citation pairs from 0 to 100,000"
@@ -25,22 +25,23 @@ EXPECTED_COUNT = "expected a whole number of claim–citation pairs from 0 to 10
     ("name", "expected"),
     [
         ("text_arena_duplicate_id.jsonl",
-         r"^text_arena_duplicate_id\.jsonl, line 3, field 'question_id': 'q1' already on line 1 \(expected each "
+         r"text_arena_duplicate_id\.jsonl, line 3, field 'question_id': 'q1' already on line 1 \(expected each "
          r"battle once\)$"),
-        ("text_arena_no_votes.jsonl", r"^text_arena_no_votes\.jsonl: holds no voted battle \(2 rows, 2 without a vote"),
-        ("text_arena_empty.jsonl", r"^text_arena_empty\.jsonl: is empty \(0 bytes\); expected the Text Arena battles$"),
+        ("text_arena_no_votes.jsonl", r"text_arena_no_votes\.jsonl: holds no voted battle \(2 rows, 2 without a vote"),
+        ("text_arena_empty.jsonl", r"text_arena_empty\.jsonl: is empty \(0 bytes\); expected the Text Arena battles$"),
         ("text_arena_turn_nan.jsonl",
-         r"^text_arena_turn_nan\.jsonl, line 2, field 'turn': expected a finite number or null, got NaN"),
+         r"text_arena_turn_nan\.jsonl, line 2, field 'turn': expected a finite number or null, got NaN"),
         ("text_arena_turn_inf.jsonl",
-         r"^text_arena_turn_inf\.jsonl, line 1, field 'turn': expected a finite number or null, got Infinity"),
-        ("text_arena_bad_utf8.jsonl", r"^text_arena_bad_utf8\.jsonl, line 2: not valid UTF-8 at byte 19"),
-        ("text_arena_deep.jsonl", r"^text_arena_deep\.jsonl, line 2: JSON nested deeper than 64 levels$"),
+         r"text_arena_turn_inf\.jsonl, line 1, field 'turn': expected a finite number or null, got Infinity"),
+        ("text_arena_bad_utf8.jsonl", r"text_arena_bad_utf8\.jsonl, line 2: not valid UTF-8 at byte 20 of the line"),
+        ("text_arena_deep.jsonl",
+         r"text_arena_deep\.jsonl, line 2, field 'intent': JSON nested deeper than 64 levels$"),
     ],
 )
 def test_text_arena_refusals_name_file_line_and_field(name, expected):
-    with pytest.raises(TextArenaFormatError, match=expected) as err:
+    with pytest.raises(DataValidationError, match=expected) as err:
         validate_text_arena(FIXTURES / name)
-    assert "\n" not in str(err.value) and str(FIXTURES) not in str(err.value)  # one line, the file by its name
+    assert "\n" not in str(err.value) and str(FIXTURES / name) in str(err.value)  # one line naming the file
     assert isinstance(err.value, DataValidationError) and isinstance(err.value, ValueError)
 
 
@@ -60,7 +61,7 @@ def test_text_arena_turn_must_be_a_positive_whole_number(tmp_path, turn, shown):
     line = (FIXTURES / "text_arena_small.jsonl").read_text().splitlines()[0].replace('"turn": 1', f'"turn": {turn}')
     path = tmp_path / "t.jsonl"
     path.write_text(line + "\n")
-    with pytest.raises(TextArenaFormatError, match=rf"^t\.jsonl, line 1, field 'turn': .* got {shown}$"):
+    with pytest.raises(DataValidationError, match=rf"/t\.jsonl, line 1, field 'turn': .* got {shown}$"):
         validate_text_arena(path)
 
 
@@ -69,10 +70,10 @@ def test_text_arena_long_bad_value_is_quoted_by_a_short_prefix(tmp_path):
     row["winner"] = "x" * 10_000_000
     path = tmp_path / "long.jsonl"
     path.write_text(json.dumps(row) + "\n")
-    with pytest.raises(TextArenaFormatError) as err:
+    with pytest.raises(DataValidationError) as err:
         validate_text_arena(path)
     message = str(err.value)
-    assert message.startswith("long.jsonl, line 1, field 'winner': 'xxxx") and "(10,000,000 characters)" in message
+    assert "long.jsonl, line 1, field 'winner': 'xxxx" in message and "(10,000,000 characters)" in message
     assert len(message) < 300
 
 
@@ -80,22 +81,22 @@ def test_text_arena_long_bad_value_is_quoted_by_a_short_prefix(tmp_path):
     ("name", "expected"),
     [
         ("attribution_negative.jsonl",
-         rf"^attribution_negative\.jsonl, line 3, field 'conv_metadata\.support_count_a': {EXPECTED_COUNT}, got -2$"),
+         rf"attribution_negative\.jsonl, line 3, field 'conv_metadata\.support_count_a': {EXPECTED_COUNT}, got -2$"),
         ("attribution_string.jsonl",
-         rf"^attribution_string\.jsonl, line 3, field 'conv_metadata\.irrelevant_count_b': {EXPECTED_COUNT}, got '3'$"),
-        ("attribution_many.jsonl", rf"^attribution_many\.jsonl, line 3, .*_count_a': {EXPECTED_COUNT}, got 'many'$"),
+         rf"attribution_string\.jsonl, line 3, field 'conv_metadata\.irrelevant_count_b': {EXPECTED_COUNT}, got '3'$"),
+        ("attribution_many.jsonl", rf"attribution_many\.jsonl, line 3, .*_count_a': {EXPECTED_COUNT}, got 'many'$"),
         ("attribution_nan.jsonl",
-         r"^attribution_nan\.jsonl, line 3, field '.*_count_a': expected a finite number or null, got NaN"),
-        ("attribution_fraction.jsonl", rf"^attribution_fraction\.jsonl, line 3, .*: {EXPECTED_COUNT}, got 1\.5$"),
+         r"attribution_nan\.jsonl, line 3, field '.*_count_a': expected a finite number or null, got NaN"),
+        ("attribution_fraction.jsonl", rf"attribution_fraction\.jsonl, line 3, .*: {EXPECTED_COUNT}, got 1\.5$"),
         ("attribution_negative.parquet",
-         rf"^attribution_negative\.parquet, row 1, column 'conv_metadata\.support_count_a': {EXPECTED_COUNT}, "
+         rf"attribution_negative\.parquet, row 1, column 'conv_metadata\.support_count_a': {EXPECTED_COUNT}, "
          r"got -3\.0$"),
-        ("attribution_no_counts.jsonl", r"^attribution_no_counts\.jsonl: none of its 12 records has all six"),
+        ("attribution_no_counts.jsonl", r"attribution_no_counts\.jsonl: none of its 12 records has all six"),
     ],
 )
 def test_attribution_refusals_name_file_line_and_field(name, expected):
     for check in (validate_attribution, load_attribution):
-        with pytest.raises(AttributionFormatError, match=expected) as err:
+        with pytest.raises(DataValidationError, match=expected) as err:
             check(FIXTURES / name)
         assert "\n" not in str(err.value) and isinstance(err.value, DataValidationError)
 
@@ -122,7 +123,7 @@ def test_attribution_long_bad_value_is_quoted_by_a_short_prefix(tmp_path):
     record["conv_metadata"]["support_count_b"] = "9" * 10_000_000
     path = tmp_path / "long.jsonl"
     path.write_text(json.dumps(record) + "\n")
-    with pytest.raises(AttributionFormatError) as err:
+    with pytest.raises(DataValidationError) as err:
         validate_attribution(path)
     assert "(10,000,000 characters)" in str(err.value) and len(str(err.value)) < 300
 
@@ -131,18 +132,17 @@ def test_attribution_long_bad_value_is_quoted_by_a_short_prefix(tmp_path):
 def test_folder_fifo_device_and_missing_are_refused_before_reading(tmp_path, check):
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
-    error = AttributionFormatError if check is validate_attribution else TextArenaFormatError
     for path, expected in [(tmp_path, "is a folder"), (fifo, "is a FIFO"), (Path("/dev/zero"), "character device"),
                            (tmp_path / "missing.jsonl", "missing.jsonl: ")]:
-        with pytest.raises(error, match=expected):
+        with pytest.raises(DataValidationError, match=expected):
             check(path)
 
 
 # ------------------------------------------------------------------------------------------ property tests
 
-LOADERS = [("attribution.jsonl", load_attribution, AttributionFormatError),
-           ("text_arena_battles.jsonl", validate_text_arena, TextArenaFormatError),
-           ("attribution.parquet", load_attribution, AttributionFormatError)]
+LOADERS = [("attribution.jsonl", load_attribution, DataValidationError),
+           ("text_arena_battles.jsonl", validate_text_arena, DataValidationError),
+           ("attribution.parquet", load_attribution, DataValidationError)]
 
 
 def loads_or_names_the_file(path: Path, check, error) -> None:
@@ -172,8 +172,8 @@ json_values = st.recursive(
 @given(value=json_values, field=st.sampled_from(["turn", "winner", "question_id", "model_a", "intent",
                                                  "support_count_a", "conv_metadata"]), depth=st.integers(0, 3000))
 def test_arbitrary_values_and_deep_json_load_or_raise_naming_the_file(tmp_path, value, field, depth):
-    for fixture, check, error in [("text_arena_small.jsonl", validate_text_arena, TextArenaFormatError),
-                                  ("attribution_small.jsonl", load_attribution, AttributionFormatError)]:
+    for fixture, check, error in [("text_arena_small.jsonl", validate_text_arena, DataValidationError),
+                                  ("attribution_small.jsonl", load_attribution, DataValidationError)]:
         record = json.loads((FIXTURES / fixture).read_text().splitlines()[0])
         record[field] = "@"
         text = json.dumps(record).replace('"@"', "[" * depth + json.dumps(value) + "]" * depth)

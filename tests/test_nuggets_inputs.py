@@ -1,4 +1,4 @@
-"""Nugget-record inputs (issue #25): every bad input is refused with one NuggetRecordError naming the file (and the
+"""Nugget-record inputs (issue #25): every bad input is refused with one DataValidationError naming the file (and the
 line and field where there is one) and a short quote; what is read is counted; special files are refused unread;
 arbitrary bytes and deep JSON either load or raise the package's error naming the file."""
 
@@ -13,14 +13,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis_lib import nuggets as ng
-from analysis_lib.nuggets import reading
-from analysis_lib.nuggets.records import NO_VOTE, NuggetRecordError, NuggetRecordsNotFound, validate_nugget_records
+from analysis_lib import reading
+from analysis_lib.nuggets.records import NO_VOTE, validate_nugget_records
+from analysis_lib.reading import DataValidationError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nuggets"
 
 
 def _refusal(path, *parts, **kwargs) -> str:
-    with pytest.raises(NuggetRecordError) as err:
+    with pytest.raises(DataValidationError) as err:
         ng.load_nugget_records(path, **kwargs)
     message = str(err.value)
     assert str(path) in message
@@ -54,10 +55,10 @@ def test_same_id_as_number_and_string_is_refused():
 @pytest.mark.parametrize("name,parts", [
     ("empty.jsonl", ["no nugget records (the file is empty)"]),
     ("blank_lines.jsonl", ["no nugget records", "3 blank lines"]),
-    ("invalid_utf8.jsonl", ["line 2", "not valid UTF-8 (byte"]),
+    ("invalid_utf8.jsonl", ["line 2", "not valid UTF-8 at byte"]),
     ("bad_assignment.jsonl", ["line 1", "field 'nuggets[0].assignment'", "got 'yes'"]),
     ("bad_winner.jsonl", ["line 1", "field 'winner'", "got 'draw'"]),
-    ("not_an_object.jsonl", ["line 2", "expected a JSON object, got a list of 3 items"]),
+    ("not_an_object.jsonl", ["line 2", "expected a JSON object, got [1, 2, 3]"]),
     ("lone_surrogate.jsonl", ["line 1", "field 'nuggets[0].text'", "lone surrogate \\ud800"]),
     ("all_excluded.jsonl", ["no battle left to score", "2 with only one side"]),
     ("duplicate_side.jsonl", ["line 2", "already given on line 1"]),
@@ -67,9 +68,9 @@ def test_bad_fixtures_are_refused_naming_file_line_and_field(name, parts):
 
 
 def test_missing_path_is_refused_as_not_found(tmp_path):
-    with pytest.raises(NuggetRecordsNotFound, match="no such nugget-records file or folder"):
+    with pytest.raises(DataValidationError, match=r"nope\.jsonl: no such file or folder \(expected nugget records"):
         ng.load_nugget_records(tmp_path / "nope.jsonl")
-    assert issubclass(NuggetRecordsNotFound, FileNotFoundError) and issubclass(NuggetRecordError, ValueError)
+    assert issubclass(DataValidationError, ValueError)
 
 
 def test_lmsys_folder_reads_the_record_files_and_says_what_it_left(tmp_path):
@@ -106,13 +107,13 @@ def test_special_files_in_a_folder_are_listed_not_read(tmp_path):
     assert recs.n_battles == 3 and recs.not_read == ("b.jsonl: a FIFO (named pipe)",)
 
 
-def test_reads_are_bounded(tmp_path):
+def test_reads_are_bounded(tmp_path, monkeypatch):
     path = tmp_path / "big.jsonl"
     path.write_bytes((FIXTURES / "valid.jsonl").read_bytes() * 3)
     _refusal(path, "exceed 1,000 bytes, the limit of one load", max_bytes=1000)
-    budget = reading.Budget()
-    with pytest.raises(NuggetRecordError, match="line 1: longer than 100 bytes"):
-        list(reading.json_lines(path, budget, max_line_bytes=100))
+    monkeypatch.setattr(reading, "MAX_LINE_BYTES", 100)
+    with pytest.raises(DataValidationError, match="line 1: longer than 100 bytes"):
+        list(reading.json_lines(path, budget=reading.Budget(10**6)))
 
 
 def test_a_huge_bad_value_is_quoted_by_its_prefix_only(tmp_path):
@@ -126,20 +127,22 @@ def test_a_huge_bad_value_is_quoted_by_its_prefix_only(tmp_path):
 def test_deep_json_is_refused_not_a_recursion_error(tmp_path):
     path = tmp_path / "deep.jsonl"
     path.write_text("[" * 100_000 + "]" * 100_000 + "\n")
-    _refusal(path, "line 1", "nested too deeply")
+    _refusal(path, "line 1", "nested deeper than 64 levels")
 
 
 def test_deep_values_inside_a_record_are_described_not_printed(tmp_path):
     path = tmp_path / "deep_field.jsonl"
     deep = "[" * 500 + "]" * 500
     path.write_text('{"qid": "q", "side": "a", "winner": "model_a", "nuggets": [], "chunks": ' + deep + "}\n")
-    _refusal(path, "field 'chunks'", "expected a list of strings, got a list of 1 item")
+    _refusal(path, "field 'chunks'", "JSON nested deeper than 64 levels")
 
 
 def test_quote_shows_prefixes_and_sizes():
     assert reading.quote("abc") == "'abc'"
-    assert reading.quote("y" * 100).endswith("…' (100 characters)") and len(reading.quote("y" * 100)) < 90
-    assert reading.quote({"a": 1}) == "an object of 1 item" and reading.quote([1, 2]) == "a list of 2 items"
+    assert reading.quote("y" * 100).endswith("'… (100 characters)") and len(reading.quote("y" * 100)) < 90
+    assert reading.quote({"a": 1}) == "{'a': 1}" and reading.quote([1, 2]) == "[1, 2]"  # short ones in full
+    assert reading.quote(list(range(100))) == "a list of 100 items" and reading.quote({"k": "v" * 99}) == (
+        "an object of 1 item")
     assert reading.quote(10**80).endswith("(81 digits)")
 
 
@@ -163,7 +166,7 @@ FIELDS = st.fixed_dictionaries({}, optional={
 def _loads_or_names_the_file(path: Path) -> None:
     try:
         recs = ng.load_nugget_records(path)
-    except NuggetRecordError as err:
+    except DataValidationError as err:
         assert str(path) in str(err)
     else:
         assert recs.n_battles > 0 and recs.sides.height == 2 * recs.n_battles

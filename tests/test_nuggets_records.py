@@ -14,9 +14,9 @@ from analysis_lib.nuggets import battles as ng_battles
 from analysis_lib.nuggets import diversity
 from analysis_lib.nuggets.perbattle import cap_frame
 from analysis_lib.nuggets.published import ks_pvalue
-from analysis_lib.nuggets.records import NuggetRecordError
 from analysis_lib.nuggets.scores import ASSIGNMENT_ORDER, score_frame
 from analysis_lib.nuggets.simulate import quality as sim
+from analysis_lib.reading import DataValidationError
 from analysis_lib.search_arena.schema import VOTES_BY_SIDE
 
 
@@ -72,7 +72,7 @@ def test_roundtrip_jsonl(tmp_path):
 ])
 def test_bad_records_name_file_line_field(tmp_path, obj, field):
     p = _write(tmp_path, [_side("ok", "a", BATTLE_1), obj])
-    with pytest.raises(NuggetRecordError) as err:
+    with pytest.raises(DataValidationError) as err:
         ng.load_nugget_records(p)
     assert str(p) in str(err.value) and "line 2" in str(err.value) and repr(field) in str(err.value)
 
@@ -80,9 +80,9 @@ def test_bad_records_name_file_line_field(tmp_path, obj, field):
 def test_bad_json_and_duplicates(tmp_path):
     p = tmp_path / "bad.jsonl"
     p.write_text(json.dumps(_side("q", "a", BATTLE_1)) + "\n{not json\n")
-    with pytest.raises(NuggetRecordError, match="line 2: not valid JSON"):
+    with pytest.raises(DataValidationError, match=r"line 2, column \d+: not valid JSON"):
         ng.load_nugget_records(p)
-    with pytest.raises(NuggetRecordError, match="already given on line 1"):
+    with pytest.raises(DataValidationError, match="already given on line 1"):
         ng.records_from_dicts([_side("q", "a", BATTLE_1), _side("q", "a", BATTLE_1)])
 
 
@@ -457,8 +457,8 @@ def _as_v1_7k(rows: list[dict]) -> pl.DataFrame:
 def test_v1_7k_search_traces_read_like_the_24k_pairs(tmp_path):
     from raw_factory import conversation, make_raw
 
+    from analysis_lib.reading import DataValidationError
     from analysis_lib.search_arena.loader import load_battles_report
-    from analysis_lib.search_arena.release import DataValidationError
 
     trace = [[["1", "https://en.wikipedia.org/wiki/X"], ["2", "https://www.youtube.com/watch?v=1"]]]
     rows = [conversation(conv_id="c0", winner="model_a", trace_a=trace, trace_b=[[]]),

@@ -7,7 +7,7 @@ from rouge_score import tokenizers
 
 from analysis_lib import nuggets as ng
 from analysis_lib.nuggets import rouge
-from analysis_lib.nuggets.records import NuggetRecordError
+from analysis_lib.reading import DataValidationError
 
 
 def _lcs(x: list[str], y: list[str]) -> int:
@@ -102,7 +102,7 @@ def test_alignment_per_battle_and_confusion():
 
 
 def test_chunks_are_validated_and_round_trip(tmp_path):
-    with pytest.raises(NuggetRecordError, match=r"line 1, field 'chunks': expected a list of strings"):
+    with pytest.raises(DataValidationError, match=r"line 1, field 'chunks': expected a list of strings"):
         ng.records_from_dicts([_side("1", "a", "model_a", "t", "not a list")])
     recs = ng.records_from_dicts([_side("1", s, "model_a", "t", ["c1", "c2"]) for s in "ab"])
     back = ng.load_nugget_records(recs.to_jsonl(tmp_path / "r.jsonl"))

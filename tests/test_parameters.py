@@ -28,6 +28,9 @@ def declared():
     ({"tie_threshold": 3}, "--set tie_threshold=3: out of range from 0 to 1"),
     ({"topic_prompts": 5}, "--set topic_prompts=5: out of range from 100 to 100,000"),
     ({"encoder_precision": 3}, "--set encoder_precision=3: expected text"),
+    ({"encoder_precision": "bogus"},
+     "--set encoder_precision='bogus': expected one of 'auto', 'float32', 'bfloat16'"),  # the comment's values
+    ({"topic_representation": "tfidf"}, "--set topic_representation='tfidf': expected one of 'keybert', 'c-tf-idf'"),
     ({"n_agnets": 3}, "--set n_agnets: no notebook of this build declares it in its parameters cell"),
 ])
 def test_a_value_the_chapter_cannot_use_is_refused_by_name(declared, setting, message):
@@ -37,7 +40,8 @@ def test_a_value_the_chapter_cannot_use_is_refused_by_name(declared, setting, me
 @pytest.mark.parametrize("setting", [
     {"n_agents": 2}, {"n_agents": 200}, {"tie_threshold": 0.1}, {"tie_threshold": 0}, {"topic_prompts": 600},
     {"topic_prompts": None}, {"rouge_battles": None}, {"n_seeds": 3}, {"n_replicates": 20}, {"cosine_battles": 50},
-    {"encoder_precision": "float32"}, {"dr_agents": "a,b"},
+    {"encoder_precision": "float32"}, {"dr_agents": "a,b"}, {"encoder_precision": "bfloat16"},
+    {"topic_representation": "c-tf-idf"}, {"dr_examiner_model": "any-model"},  # free text stays free
 ])
 def test_the_values_the_suite_and_the_readme_use_pass(declared, setting):
     assert parameters.check(setting, declared) == ""

@@ -206,7 +206,7 @@ def test_the_messages_a_user_meets():
     holed = frame.with_columns(pl.when(pl.int_range(pl.len()) == 3).then(None).otherwise("words_a").alias("words_a"))
     with pytest.raises(ranking.InvalidBattlesError) as err:
         ranking.leaderboard(holed, fmt=FMT, features=["words"], ci="none")
-    assert "1 row with a missing or non-finite style feature: column 'words_a' (row 3)" in str(err.value)
+    assert "1 row with a missing or non-finite style feature: column 'words_a' (row 4)" in str(err.value)
     assert "Expected" not in str(err.value)  # nothing about the vote labels
     with pytest.raises(ranking.InvalidBattlesError, match=r"1 row without a vote .*Expected 'vote' in 'L', 'R'"):
         ranking.leaderboard(frame.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(None).otherwise("vote")

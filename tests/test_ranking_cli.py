@@ -86,7 +86,8 @@ def test_column_names_and_labels_are_options(tmp_path):
 
 def test_bad_input_is_one_line_on_stderr_and_exit_status_2(files, tmp_path):
     missing = run(tmp_path / "nope.csv")
-    assert missing.returncode == 2 and missing.stderr.strip() == f"error: {tmp_path / 'nope.csv'}: no such file"
+    assert missing.returncode == 2
+    assert missing.stderr.strip().startswith(f"error: {tmp_path / 'nope.csv'}: no such file")
     column = run(files["csv"], "--winner-col", "vote")
     assert column.returncode == 2 and "column 'vote' not found (columns: model_a, model_b, winner" in column.stderr
     assert len(column.stderr.strip().splitlines()) == 1
@@ -97,7 +98,7 @@ def test_bad_input_is_one_line_on_stderr_and_exit_status_2(files, tmp_path):
     refused = run(path, "--ci", "none")
     assert refused.returncode == 2
     assert refused.stderr.startswith(f"error: {path}: 1 of 1,500 battles cannot be fitted")
-    assert "'both_bad' (row 7)" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    assert "'both_bad' (row 8)" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     dropped = run(path, "--ci", "none", "--drop-invalid")
     assert dropped.returncode == 0 and "dropped 1 unknown outcome" in dropped.stderr
     anchor = run(files["csv"], "--anchor", "zeta", "--ci", "none")
@@ -108,7 +109,7 @@ def test_bad_input_is_one_line_on_stderr_and_exit_status_2(files, tmp_path):
     garbage = tmp_path / "g.parquet"
     garbage.write_bytes(b"not a parquet file")
     unreadable = run(garbage)
-    assert unreadable.returncode == 2 and f"error: {garbage}: cannot be read as parquet" in unreadable.stderr
+    assert unreadable.returncode == 2 and f"error: {garbage}: could not be read as parquet" in unreadable.stderr
 
 
 def test_separable_data_exit_2_unless_the_ridge_is_asked_for(tmp_path):

@@ -134,13 +134,13 @@ def test_library_arguments_are_checked_and_named():
 
 
 def test_file_messages(capsys, tmp_path):
-    assert refused(capsys, tmp_path).endswith("is a directory, not a battles file")  # before: "no such file"
+    assert "is a folder, not a regular file; expected a battles file" in refused(capsys, tmp_path)
     frame = battles(n=40)
     lines = frame.write_ndjson().splitlines()
     broken = tmp_path / "broken.jsonl"
     broken.write_text("\n".join(lines[:6] + ['{"model_a": "alpha", "model_b": beta}'] + lines[6:]) + "\n")
     line = refused(capsys, broken, "--ci", "none")
-    assert "line 7: not JSON" in line  # before: "Syntax at character 29", no line number
+    assert "line 7, column 33: not valid JSON" in line  # before: "Syntax at character 29", no line number
     bom = tmp_path / "bom.jsonl"
     bom.write_bytes(b"\xef\xbb\xbf" + frame.write_ndjson().encode())  # before: InternalError(TapeError)
     out = tmp_path / "o.csv"

@@ -49,7 +49,7 @@ def test_null_winner_is_an_error_with_count_and_rows():
     bad = battles.with_columns(
         pl.when(pl.int_range(pl.len()).is_in([3, 17, 50])).then(None).otherwise(pl.col("winner")).alias("winner")
     )
-    with pytest.raises(ValueError, match=r"3 of 240 battles.*3 rows without a vote.*\(row 3\).*\(row 17\)"):
+    with pytest.raises(ValueError, match=r"3 of 240 battles.*3 rows without a vote.*\(row 4\).*\(row 18\)"):
         pairs.PairData.from_frame(ranking.Battles.from_frame(bad).fit_frame())
     with pytest.raises(ValueError, match="3 rows without a vote"):
         ranking.leaderboard(bad, rounds=5)
@@ -59,8 +59,8 @@ def test_unknown_outcome_label_is_an_error_not_a_missing_vote():
     """Before: ``both_bad`` was silently a no-vote row (the Search Arena filter), or a cryptic polars error."""
     battles = round_robin()
     bad = pl.concat([battles, frame([("a", "b", "both_bad"), ("c", "d", "both_bad"), ("a", "c", "draw")])])
-    with pytest.raises(ValueError, match=r"3 rows with an unknown outcome label.*'both_bad' \(row 240\)"
-                                         r".*'draw' \(row 242\).*Expected 'winner' in 'model_a'"):
+    with pytest.raises(ValueError, match=r"3 rows with an unknown outcome label.*'both_bad' \(row 241\)"
+                                         r".*'draw' \(row 243\).*Expected 'winner' in 'model_a'"):
         pairs.PairData.from_frame(ranking.Battles.from_frame(bad).fit_frame())
     with pytest.raises(votes.InvalidBattlesError, match="unknown outcome label"):
         ranking.leaderboard(bad, ci="none")
@@ -80,7 +80,7 @@ def test_explicit_filter_drops_and_reports_the_invalid_rows():
 
 def test_self_battles_are_refused_unless_dropped():
     bad = pl.concat([round_robin(), frame([("b", "b", "model_a")])])
-    with pytest.raises(ValueError, match=r"1 self-battle \(model_a == model_b\): \('b', 'b'\) \(row 240\)"):
+    with pytest.raises(ValueError, match=r"1 self-battle \(model_a == model_b\): \('b', 'b'\) \(row 241\)"):
         ranking.leaderboard(bad, ci="none")
 
 

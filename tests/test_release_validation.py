@@ -15,9 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analysis_lib.search_arena import loader, release_io
+from analysis_lib import reading
+from analysis_lib.nesting import json_depth
+from analysis_lib.reading import DataValidationError, quote
+from analysis_lib.search_arena import loader
 from analysis_lib.search_arena.release import ReleaseCheck, validate_release
-from analysis_lib.search_arena.release_io import DataValidationError, json_depth, short
 
 FIXTURES = Path(__file__).parent / "fixtures" / "search_arena"
 
@@ -35,7 +37,7 @@ def refusal(path: Path | str, **kwargs: object) -> tuple[str, str]:
     ("name", "expected"),
     [
         ("truncated.parquet", r"truncated\.parquet: could not be read as parquet"),
-        ("truncated.jsonl", r"truncated\.jsonl, line 2: not valid JSON: truncated or malformed"),
+        ("truncated.jsonl", r"truncated\.jsonl, line 2, column \d+: not valid JSON: truncated or malformed"),
         ("no_winner.parquet", r"no_winner\.parquet: missing column 'winner' \(expected String\)"),
         ("no_winner.jsonl", r"no_winner\.jsonl: missing column 'winner' \(expected String\)"),
         ("zero_rows.parquet", r"zero_rows\.parquet: the release has no rows"),
@@ -43,9 +45,9 @@ def refusal(path: Path | str, **kwargs: object) -> tuple[str, str]:
         ("blank_lines.jsonl", r"blank_lines\.jsonl: holds no JSON lines \(only blank lines\)"),
         ("bad_utf8.jsonl", r"bad_utf8\.jsonl, line 2: not valid UTF-8 at byte \d+"),
         ("deep.jsonl", r"deep\.jsonl, line 3: JSON nested deeper than 64 levels"),
-        ("deep.parquet", r"deep\.parquet: column 'model_a' is nested deeper than 64 levels"),
+        ("deep.parquet", r"deep\.parquet, column 'model_a': nested deeper than 64 levels"),
         ("not_object.jsonl", r"not_object\.jsonl, line 2: not a JSON object \(a list\)"),
-        ("long_winner.jsonl", r"long_winner\.jsonl: column 'winner' has 1 value\(s\) outside .* row 1 = 'model_axx"),
+        ("long_winner.jsonl", r"long_winner\.jsonl: column 'winner' has 1 value\(s\) outside .* row 2 = 'model_axx"),
     ],
 )
 def test_each_bad_fixture_is_refused_naming_the_file_and_what_was_expected(name, expected):
@@ -67,8 +69,7 @@ def test_missing_file_folder_fifo_and_device_are_refused_before_reading(tmp_path
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)  # opening it for reading would block forever: it must never be opened
     for message in refusal(fifo):
-        assert message == (f"{fifo}: is a FIFO (named pipe); expected a regular Search Arena release file "
-                           "(.parquet or .jsonl)")
+        assert message == f"{fifo}: is a FIFO (named pipe), not a regular file; expected a Search Arena release"
     if Path("/dev/zero").exists():  # an endless file: refused by its kind, not read
         assert "/dev/zero: is a character device" in refusal("/dev/zero")[0]
 
@@ -122,7 +123,7 @@ def test_validate_release_reads_a_bounded_head(tmp_path):
     path.write_bytes(b"".join(body) + b'{"model_a": \n')
     check = validate_release(path)
     assert (check.rows, check.rows_checked) == (None, 1000)
-    with pytest.raises(DataValidationError, match=r"long\.jsonl, line 2000: not valid JSON"):
+    with pytest.raises(DataValidationError, match=r"long\.jsonl, line 2000, column \d+: not valid JSON"):
         loader.load_battles(path)
 
 
@@ -143,10 +144,10 @@ def test_json_depth_matches_the_parsed_nesting(value):
     assert json_depth(json.dumps(value).encode()) == nesting(value)
 
 
-def test_short_and_json_depth():
-    assert short("abc") == "'abc'"
-    assert short("y" * 100, 5) == "'yyyyy'… (100 characters)"
-    assert short(b"\xff" * 60, 4).endswith("(60 bytes)")
+def test_quote_and_json_depth():
+    assert quote("abc") == "'abc'"
+    assert quote("y" * 100, 5) == "'yyyyy'… (100 characters)"
+    assert quote(b"\xff" * 60, 4).endswith("(60 bytes)")
     assert json_depth(b"1") == 0 and json_depth(b"[]") == 1 and json_depth(b'{"a": [[{}]]}') == 4
     assert json_depth(b'{"a": "[[[[\\"[[", "b": ["\\\\"]}') == 2  # brackets in strings, escaped quotes
     assert json_depth(b"[" * 100_000 + b"]" * 100_000) == 100_000  # no recursion, no parsing
@@ -205,18 +206,16 @@ def test_arbitrary_json_objects_load_or_raise_naming_the_file(tmp_path, rows):
     assert_loads_or_names_the_file(path)
 
 
-@pytest.mark.parametrize("block", [7, 64, 1000, 8 * 1024**2])
-def test_first_deep_line_counts_lines_across_blocks(tmp_path, monkeypatch, block):
-    monkeypatch.setattr(release_io, "BLOCK_BYTES", block)
+def test_every_line_is_checked_before_polars_reads_it(tmp_path, monkeypatch):
     shallow = [json.dumps({"k": [[["[[[[[" * 20]]], "q": 'a\\"[' * 30}) for _ in range(40)]
     deep = '{"x": "\\\\", "y": ' + "[" * 65 + "]" * 65 + "}"
     path = tmp_path / "mixed.jsonl"
     path.write_text("\n".join([*shallow[:23], deep, *shallow[23:]]) + "\n")
-    assert release_io.first_deep_line(path) == ", line 24: JSON nested deeper than 64 levels"
+    with pytest.raises(DataValidationError, match=r"mixed\.jsonl, line 24, field 'y': JSON nested deeper than 64"):
+        reading.check_json_lines(path, "a test file")
     path.write_text("\n".join(shallow))  # no trailing newline, brackets inside strings only
-    assert release_io.first_deep_line(path) == ""
-    monkeypatch.setattr(release_io, "MAX_LINE_BYTES", 500)
+    assert reading.check_json_lines(path, "a test file") == 40
+    monkeypatch.setattr(reading, "MAX_LINE_BYTES", 500)
     path.write_text(shallow[0] + "\n" + "x" * 2000 + "\n")
-    # a line is held whole only up to MAX_LINE_BYTES while the scan looks for its end
-    expected = ", line 2: longer than 500 bytes" if block < 2000 else ""
-    assert release_io.first_deep_line(path) == expected
+    with pytest.raises(DataValidationError, match=r"mixed\.jsonl, line 2: longer than 500 bytes"):
+        reading.check_json_lines(path, "a test file")

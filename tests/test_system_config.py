@@ -7,9 +7,9 @@ import polars as pl
 import pytest
 from raw_factory import conversation, make_raw
 
+from analysis_lib.reading import DataValidationError
 from analysis_lib.search_arena import system_config
 from analysis_lib.search_arena.loader import derive
-from analysis_lib.search_arena.release_io import DataValidationError
 
 SIDES = ("a", "b")
 

@@ -4,9 +4,9 @@ agreement with human labels, the usability study's tables, and the simulators th
 
 - loading answers: :func:`load_answers` (user records or the simulator, judged through the LLM layer when
   needed), :func:`load_answer_records`, :func:`parse_records`, :func:`records_to_answers`,
-  :func:`load_support_results`, the ``validate_*`` checks of a user's files before a build; every problem an
-  :class:`AnswerRecordError` naming the file, the record or line and the field (:mod:`.records`, :mod:`.inputs`,
-  :mod:`.validation`);
+  :func:`load_support_results`, the ``validate_*`` checks of a user's files before a build; files are read by
+  :mod:`analysis_lib.reading`, every problem a :class:`~analysis_lib.reading.DataValidationError` naming the
+  file, the record or line and the field (:mod:`.records`, :mod:`.validation`);
 - the metrics (:mod:`.metrics`, vectorised in :mod:`.batch`): :func:`answer_metrics` of one :class:`Answer`,
   :func:`batch_metrics` of many, the source covers behind Source Necessity; the two conventions, ``"released"``
   (the authors' released notebook, the default) and ``"paper"`` (:mod:`.conventions`);
@@ -34,7 +34,6 @@ from .batch import batch_metrics, pack_answers
 from .conventions import Convention
 from .findings import check_findings, findings_shares, load_findings, load_participants
 from .implied import implied_distributions, implied_table
-from .inputs import AnswerRecordError
 from .loading import AnswerData, judged_support_path, load_answers
 from .metrics import (
     MAX_SOURCES,
@@ -73,7 +72,7 @@ from .validation import validate_answers, validate_labels, validate_support_resu
 
 __all__ = [
     # loading answers
-    "AnswerData", "AnswerRecord", "AnswerRecordError", "judged_support_path", "load_answer_records", "load_answers",
+    "AnswerData", "AnswerRecord", "judged_support_path", "load_answer_records", "load_answers",
     "load_support_results", "parse_records", "records_to_answers", "validate_answers", "validate_labels",
     "validate_support_results",
     # metrics

@@ -22,7 +22,8 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from .inputs import MAX_LABELS_BYTES, AnswerRecordError, quote, read_text
+from analysis_lib.reading import DataValidationError, name_key, quote, read_text
+
 from .records import CONFIDENCE_LABELS, AnswerRecord, scrape_ok
 
 LABEL_TASKS = ("confidence", "support")
@@ -66,13 +67,16 @@ def _human_value(task: str, text: str, origin: str) -> float:
     try:
         v = float(t)
     except ValueError:
-        raise AnswerRecordError(f"{origin}, field 'human': expected {expected} for {task}, got {quote(text)}") from None
+        raise DataValidationError(f"{origin}, field 'human': expected {expected} for {task}, got {quote(text)}"
+                                  ) from None
     lo, hi = (1.0, 5.0) if task == "confidence" else (0.0, 1.0)
     if not lo <= v <= hi:  # NaN fails too
-        raise AnswerRecordError(f"{origin}, field 'human': expected {expected} for {task}, got {quote(text)}")
+        raise DataValidationError(f"{origin}, field 'human': expected {expected} for {task}, got {quote(text)}")
     return v
 
 
+#: Human-labels CSV: one short row per (annotator, item).
+MAX_LABELS_BYTES = 64 << 20
 LABEL_COLUMNS = ("task", "item_id", "human")
 #: Columns that name the annotator of a row (the first one the header has is used).
 ANNOTATOR_COLUMNS = ("annotator", "annotator_id")
@@ -82,22 +86,22 @@ MAX_ANNOTATORS = 50
 
 def read_label_rows(path: str | Path, limit: int = MAX_LABELS_BYTES) -> list[tuple[str, str, float]]:
     """The validated ``(task, item_id, human)`` rows of a human-labels CSV, in file order. The file is read
-    through :func:`.inputs.read_text` (regular, non-empty, UTF-8, at most ``limit`` bytes) and parsed with the
-    standard ``csv`` module: the header must name ``task``, ``item_id`` and ``human`` once each (other columns,
+    through :func:`analysis_lib.reading.read_text` (regular, non-empty, UTF-8, at most ``limit`` bytes) and parsed
+    with the standard ``csv`` module: the header must name ``task``, ``item_id`` and ``human`` once each (other columns,
     such as an annotator id, are allowed), every row must have as many fields as the header (blank lines are
     not rows), and a header with no row is refused. Errors name the file, the line and the field."""
-    text = read_text(path, "human labels (CSV: task, item_id, human)", limit)
+    text = read_text(path, "human labels (CSV: task, item_id, human)", "csv", max_bytes=limit)
     reader = csv.reader(io.StringIO(text, newline=""))
     rows: list[tuple[str, str, float]] = []
     try:
         header = next(reader)
-        stripped = [h.strip() for h in header]
+        stripped = [name_key(h).lower() for h in header]
         missing = [c for c in LABEL_COLUMNS if c not in stripped]
         twice = sorted({c for c in stripped if stripped.count(c) > 1})
         if missing or twice:
             problem = f"missing column(s) {missing}" if missing else f"column(s) named twice {twice}"
-            raise AnswerRecordError(f"{path}, line 1 (header): {problem}; expected {', '.join(LABEL_COLUMNS)}, "
-                                    f"got {quote(', '.join(header))}")
+            raise DataValidationError(f"{path}, line 1 (header): {problem}; expected {', '.join(LABEL_COLUMNS)}, "
+                                      f"got {quote(', '.join(header))}")
         at = {c: stripped.index(c) for c in LABEL_COLUMNS}
         who = next((stripped.index(c) for c in ANNOTATOR_COLUMNS if c in stripped), None)
         first: dict[tuple[str, ...], int] = {}
@@ -107,30 +111,31 @@ def read_label_rows(path: str | Path, limit: int = MAX_LABELS_BYTES) -> list[tup
                 continue
             origin = f"{path}, line {reader.line_num}"
             if len(fields) != len(header):
-                raise AnswerRecordError(f"{origin}: expected {len(header)} fields (as the header), got {len(fields)}")
+                raise DataValidationError(f"{origin}: expected {len(header)} fields (as the header), got {len(fields)}")
             task, item = fields[at["task"]].strip(), fields[at["item_id"]].strip()
             if task not in LABEL_TASKS:
-                raise AnswerRecordError(f"{origin}, field 'task': expected one of {LABEL_TASKS}, got {quote(task)}")
+                raise DataValidationError(f"{origin}, field 'task': expected one of {LABEL_TASKS}, got {quote(task)}")
             if not item:
-                raise AnswerRecordError(f"{origin}, field 'item_id': expected an answer or pair id, got an empty field")
+                raise DataValidationError(f"{origin}, field 'item_id': expected an answer or pair id, got an empty "
+                                          "field")
             value = _human_value(task, fields[at["human"]], origin)
             if who is not None:
-                key = (task, item, fields[who].strip())
+                key = (task, item, name_key(fields[who]))
                 if key in first:
-                    raise AnswerRecordError(
+                    raise DataValidationError(
                         f"{origin}, field {stripped[who]!r}: annotator {quote(key[2])} already labelled {task} item "
                         f"{quote(item)} on line {first[key]}; expected one row per item and annotator")
                 first[key] = reader.line_num
             per_item[(task, item)] = per_item.get((task, item), 0) + 1
             if per_item[(task, item)] > MAX_ANNOTATORS:
-                raise AnswerRecordError(
+                raise DataValidationError(
                     f"{origin}, field 'item_id': {task} item {quote(item)} has more than {MAX_ANNOTATORS} label rows "
                     "(a row repeated?); expected one row per annotator")
             rows.append((task, item, value))
     except csv.Error as err:
-        raise AnswerRecordError(f"{path}, line {reader.line_num}: unreadable CSV ({quote(str(err))})") from None
+        raise DataValidationError(f"{path}, line {reader.line_num}: unreadable CSV ({quote(str(err))})") from None
     if not rows:
-        raise AnswerRecordError(f"{path}: a header and no label rows; expected at least one row")
+        raise DataValidationError(f"{path}: a header and no label rows; expected at least one row")
     return rows
 
 

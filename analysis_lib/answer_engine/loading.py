@@ -13,13 +13,14 @@ import polars as pl
 from analysis_lib import fetch, paths
 from analysis_lib.fetch import published
 from analysis_lib.llm import LLMClient
+from analysis_lib.reading import read_text
 
 from .batch import batch_metrics, pack_answers
 from .conventions import CONVENTIONS, DEFAULT_CONVENTION, SOURCE_METRICS, Convention, check_convention
-from .inputs import MAX_SUPPORT_BYTES, read_text
 from .metrics import NecessityMethod
 from .pipeline import PAPER_MODEL, JudgeReport, is_charged, is_core, judge_records
 from .records import (
+    MAX_SUPPORT_BYTES,
     AnswerRecord,
     ConvertedAnswers,
     ScrapeRule,
@@ -125,7 +126,8 @@ def load_answers(answer_records: str | Path = "", *, support_results: str | Path
         support, judging = given, None
         if _unjudged(raw):
             client = LLMClient(cache_dir=Path(cache_dir) / "llm" if cache_dir else None)
-            support_text = read_text(sup_path, "support results", MAX_SUPPORT_BYTES) if given is not None else ""
+            support_text = (read_text(sup_path, "support results", "jsonl", max_bytes=MAX_SUPPORT_BYTES)
+                            if given is not None else "")
             out = judged_support_path(json.dumps(raw, sort_keys=True), support_text,
                                       client.paper_model(PAPER_MODEL), cache_dir)
             raw, judging = judge_records(raw, client, out, known=given, scrape_rule=scrape_rule or "nonempty")

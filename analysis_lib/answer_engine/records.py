@@ -35,11 +35,15 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from analysis_lib.jsonl import blank
+from analysis_lib.reading import DataValidationError, check_file, json_lines, name_key, parse_json_file, quote
 
 from .conventions import DEFAULT_CONVENTION, Convention, check_convention
-from .inputs import MAX_ANSWERS_BYTES, MAX_SUPPORT_BYTES, AnswerRecordError, parse_json, quote, read_text
 from .metrics import Answer
+
+#: The released ``ans_eng_eval_0.1.json`` is about 132 MB; a gigabyte leaves room for larger releases.
+MAX_ANSWERS_BYTES = 1 << 30
+#: Support-results JSONL: one short line per judged (answer, source, statement) pair.
+MAX_SUPPORT_BYTES = 1 << 30
 
 N_SOURCE_SLOTS = 10
 CONFIDENCE_LABELS: dict[str, int] = {"Strongly Not Confident": 1, "Not Confident": 2, "Neutral": 3,
@@ -115,8 +119,8 @@ class AnswerRecord:
         return [i + 1 for i, url in enumerate(self.sources) if url]
 
 
-def _fail(origin: str, k: int, rid: object, field: str, problem: str) -> AnswerRecordError:
-    return AnswerRecordError(f"{origin}: record {k} (id {quote(rid)}), field {field!r}: {problem}")
+def _fail(origin: str, k: int, rid: object, field: str, problem: str) -> DataValidationError:
+    return DataValidationError(f"{origin}: record {k} (id {quote(rid)}), field {field!r}: {problem}")
 
 
 def as_bool(value: Any) -> bool | None:
@@ -183,10 +187,10 @@ def _parse_statement(raw: Any, origin: str, k: int, rid: str, j: int) -> Stateme
     return Statement(sid, sentence, core, cites, sup, opinion)
 
 
-def parse_record(raw: Any, origin: str = "<records>", k: int = 0) -> AnswerRecord:
-    """Validate one record of the released layout (see the module docstring)."""
+def parse_record(raw: Any, origin: str = "<records>", k: int = 1) -> AnswerRecord:
+    """Validate one record of the released layout (see the module docstring); ``k`` is its number, from 1."""
     if not isinstance(raw, Mapping):
-        raise AnswerRecordError(f"{origin}: record {k}: expected an object, got {type(raw).__name__}")
+        raise DataValidationError(f"{origin}: record {k}: expected an object, got {type(raw).__name__}")
     rid = _identifier(raw.get("id"))
     if rid is None:
         raise _fail(origin, k, raw.get("id"), "id",
@@ -194,7 +198,8 @@ def parse_record(raw: Any, origin: str = "<records>", k: int = 0) -> AnswerRecor
     for field in ("Question", "Output", "answer_engine"):
         if not isinstance(raw.get(field), str):
             raise _fail(origin, k, rid, field, f"expected a string, got {quote(raw.get(field))}")
-    if not raw["answer_engine"].strip():
+    engine = name_key(raw["answer_engine"])
+    if not engine:
         raise _fail(origin, k, rid, "answer_engine", "expected an engine name, got an empty string")
     debate = as_bool(raw.get("is_charged"))
     if debate is None:
@@ -230,19 +235,19 @@ def parse_record(raw: Any, origin: str = "<records>", k: int = 0) -> AnswerRecor
         else:
             raise _fail(origin, k, rid, "confidence_score",
                         f"expected one of {list(CONFIDENCE_LABELS)} or 1–5, got {quote(c)}")
-    return AnswerRecord(rid, raw["Question"], raw["Output"], raw["answer_engine"], debate, tuple(urls),
+    return AnswerRecord(rid, raw["Question"], raw["Output"], engine, debate, tuple(urls),
                         tuple(contents), statements, confidence)
 
 
 def parse_records(raw: Any, origin: str = "<records>") -> list[AnswerRecord]:
     """Validate a non-empty list of records; an empty list and duplicated ids are errors naming ``origin``."""
     if not isinstance(raw, list):
-        raise AnswerRecordError(f"{origin}: expected a JSON list of answer records, got {type(raw).__name__}")
+        raise DataValidationError(f"{origin}: expected a JSON list of answer records, got {type(raw).__name__}")
     if not raw:
-        raise AnswerRecordError(f"{origin}: no answer records (an empty list); expected at least one")
-    out = [parse_record(r, origin, k) for k, r in enumerate(raw)]
+        raise DataValidationError(f"{origin}: no answer records (an empty list); expected at least one")
+    out = [parse_record(r, origin, k) for k, r in enumerate(raw, start=1)]
     seen: dict[str, int] = {}
-    for k, r in enumerate(out):
+    for k, r in enumerate(out, start=1):
         if r.id in seen:
             raise _fail(origin, k, r.id, "id", f"duplicate of record {seen[r.id]}")
         seen[r.id] = k
@@ -253,14 +258,14 @@ ANSWERS_EXPECTED = "a JSON list of answer records"
 
 
 def read_answer_json(path: str | Path, limit: int = MAX_ANSWERS_BYTES) -> list[Any]:
-    """The raw JSON list of an answer-records file, read through :func:`.inputs.read_text` (a regular,
-    non-empty UTF-8 file of at most ``limit`` bytes) and checked to be a non-empty list; records are not
+    """The raw JSON list of an answer-records file, read by :func:`analysis_lib.reading.parse_json_file` (a
+    regular, non-empty UTF-8 file of at most ``limit`` bytes) and checked to be a non-empty list; records are not
     validated here (:func:`parse_records` does)."""
-    raw = parse_json(read_text(path, "answer records (JSON)", limit), str(path), ANSWERS_EXPECTED)
+    raw = parse_json_file(path, ANSWERS_EXPECTED, "json", max_bytes=limit)
     if not isinstance(raw, list):
-        raise AnswerRecordError(f"{path}: expected {ANSWERS_EXPECTED}, got a JSON {type(raw).__name__}")
+        raise DataValidationError(f"{path}: expected {ANSWERS_EXPECTED}, got a JSON {type(raw).__name__}")
     if not raw:
-        raise AnswerRecordError(f"{path}: no answer records (an empty list); expected at least one")
+        raise DataValidationError(f"{path}: no answer records (an empty list); expected at least one")
     return raw
 
 
@@ -275,23 +280,23 @@ SUPPORT_SCHEMA = {"verif_id": pl.String, "sample_id": pl.String, "source_idx": p
 
 def _support_row(d: Any, origin: str) -> dict[str, Any]:
     if not isinstance(d, dict):
-        raise AnswerRecordError(f"{origin}: expected a JSON object, got a JSON {type(d).__name__}")
+        raise DataValidationError(f"{origin}: expected a JSON object, got a JSON {type(d).__name__}")
     ids = {}
     for field in ("sample_id", "core_statement_id"):
         ids[field] = _identifier(d.get(field))
         if ids[field] is None:
-            raise AnswerRecordError(f"{origin}, field {field!r}: expected a string or integer id, "
-                                    f"got {quote(d.get(field))}")
+            raise DataValidationError(f"{origin}, field {field!r}: expected a string or integer id, "
+                                      f"got {quote(d.get(field))}")
     src = d.get("source_idx")
     if not (isinstance(src, int) and not isinstance(src, bool) and 1 <= src <= N_SOURCE_SLOTS):
-        raise AnswerRecordError(f"{origin}, field 'source_idx': expected an integer 1–{N_SOURCE_SLOTS}, "
-                                f"got {quote(src)}")
+        raise DataValidationError(f"{origin}, field 'source_idx': expected an integer 1–{N_SOURCE_SLOTS}, "
+                                  f"got {quote(src)}")
     if not isinstance(d.get("support"), str) or d["support"] not in SUPPORT_LABELS:
-        raise AnswerRecordError(f"{origin}, field 'support': expected one of {SUPPORT_LABELS}, "
-                                f"got {quote(d.get('support'))}")
+        raise DataValidationError(f"{origin}, field 'support': expected one of {SUPPORT_LABELS}, "
+                                  f"got {quote(d.get('support'))}")
     vid = d.get("verif_id")
     if vid is not None and not isinstance(vid, str):
-        raise AnswerRecordError(f"{origin}, field 'verif_id': expected a string, got {quote(vid)}")
+        raise DataValidationError(f"{origin}, field 'verif_id': expected a string, got {quote(vid)}")
     return {"verif_id": vid or f"{ids['sample_id']}_{src}_{ids['core_statement_id']}", **ids, "source_idx": src,
             "support": d["support"]}
 
@@ -301,13 +306,11 @@ def load_support_results(path: str | Path, limit: int = MAX_SUPPORT_BYTES) -> pl
     When a pair was judged more than once (an appended, resumed run), the last line wins and ``n_lines`` says
     how many lines judged it (``n_lines - 1`` superseded, counted rather than lost). An empty file, or one with
     only blank lines, is refused."""
-    text = read_text(path, "support results (JSONL)", limit)
-    rows: list[dict[str, Any]] = []
-    for line_no, line in enumerate(text.split("\n"), start=1):
-        if not blank(line):
-            origin = f"{path}, line {line_no}"
-            rows.append(_support_row(parse_json(line, str(path), "one JSON object per line", first_line=line_no),
-                                     origin))
+    path = check_file(path, "support results (JSONL)", "jsonl", max_bytes=limit)[0]
+    rows = [_support_row(value, f"{path}, line {line_no}") for line_no, value in json_lines(path)]
+    if not rows:
+        raise DataValidationError(f"{path}: is empty (only blank lines); expected support results, one JSON object "
+                                  "per line")
     frame = pl.DataFrame(rows, schema={k: v for k, v in SUPPORT_SCHEMA.items() if k != "n_lines"})
     counts = frame.group_by("verif_id").agg(n_lines=pl.len())
     return (frame.unique(subset="verif_id", keep="last", maintain_order=True)

@@ -27,8 +27,10 @@ field               type          meaning
                                   ``MUCH_BETTER``, ``MAX_ROUNDS``), null before the last round
 ==================  ============  ==========================================================================
 
-:func:`load_match_logs` reads a file or every ``*.jsonl`` under a folder and raises :class:`MatchLogError`
-naming the file, line and field of the first bad value; :func:`matches` reduces rounds to one row per match;
+:func:`load_match_logs` reads a file or every ``*.jsonl`` under a folder through the one safe reader
+(:mod:`analysis_lib.reading`) and raises :class:`~analysis_lib.reading.DataValidationError` naming the file, line
+and field of the first bad value; agent names are compared after :func:`~analysis_lib.reading.name_key`;
+:func:`matches` reduces rounds to one row per match;
 :func:`score_contradictions` lists rounds whose scores contradict their verdict (reported by
 :func:`validate_match_logs` in the log, not refused: the chapter decides a match by its final scores).
 """
@@ -38,7 +40,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -47,8 +48,7 @@ import polars as pl
 
 from analysis_lib import fetch as _fetch
 from analysis_lib.dr_arena.loop import FRAMEWORK, VERDICT_CODES, FailureType, LoopConfig, replay_trace, start_on_tree
-from analysis_lib.jsonl import MAX_LINE_BYTES
-from analysis_lib.search_arena.release_io import line_problem, locate, one_line, short
+from analysis_lib.reading import DataValidationError, check_file, json_lines, list_files, name_key, one_line, quote
 
 log = logging.getLogger(__name__)
 
@@ -79,134 +79,91 @@ MAX_NAME_CHARS = 200
 SCORE_TOLERANCE = 1e-9
 
 
-class MatchLogError(ValueError):
-    """A match log line does not follow the format; the message names the file, line and field."""
-
-
 def _check(rec: Any, where: str) -> dict[str, Any]:
     if not isinstance(rec, dict):
-        raise MatchLogError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+        raise DataValidationError(f"{where}: not a JSON object (a {type(rec).__name__})")
     for k in REQUIRED:
         if rec.get(k) is None:
-            raise MatchLogError(f"{where}, field {k!r}: missing (required: {list(REQUIRED)})")
+            raise DataValidationError(f"{where}, field {k!r}: missing (required: {list(REQUIRED)})")
+    rec = {**rec, **{k: name_key(rec[k]) for k in ("model_a", "model_b") if isinstance(rec[k], str)}}
     for k in ("match_id", "tree_id", "model_a", "model_b"):
         if not isinstance(rec[k], str) or not rec[k]:
-            raise MatchLogError(f"{where}, field {k!r}: expected a non-empty string, got {short(rec[k])}")
+            raise DataValidationError(f"{where}, field {k!r}: expected a non-empty string, got {quote(rec[k])}")
         if len(rec[k]) > MAX_NAME_CHARS:
-            raise MatchLogError(f"{where}, field {k!r}: expected at most {MAX_NAME_CHARS} characters, got "
-                                f"{short(rec[k])}")
+            raise DataValidationError(f"{where}, field {k!r}: expected at most {MAX_NAME_CHARS} characters, got "
+                                      f"{quote(rec[k])}")
     if rec["model_a"] == rec["model_b"]:
-        raise MatchLogError(f"{where}, fields 'model_a'/'model_b': both are {short(rec['model_a'])}; expected two "
-                            "different agents (a model cannot play itself)")
+        raise DataValidationError(f"{where}, fields 'model_a'/'model_b': both are {quote(rec['model_a'])}; expected "
+                                  "two different agents (a model cannot play itself)")
     for k in ("round", "depth", "width"):
         if not isinstance(rec[k], int) or isinstance(rec[k], bool) or not 1 <= rec[k] <= MAX_LEVEL:
-            raise MatchLogError(f"{where}, field {k!r}: expected an integer from 1 to {MAX_LEVEL:,}, "
-                                f"got {short(rec[k])}")
+            raise DataValidationError(f"{where}, field {k!r}: expected an integer from 1 to {MAX_LEVEL:,}, "
+                                      f"got {quote(rec[k])}")
     tr = rec.get("tournament_round")
     if tr is not None and (not isinstance(tr, int) or isinstance(tr, bool) or not 0 <= tr <= MAX_LEVEL):
-        raise MatchLogError(f"{where}, field 'tournament_round': expected an integer from 0 to {MAX_LEVEL:,} or "
-                            f"null, got {short(tr)}")
+        raise DataValidationError(f"{where}, field 'tournament_round': expected an integer from 0 to {MAX_LEVEL:,} or "
+                                  f"null, got {quote(tr)}")
     for k in ("score_a", "score_b"):
         v = rec[k]
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or abs(v) > MAX_ABS_SCORE:
-            raise MatchLogError(f"{where}, field {k!r}: expected a finite number within ±{MAX_ABS_SCORE:g} "
-                                f"(a cumulative score), got {short(v)}")
+            raise DataValidationError(f"{where}, field {k!r}: expected a finite number within ±{MAX_ABS_SCORE:g} "
+                                      f"(a cumulative score), got {quote(v)}")
     for k in ("question", "answer_a_id", "answer_b_id", "action"):
         if rec.get(k) is not None and not isinstance(rec[k], str):
-            raise MatchLogError(f"{where}, field {k!r}: expected a string or null, got {short(rec[k])}")
+            raise DataValidationError(f"{where}, field {k!r}: expected a string or null, got {quote(rec[k])}")
     if rec["verdict"] not in VERDICT_CODES:
-        raise MatchLogError(f"{where}, field 'verdict': {short(rec['verdict'])} is not one of {list(VERDICT_CODES)}")
+        raise DataValidationError(f"{where}, field 'verdict': {quote(rec['verdict'])} is not one of "
+                                  f"{list(VERDICT_CODES)}")
     tq, ft = rec.get("tie_quality"), rec.get("failure_type")
     if rec["verdict"] == "TIE":
         if tq not in ("high", "low"):
-            raise MatchLogError(f"{where}, field 'tie_quality': a TIE needs 'high' or 'low', got {short(tq)}")
+            raise DataValidationError(f"{where}, field 'tie_quality': a TIE needs 'high' or 'low', got {quote(tq)}")
         if ft is not None and ft not in FAILURE_CODES:
-            raise MatchLogError(f"{where}, field 'failure_type': {short(ft)} is not one of {list(FAILURE_CODES)}")
+            raise DataValidationError(f"{where}, field 'failure_type': {quote(ft)} is not one of {list(FAILURE_CODES)}")
     else:
         if ft not in FAILURE_CODES:
-            raise MatchLogError(f"{where}, field 'failure_type': a decided round needs one of "
-                                f"{list(FAILURE_CODES)}, got {short(ft)}")
+            raise DataValidationError(f"{where}, field 'failure_type': a decided round needs one of "
+                                      f"{list(FAILURE_CODES)}, got {quote(ft)}")
         if tq is not None:
-            raise MatchLogError(f"{where}, field 'tie_quality': must be null for verdict {rec['verdict']}")
+            raise DataValidationError(f"{where}, field 'tie_quality': must be null for verdict {rec['verdict']}")
     if rec.get("stop") is not None and rec["stop"] not in STOP_CODES:
-        raise MatchLogError(f"{where}, field 'stop': {short(rec['stop'])} is not one of {list(STOP_CODES)}")
+        raise DataValidationError(f"{where}, field 'stop': {quote(rec['stop'])} is not one of {list(STOP_CODES)}")
     return {k: rec.get(k) for k in SCHEMA}
 
 
-def _regular_file(path: Path, what: str = "a match log") -> int:
-    """The size of ``path`` when it is a non-empty regular file within :data:`MAX_LOG_BYTES`; else
-    :class:`MatchLogError` (a FIFO, device or socket is refused before any byte is read)."""
-    try:
-        info = path.stat()
-    except OSError as err:
-        raise MatchLogError(f"{path}: cannot be opened ({one_line(str(err))}); expected {what}") from None
-    if not stat.S_ISREG(info.st_mode):
-        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a pipe, device or socket)"
-        raise MatchLogError(f"{path}: is {kind}; expected {what} (.jsonl)")
-    if info.st_size == 0:
-        raise MatchLogError(f"{path}: is empty (0 bytes); expected {what} with one JSON object per round")
-    if info.st_size > MAX_LOG_BYTES:
-        raise MatchLogError(f"{path}: is {info.st_size:,} bytes, more than the {MAX_LOG_BYTES:,} a match log may have")
-    return info.st_size
-
-
 def read_match_log(path: str | Path) -> list[dict[str, Any]]:
-    """Validated records of one JSONL file (blank lines skipped); rounds of a match must run 1, 2, … in order and
-    keep the match's ``tree_id``, ``model_a``, ``model_b`` and ``tournament_round``. Each line is checked before
-    it is parsed (UTF-8, at most :data:`~analysis_lib.search_arena.release_io.MAX_LINE_BYTES`, nesting at most
-    :data:`~analysis_lib.search_arena.release_io.MAX_JSON_DEPTH`, one JSON object); a file without a round is
-    refused."""
-    path = Path(path)
-    _regular_file(path)
+    """Validated records of one JSONL file read by :func:`analysis_lib.reading.json_lines` (blank lines
+    skipped); rounds of a match must run 1, 2, … in order and keep the match's ``tree_id``, ``model_a``,
+    ``model_b`` and ``tournament_round``; a file without a round is refused."""
+    path = check_file(path, "a match log", "jsonl", max_bytes=MAX_LOG_BYTES)[0]
     out: list[dict[str, Any]] = []
     first: dict[str, dict[str, Any]] = {}
     last: dict[str, int] = {}
-    with path.open("rb") as fh:
-        for i, line in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), start=1):
-            where = f"{path}, line {i}"
-            problem = line_problem(line)
-            if problem:
-                raise MatchLogError(locate(where, problem))
-            if not line.strip(b" \t\r\n"):  # JSON's whitespace only: other blank characters are not JSON
-                continue
-            try:
-                parsed = json.loads(line)
-            except ValueError as err:
-                raise MatchLogError(f"{where}: not a JSON object ({one_line(str(err))})") from None
-            rec = _check(parsed, where)
-            head = first.setdefault(rec["match_id"], rec)
-            for k in MATCH_FIELDS:
-                if rec[k] != head[k]:
-                    raise MatchLogError(f"{where}, field {k!r}: match {short(rec['match_id'])} has {short(rec[k])} "
-                                        f"where its round 1 has {short(head[k])} (a match keeps its {k})")
-            expected = last.get(rec["match_id"], 0) + 1
-            if rec["round"] != expected:
-                raise MatchLogError(f"{where}, field 'round': match {short(rec['match_id'])} has round {rec['round']} "
-                                    f"where round {expected} was expected")
-            last[rec["match_id"]] = rec["round"]
-            out.append(rec)
+    for i, parsed in json_lines(path):
+        where = f"{path}, line {i}"
+        rec = _check(parsed, where)
+        head = first.setdefault(rec["match_id"], rec)
+        for k in MATCH_FIELDS:
+            if rec[k] != head[k]:
+                raise DataValidationError(f"{where}, field {k!r}: match {quote(rec['match_id'])} has {quote(rec[k])} "
+                                          f"where its round 1 has {quote(head[k])} (a match keeps its {k})")
+        expected = last.get(rec["match_id"], 0) + 1
+        if rec["round"] != expected:
+            raise DataValidationError(f"{where}, field 'round': match {quote(rec['match_id'])} has round "
+                                      f"{rec['round']} where round {expected} was expected")
+        last[rec["match_id"]] = rec["round"]
+        out.append(rec)
     if not out:
-        raise MatchLogError(f"{path}: holds no rounds (only blank lines); expected one JSON object per round")
+        raise DataValidationError(f"{path}: holds no rounds (only blank lines); expected one JSON object per round")
     return out
-def log_files(path: str | Path) -> tuple[list[Path], list[Path]]:
-    """``(logs, others)``: ``path`` itself when it is a file (any name), else every file under it whose suffix is
-    one of :data:`LOG_SUFFIXES` in any case (``.jsonl``, ``.json``, ``.ndjson``; recursively, sorted) and the
-    other files found there, which are not read (:func:`load_match_logs` reports them). A log that is not a
-    regular file, a missing path and a folder without a log are refused (:class:`MatchLogError`)."""
-    path = Path(path)
-    if not path.exists():
-        raise MatchLogError(f"match logs: {path} does not exist (expected a .jsonl file or a folder of them)")
-    if not path.is_dir():
-        _regular_file(path)
-        return [path], []
-    found = sorted(p for p in path.rglob("*") if not p.is_dir())
-    logs = [p for p in found if p.suffix.lower() in LOG_SUFFIXES]
-    if not logs:
-        raise MatchLogError(f"match logs: no {'/'.join(LOG_SUFFIXES)} file under {path} "
-                            f"({len(found)} other file(s)); expected one JSON object per round")
-    for f in logs:
-        _regular_file(f)
-    return logs, [p for p in found if p.suffix.lower() not in LOG_SUFFIXES]
+
+
+def log_files(path: str | Path) -> tuple[list[Path], list[str]]:
+    """``(logs, others)``: ``path`` itself when it is a file (any name), else every regular file under it whose
+    suffix is one of :data:`LOG_SUFFIXES` in any case (recursively, sorted) and the other entries found there
+    (``"name: why"``), which are not read (:func:`skipped_files`). A missing path and a folder without a log are
+    refused."""
+    return list_files(path, "match logs (one JSON object per round)", LOG_SUFFIXES, recursive=True)
 
 
 def load_match_logs(path: str | Path) -> pl.DataFrame:
@@ -219,7 +176,7 @@ def load_match_logs(path: str | Path) -> pl.DataFrame:
         recs = read_match_log(f)
         for mid in sorted({r["match_id"] for r in recs}):
             if mid in seen:
-                raise MatchLogError(f"{f}: match {short(mid)} also appears in {seen[mid]}")
+                raise DataValidationError(f"{f}: match {quote(mid)} also appears in {seen[mid]}")
             seen[mid] = f
         records.extend(recs)
     return rounds_frame(records)
@@ -241,14 +198,15 @@ def score_contradictions(rounds: pl.DataFrame) -> pl.DataFrame:
     return out.filter(bad).select("match_id", "round", "verdict", "change")
 
 
-def skipped_files(path: str | Path) -> list[Path]:
-    """Files under a match-log folder that are not read (no log suffix), for the chapter to report."""
+def skipped_files(path: str | Path) -> list[str]:
+    """Entries under a match-log folder that are not read (``"name: why"``), for the chapter to report."""
     return log_files(path)[1]
 
 
 def validate_match_logs(path: str | Path) -> int:
     """The number of rounds under ``path`` after every check of :func:`load_match_logs` (the build runner calls
-    it before any notebook runs); raises :class:`MatchLogError` with one line naming the file, line and field."""
+    it before any notebook runs); raises :class:`~analysis_lib.reading.DataValidationError` with one line naming
+    the file, line and field."""
     try:
         rounds = load_match_logs(path)
         bad = score_contradictions(rounds)
@@ -256,14 +214,14 @@ def validate_match_logs(path: str | Path) -> int:
             first = bad.row(0, named=True)
             log.warning("%s: %d round(s) whose scores contradict their verdict (first: match %s, round %d, %s with "
                         "a score-gap change of %+g); the chapter decides matches by the final scores",
-                        Path(path).name, bad.height, short(first["match_id"]), first["round"], first["verdict"],
+                        Path(path).name, bad.height, quote(first["match_id"]), first["round"], first["verdict"],
                         first["change"])
         return rounds.height
-    except MatchLogError:
+    except DataValidationError:
         raise
     except (OSError, RecursionError, pl.exceptions.PolarsError) as err:  # an unexpected failure, still one line
-        raise MatchLogError(f"{path}: cannot be read as match logs ({type(err).__name__}: "
-                            f"{one_line(str(err))})") from None
+        raise DataValidationError(f"{path}: cannot be read as match logs ({type(err).__name__}: "
+                                  f"{one_line(str(err))})") from None
 
 
 def rounds_frame(records: Iterable[Mapping[str, Any]]) -> pl.DataFrame:

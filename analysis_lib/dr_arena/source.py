@@ -49,7 +49,7 @@ def load_match_source(match_logs: str, trees: Mapping[str, Mapping], *, n_agents
         ref = search_arena_reference(models)
         n_matches = rounds["match_id"].n_unique()
         not_read = (f" {len(skipped)} other file(s) in the folder are not logs and were not read: "
-                    f"{', '.join(p.name for p in skipped[:5])}{', …' if len(skipped) > 5 else ''}." if skipped else "")
+                    f"{'; '.join(skipped[:5])}{', …' if len(skipped) > 5 else ''}." if skipped else "")
         return MatchSource(rounds, None, ref, "Search Arena Elo (Table 3)", fetch.provenance(match_logs),
                            f"{len(files)} log file(s): {n_matches} matches, {rounds.height} rounds, "
                            f"{len(models)} models ({len(ref)} of them in Table 3's Search Arena column).{not_read}")

@@ -50,7 +50,6 @@ from analysis_lib.nuggets.published import (
     responses_only_confusion,
 )
 from analysis_lib.nuggets.records import (
-    NuggetRecordError,
     NuggetRecords,
     load_nugget_records,
     records_from_dicts,
@@ -71,7 +70,7 @@ from analysis_lib.nuggets.simulate import simulate_nuggets
 
 __all__ = [
     # loaders
-    "NuggetRecordError", "NuggetRecords", "load_inputs", "load_nugget_records", "records_from_dicts",
+    "NuggetRecords", "load_inputs", "load_nugget_records", "records_from_dicts",
     "validate_nugget_records",
     # nugget types and scores
     "MAX_NUGGETS", "TIE_THRESHOLD", "AssignedNugget", "Assignment", "Importance", "Nugget", "cap_nuggets",

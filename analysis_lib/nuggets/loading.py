@@ -56,7 +56,7 @@ def load_inputs(data_source: str | Path, nugget_records: str | Path | None = Non
     battles with ``seed``). NG-C's URLs come from the release's citation traces, which the battle frame does not
     keep. Without ``cache_dir`` the release is read once for both; with it, the battles come from the loader's
     cache and the traces alone from the release (a simulated one from the cache, when a chapter of the build has
-    simulated it: no release texts in memory). Raises :class:`~analysis_lib.nuggets.records.NuggetRecordError`
+    simulated it: no release texts in memory). Raises :class:`~analysis_lib.reading.DataValidationError`
     for unusable records, before any battle is read."""
     records = load_nugget_records(nugget_records) if nugget_records else None
     if cache_dir is None:

@@ -24,11 +24,14 @@ line becomes the two side records.
 nuggetizer writes ``"failed"`` as the importance or assignment of nuggets whose LLM reply it could not parse;
 such battles are *excluded and counted* (the paper excludes 5 of 5,103), as are battles without a human vote
 (``winner`` null or empty), with only one side or with differing nugget lists on the two sides. Anything else
-malformed raises :class:`NuggetRecordError` naming the file, line and field and what was expected (a bad value
-is quoted by its first characters only). Battle ids are compared as text, so a file that gives the same id once
+malformed raises :class:`~analysis_lib.reading.DataValidationError` naming the file, line and field and what was
+expected (a bad value is quoted by its first characters only); ``model`` is compared after
+:func:`~analysis_lib.reading.name_key`. Battle ids are compared as text, so a file that gives the same id once
 as a number (``7``) and once as a string (``"7"``) is refused: the two would silently become one battle.
 Empty inputs (a file without records, a folder without ``.json`` / ``.jsonl`` files) and inputs that leave no
-battle after the exclusions are refused at load; what is read is bounded (:mod:`analysis_lib.nuggets.reading`).
+battle after the exclusions are refused at load; files are read by the one safe reader,
+:mod:`analysis_lib.reading` (regular files only; a folder's ``.json`` / ``.jsonl`` files, not recursively; bounded
+bytes and lines; UTF-8; no NaN, no whole number beyond 64 bits, no lone surrogate, in any field).
 """
 
 from __future__ import annotations
@@ -43,16 +46,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from analysis_lib import paths
-from analysis_lib.nuggets.reading import (
-    MAX_BYTES,
-    Budget,
-    NuggetRecordError,
-    NuggetRecordsNotFound,
-    json_lines,
-    list_inputs,
-    quote,
-)
 from analysis_lib.nuggets.scores import Assignment, Importance
+from analysis_lib.reading import Budget, DataValidationError, json_lines, list_files, name_key, quote
 from analysis_lib.search_arena.schema import WINNERS
 
 if TYPE_CHECKING:
@@ -69,8 +64,11 @@ _DIGEST = "_nugget_list_digest"
 NO_VOTE = "battles without a vote (winner null)"
 #: the exclusion of a battle with a nuggetizer failure (the paper excludes 5 of 5,103)
 FAILED_STEP = "battles with a failed nuggetizer step (importance or assignment 'failed')"
-__all__ = ["FAILED", "NO_VOTE", "NUGGET_SCHEMA", "SIDE_SCHEMA", "NuggetRecordError", "NuggetRecords",
-           "NuggetRecordsNotFound", "load_nugget_records", "records_from_dicts", "validate_nugget_records"]
+#: the most bytes one load reads, all files together (records with retrieved chunks run to ~100 kB a side)
+MAX_BYTES = 8 * 1024**3
+RECORD_SUFFIXES = (".json", ".jsonl")
+__all__ = ["FAILED", "NO_VOTE", "NUGGET_SCHEMA", "SIDE_SCHEMA", "NuggetRecords", "load_nugget_records",
+           "records_from_dicts", "validate_nugget_records"]
 
 NUGGET_SCHEMA: dict[str, PolarsDataType] = {
     "qid": pl.String, "side": pl.String, "position": pl.Int64, "text": pl.String,
@@ -164,8 +162,8 @@ class NuggetRecords:
         return path
 
 
-def _fail(origin: str, line: int, fieldname: str, problem: str) -> NuggetRecordError:
-    return NuggetRecordError(f"{origin}, line {line}, field {fieldname!r}: {problem}")
+def _fail(origin: str, line: int, fieldname: str, problem: str) -> DataValidationError:
+    return DataValidationError(f"{origin}, line {line}, field {fieldname!r}: {problem}")
 
 
 def _side_records(obj: Mapping[str, Any], origin: str, line: int) -> list[dict[str, Any]]:
@@ -288,7 +286,9 @@ class _Collector:
             cols = self.side_cols
             for key, value in (("qid", qid), ("side", side), ("winner", rec.get("winner") or None)):
                 cols[key].append(value)
-            for key in ("query", "model", "language", "query_categories", "answer_text", "chunks"):
+            model = rec.get("model")
+            cols["model"].append(name_key(model) if isinstance(model, str) else model)
+            for key in ("query", "language", "query_categories", "answer_text", "chunks"):
                 cols[key].append(rec.get(key))
             cols[_DIGEST].append(_list_digest(rec["nuggets"]))
             n = len(rec["nuggets"])
@@ -394,38 +394,42 @@ def _exclude(sides: pl.DataFrame, nuggets: pl.DataFrame, origin: str) -> NuggetR
 def load_nugget_records(path: str | Path, *, max_bytes: int = MAX_BYTES) -> NuggetRecords:
     """Read and validate a JSONL file of nugget records, or a folder of ``.json`` / ``.jsonl`` files (e.g.
     lmsys_nuggetize's ``assignments/``); see the module docstring for the layout and what is excluded, and
-    :mod:`analysis_lib.nuggets.reading` for what is read (regular files only, at most ``max_bytes``).
+    :mod:`analysis_lib.reading` for what is read (regular files only, at most ``max_bytes``).
 
-    Raises :class:`NuggetRecordError` (``NuggetRecordsNotFound`` when nothing is at ``path``) for an input that
-    cannot be used: malformed, empty, or with no battle left after the exclusions."""
-    listing = list_inputs(path)
-    budget = Budget(left=max_bytes, limit=max_bytes)
+    Raises :class:`~analysis_lib.reading.DataValidationError` for an input that cannot be used: missing,
+    malformed, empty, or with no battle left after the exclusions."""
+    try:
+        files, not_read = list_files(path, "nugget records (JSON lines)", RECORD_SUFFIXES)
+    except DataValidationError as err:
+        lmsys = "assignments: a folder" in str(err)  # lmsys_nuggetize's output folder, not its assignments/
+        raise DataValidationError(f"{err}{' (give its assignments/ folder)' if lmsys else ''}") from None
+    budget = Budget(max_bytes)
     collector = _Collector()
-    for file in listing.files:
+    for file in files:
         before = collector.n_sides
         blank_before = budget.blank_lines
-        for line, obj in json_lines(file, budget):
+        for line, obj in json_lines(file, budget=budget):
             collector.add(obj, str(file), line)
         if collector.n_sides == before:
             blank = budget.blank_lines - blank_before
-            raise NuggetRecordError(f"{file}: no nugget records (the file is empty"
-                                    + (f": {blank:,} blank lines)" if blank else ")"))
+            raise DataValidationError(f"{file}: no nugget records (the file is empty"
+                                      + (f": {blank:,} blank lines)" if blank else ")"))
     sides, nuggets = collector.frames()
     del collector  # its index of (battle, side) pairs is not needed past here
-    records = _exclude(sides, nuggets, str(listing.path))
+    records = _exclude(sides, nuggets, str(Path(path).expanduser()))
     del sides, nuggets
     if records.n_battles == 0:
-        raise NuggetRecordError(f"{listing.path}: no battle left to score after the exclusions "
-                                f"({records.exclusion_text()})")
-    records.files = tuple(str(f) for f in listing.files)
-    records.not_read = listing.not_read
+        raise DataValidationError(f"{records.origin}: no battle left to score after the exclusions "
+                                  f"({records.exclusion_text()})")
+    records.files = tuple(str(f) for f in files)
+    records.not_read = tuple(not_read)
     records.blank_lines = budget.blank_lines
     return records
 
 
 def validate_nugget_records(path: str | Path, *, max_bytes: int = MAX_BYTES) -> str:
     """Check a nugget-records input before a build (the same checks as :func:`load_nugget_records`, which it
-    calls); returns a one-line summary, or raises :class:`NuggetRecordError` saying what is wrong."""
+    calls); returns a one-line summary, or raises :class:`~analysis_lib.reading.DataValidationError`."""
     records = load_nugget_records(path, max_bytes=max_bytes)
     return (f"{paths.display_path(records.origin)}: {records.n_battles:,} battles; excluded: "
             f"{records.exclusion_text()}; {records.input_text()}")

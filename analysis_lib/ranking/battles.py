@@ -115,20 +115,21 @@ def _reason_exprs(fmt: BattleFormat, features: Sequence[str]) -> dict[str, pl.Ex
 def _describe(frame: pl.DataFrame, reason: str, mask: np.ndarray, fmt: BattleFormat, features: Sequence[str]) -> str:
     rows = np.flatnonzero(mask)
     shown = rows[:_SHOW]
+    numbers = shown + 1  # rows counted from 1
     if reason in ("no vote", "unknown outcome"):
         vals = frame[fmt.vote_column].gather(shown).to_list()
-        quoted = ", ".join(f"{v!r} (row {r})" for r, v in zip(shown, vals, strict=True))
+        quoted = ", ".join(f"{v!r} (row {r})" for r, v in zip(numbers, vals, strict=True))
         what = f"column {fmt.vote_column!r}: {quoted}"
     elif reason == "missing feature":
         cols = feature_columns(features)
         sub = frame.select(cols).gather(shown)
         bad = [next(c for c in cols if sub[c][i] is None or not np.isfinite(float(sub[c][i])))
                for i in range(len(shown))]
-        what = ", ".join(f"column {c!r} (row {r})" for r, c in zip(shown, bad, strict=True))
+        what = ", ".join(f"column {c!r} (row {r})" for r, c in zip(numbers, bad, strict=True))
     else:
         pa = frame[fmt.model_a].gather(shown).to_list()
         pb = frame[fmt.model_b].gather(shown).to_list()
-        what = ", ".join(f"({x!r}, {y!r}) (row {r})" for r, x, y in zip(shown, pa, pb, strict=True))
+        what = ", ".join(f"({x!r}, {y!r}) (row {r})" for r, x, y in zip(numbers, pa, pb, strict=True))
     more = f", … {len(rows) - len(shown):,} more" if len(rows) > len(shown) else ""
     return f"{plural(len(rows), *_LABEL[reason])}: {what}{more}"
 

@@ -34,8 +34,6 @@ when a fit does not converge.
 from __future__ import annotations
 
 import argparse
-import io
-import json
 import math
 import sys
 from collections.abc import Sequence
@@ -43,6 +41,7 @@ from pathlib import Path
 
 import polars as pl
 
+from analysis_lib import reading
 from analysis_lib.ranking._newton import ConvergenceError
 from analysis_lib.ranking.battles import closest
 from analysis_lib.ranking.fit import MAX_ROUNDS, leaderboard
@@ -57,69 +56,32 @@ READERS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "js
 WRITERS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json", ".jsonl": "jsonl",
            ".ndjson": "jsonl"}
 EXIT_INPUT, EXIT_CONVERGENCE = 2, 3
-BOM = b"\xef\xbb\xbf"
+#: Largest battles file read.
+MAX_BYTES = 16 * 1024**3
 
 
 class InputError(ValueError):
     """A problem with the command's input, reported as one line."""
 
 
-def _first_bad_json_line(data: bytes) -> str:
-    """``line N: <why>`` for the first line of ``data`` that is not one JSON object (blank lines allowed)."""
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        text = raw.decode("utf-8", errors="replace").strip(" \t\r")
-        if not text:
-            continue
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            return f"line {number}: not JSON ({exc.msg} at column {exc.colno})"
-        if not isinstance(value, dict):
-            return f"line {number}: a JSON {type(value).__name__}, not an object"
-    return ""
-
-
 def read_battles(path: Path, kind: str | None = None) -> pl.DataFrame:
-    """The battles in ``path`` (``kind``: ``parquet``, ``csv`` or ``jsonl``; default from the suffix).
-
-    A JSON-lines file may start with a UTF-8 byte-order mark; a line that is not a JSON object is named by its
-    (1-based) line number."""
-    if path.is_dir():
-        raise InputError(f"{path}: is a directory, not a battles file")
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
-    kind = kind or READERS.get(path.suffix.lower())
-    if kind is None:
-        raise InputError(f"{path}: unknown file type {path.suffix!r}; use --format parquet, csv or jsonl")
-    try:
-        if kind == "parquet":
-            return pl.read_parquet(path)
-        if kind == "csv":
-            return pl.read_csv(path, infer_schema_length=10_000)
-        data = path.read_bytes()
-        data = data[len(BOM):] if data.startswith(BOM) else data
-        try:
-            return pl.read_ndjson(io.BytesIO(data), infer_schema_length=10_000)
-        except (pl.exceptions.PolarsError, ValueError) as exc:
-            where = _first_bad_json_line(data)
-            if where:
-                raise InputError(f"{path}: cannot be read as jsonl: {where}") from exc
-            raise
-    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        if isinstance(exc, InputError):
-            raise
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{path}: cannot be read as {kind}: {first}") from exc
+    """The battles in ``path`` (``kind``: ``parquet``, ``csv`` or ``jsonl``; default from the suffix), read by the
+    one safe reader, :mod:`analysis_lib.reading`: a regular file of at most :data:`MAX_BYTES`, UTF-8 with or
+    without a byte-order mark, a JSON-lines file checked line by line (a bad line named by its number, from 1)."""
+    checked, fmt = reading.check_file(path, "a battles file (--format parquet, csv or jsonl)", kind or READERS,
+                                      max_bytes=MAX_BYTES)
+    return reading.read_frame(checked, fmt, "a battles file")
 
 
 def strip_names(frame: pl.DataFrame, columns: Sequence[str]) -> tuple[pl.DataFrame, int]:
-    """``(frame, n)``: the string ``columns`` stripped of surrounding white space; ``n`` = values changed."""
+    """``(frame, n)``: the string ``columns`` as :func:`analysis_lib.reading.name_key` compares names (NFC, surrounding
+    white space stripped); ``n`` = values changed."""
     changed = 0
     for c in columns:
         if c in frame.columns and frame[c].dtype == pl.String:
-            stripped = frame[c].str.strip_chars()
-            changed += int((stripped != frame[c]).fill_null(False).sum())
-            frame = frame.with_columns(stripped.alias(c))
+            named = frame.select(reading.name_expr(pl.col(c))).to_series()
+            changed += int((named != frame[c]).fill_null(False).sum())
+            frame = frame.with_columns(named.alias(c))
     return frame, changed
 
 

@@ -10,11 +10,9 @@ under ``conv_metadata`` is refused (the loader reads one place per file, so half
 :func:`validate_attribution` checks every count before the release loader reads the file, so that a bad count
 fails with one line instead of becoming a silent value: a negative count (which made β_support NaN), a string
 (``"3"`` was read as 3, ``"many"`` failed inside polars), NaN or Inf, a fraction, a boolean. Failures are
-:class:`AttributionFormatError`, a :class:`~analysis_lib.search_arena.release_io.DataValidationError` (the
-package's error type), naming the file (by name), the line (JSON lines) or row (parquet), the field and what was
-expected, a bad value quoted by a short prefix. The file itself is checked by
-:func:`~analysis_lib.search_arena.release_io.check_file` (regular, non-empty, bounded) and, for JSON lines,
-:func:`~analysis_lib.search_arena.release_io.jsonl_problem` (UTF-8, JSON, nesting depth). A record with a count
+:class:`~analysis_lib.reading.DataValidationError` naming the file, the line (JSON lines) or row (parquet), the
+field and what was expected. The file is read by the one safe reader, :mod:`analysis_lib.reading` (regular,
+non-empty, bounded; UTF-8, JSON, nesting depth), each record checked as a release record too. A record with a count
 missing or null is not an error: it is counted (:attr:`AttributionCheck.n_unlabelled`), and the chapter reports
 it, because :func:`analysis_lib.search_arena.bt.attribution_battles` leaves such records out; a file where no
 record has all six counts is refused.
@@ -25,7 +23,6 @@ validated file read by :func:`analysis_lib.search_arena.loader.load_battles`.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,18 +30,19 @@ from typing import Any
 
 import polars as pl
 
-from analysis_lib.jsonl import blank
-from analysis_lib.search_arena import loader
-from analysis_lib.search_arena.release_io import (
-    MAX_JSON_DEPTH,
+from analysis_lib.reading import (
     DataValidationError,
     check_file,
-    dtype_depth,
-    jsonl_problem,
-    polars_failure,
-    short,
+    json_lines,
+    located,
+    parquet_columns,
+    parquet_head,
+    quote,
+    read_frame,
 )
-from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS, SIDES
+from analysis_lib.search_arena import loader
+from analysis_lib.search_arena.release import release_record_problem
+from analysis_lib.search_arena.schema import ATTRIBUTION_COUNTS, MAX_RELEASE_BYTES, RELEASE_FORMATS, SIDES
 from analysis_lib.search_arena.simulate import attribution as simulated
 
 #: The six count fields of a record.
@@ -54,8 +52,7 @@ MAX_COUNT = 100_000
 EXPECTED = f"expected a whole number of claim–citation pairs from 0 to {MAX_COUNT:,}"
 
 
-class AttributionFormatError(DataValidationError):
-    """A citation-attribution file whose counts cannot be used; the message names file, line or row, and field."""
+WHAT = "the citation-attribution subset"
 
 
 @dataclass(frozen=True)
@@ -76,20 +73,20 @@ def count_problem(value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f"{EXPECTED}, got {short(value)}"
+        return f"{EXPECTED}, got {quote(value)}"
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value) or not value.is_integer()):
         return f"{EXPECTED}, got {value!r}"
     if not 0 <= value <= MAX_COUNT:
-        return f"{EXPECTED}, got {short(value)}"
+        return f"{EXPECTED}, got {quote(value)}"
     return None
 
 
-def _split(path: Path, top: tuple[int, int], meta: tuple[int, int], unit: str) -> AttributionFormatError:
+def _split(path: Path, top: tuple[int, int], meta: tuple[int, int], unit: str) -> DataValidationError:
     """The refusal of a file whose counts sit at the top level in some records and under ``conv_metadata`` in
     others (``(records, first line or row)`` of each): the loader reads a count from one place per file, so the
     other records would silently drop out of the analysis."""
-    return AttributionFormatError(
-        f"{path.name}: attribution counts at two places: {top[0]} record(s) at the top level (first: {unit} "
+    return DataValidationError(
+        f"{path}: attribution counts at two places: {top[0]} record(s) at the top level (first: {unit} "
         f"{top[1]}) and {meta[0]} under 'conv_metadata' (first: {unit} {meta[1]}); expected every record to carry "
         "them in one place")
 
@@ -105,52 +102,43 @@ def _field(record: dict[str, Any], name: str) -> tuple[str, Any]:
 
 
 def _check_jsonl(path: Path) -> AttributionCheck:
-    problem = jsonl_problem(path)
-    if problem:
-        raise AttributionFormatError(f"{path.name}{problem}")
     n_records = n_labelled = 0
     places = {"top": [0, 0], "meta": [0, 0]}
-    with path.open("rb") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if blank(line):
-                continue
-            record = json.loads(line)
-            n_records += 1
-            present = 0
-            place = ""
-            for name in COUNT_FIELDS:
-                shown, value = _field(record, name)
-                why = count_problem(value)
-                if why:
-                    raise AttributionFormatError(f"{path.name}, line {lineno}, field {shown!r}: {why}")
-                present += value is not None
-                if value is not None and not place:
-                    place = "meta" if shown.startswith("conv_metadata.") else "top"
-            if place:
-                places[place][0] += 1
-                places[place][1] = places[place][1] or lineno
-            n_labelled += present == len(COUNT_FIELDS)
+    for lineno, record in json_lines(path):
+        where = f"{path}, line {lineno}"
+        problem = (release_record_problem(record) if isinstance(record, dict)
+                   else f"not a JSON object (a {type(record).__name__})")
+        if problem:
+            raise located(where, problem)
+        n_records += 1
+        present = 0
+        place = ""
+        for name in COUNT_FIELDS:
+            shown, value = _field(record, name)
+            why = count_problem(value)
+            if why:
+                raise DataValidationError(f"{where}, field {shown!r}: {why}")
+            present += value is not None
+            if value is not None and not place:
+                place = "meta" if shown.startswith("conv_metadata.") else "top"
+        if place:
+            places[place][0] += 1
+            places[place][1] = places[place][1] or lineno
+        n_labelled += present == len(COUNT_FIELDS)
     if places["top"][0] and places["meta"][0]:
         raise _split(path, tuple(places["top"]), tuple(places["meta"]), "line")  # type: ignore[arg-type]
     return AttributionCheck(path.name, n_records, n_labelled)
 
 
 def _check_parquet(path: Path) -> AttributionCheck:
-    try:
-        schema = pl.read_parquet_schema(path)
-    except BaseException as err:  # noqa: BLE001 - polars raises several types, a panic is a BaseException
-        if isinstance(err, (KeyboardInterrupt, SystemExit)):
-            raise
-        raise AttributionFormatError(f"{path.name}: could not be read as parquet ({polars_failure(err)})") from None
-    for column, column_type in schema.items():
-        if dtype_depth(column_type) > MAX_JSON_DEPTH:
-            raise AttributionFormatError(f"{path.name}, column {column!r}: nested deeper than {MAX_JSON_DEPTH} levels")
+    schema = parquet_columns(path)
     meta = schema.get("conv_metadata")
     meta_fields = {f.name: f.dtype for f in meta.fields} if isinstance(meta, pl.Struct) else {}
     exprs: dict[str, pl.Expr] = {}
     both = [n for n in COUNT_FIELDS if n in schema and n in meta_fields]
     if both:
-        frame = pl.read_parquet(path, columns=[*both, "conv_metadata"]).with_row_index("row", offset=1)
+        frame = read_frame(path, "parquet", WHAT, wanted=[*both, "conv_metadata"].__contains__).with_row_index(
+            "row", offset=1)
         top = frame.filter(pl.any_horizontal(pl.col(both).is_not_null()))
         under = frame.filter(pl.all_horizontal(pl.col(both).is_null()) & pl.any_horizontal(
             [pl.col("conv_metadata").struct.field(n).is_not_null() for n in both]))
@@ -164,43 +152,31 @@ def _check_parquet(path: Path) -> AttributionCheck:
         else:
             continue
         if not (dtype.is_numeric() or dtype == pl.Null):
-            raise AttributionFormatError(f"{path.name}, column {shown!r}: {EXPECTED}, got values of type {dtype}")
+            raise DataValidationError(f"{path}, column {shown!r}: {EXPECTED}, got values of type {dtype}")
         exprs[shown] = expr.cast(pl.Float64).alias(shown)
-    try:
-        counts = pl.read_parquet(path, columns=[c for c in ("conv_metadata", *COUNT_FIELDS) if c in schema]).select(
-            list(exprs.values())) if exprs else pl.DataFrame()
-        n_records = pl.scan_parquet(path).select(pl.len()).collect().item()
-    except BaseException as err:  # noqa: BLE001 - as above
-        if isinstance(err, (KeyboardInterrupt, SystemExit)):
-            raise
-        raise AttributionFormatError(f"{path.name}: could not be read as parquet ({polars_failure(err)})") from None
+    frame = read_frame(path, "parquet", WHAT, wanted=("conv_metadata", *COUNT_FIELDS).__contains__)
+    counts = frame.select(list(exprs.values())) if exprs else pl.DataFrame()
     for shown in counts.columns:
         v = counts[shown]
         bad = (v.is_nan() | v.is_infinite() | (v < 0) | (v > MAX_COUNT) | (v.round(0) != v)).fill_null(False)
         if bad.any():
             row = int(bad.arg_max())  # type: ignore[arg-type]
-            raise AttributionFormatError(f"{path.name}, row {row + 1}, column {shown!r}: {EXPECTED}, got {v[row]!r}")
+            raise DataValidationError(f"{path}, row {row + 1}, column {shown!r}: {EXPECTED}, got {v[row]!r}")
     labelled = (
         int(counts.select(pl.all_horizontal(pl.all().is_not_null())).to_series().sum())
         if len(exprs) == len(COUNT_FIELDS) else 0
     )
-    return AttributionCheck(path.name, int(n_records), labelled)
+    return AttributionCheck(path.name, parquet_head(path, [], 0)[1], labelled)
 
 
 def validate_attribution(path: str | Path) -> AttributionCheck:
     """Check a citation-attribution file (see the module docstring) before any other reader sees it; the book's
-    runner calls this before any notebook runs. Raises :class:`AttributionFormatError`."""
-    path = Path(path)
-    try:
-        checked, fmt = check_file(path)
-    except DataValidationError as err:
-        message = str(err).replace(str(path), path.name, 1)
-        raise AttributionFormatError(message.replace("a Search Arena release", "the citation-attribution subset")
-                                     ) from None
+    runner calls this before any notebook runs. Raises :class:`~analysis_lib.reading.DataValidationError`."""
+    checked, fmt = check_file(path, WHAT, RELEASE_FORMATS, max_bytes=MAX_RELEASE_BYTES)
     check = _check_jsonl(checked) if fmt == "jsonl" else _check_parquet(checked)
     if check.n_labelled == 0:
-        raise AttributionFormatError(
-            f"{path.name}: none of its {check.n_records} records has all six attribution counts "
+        raise DataValidationError(
+            f"{path}: none of its {check.n_records} records has all six attribution counts "
             f"({', '.join(COUNT_FIELDS)}); expected the citation-attribution subset")
     return check
 
@@ -226,8 +202,5 @@ def load_attribution(source: str | Path, *, seed: int = 0, cache_dir: str | Path
         sim = simulated.simulate_attribution(n, seed=seed)
         return AttributionSubset(loader.load_battles(sim.raw), "simulated", sim.planted, None)
     check = validate_attribution(source)
-    try:
-        tidy = loader.load_battles(source, cache_dir=cache_dir)
-    except DataValidationError as err:
-        raise AttributionFormatError(str(err).replace(str(source), Path(source).name, 1)) from None
+    tidy = loader.load_battles(source, cache_dir=cache_dir)
     return AttributionSubset(tidy, loader.data_kind(source), None, check)

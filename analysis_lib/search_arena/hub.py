@@ -36,15 +36,8 @@ import polars as pl
 from analysis_lib import sources
 from analysis_lib.extras import require
 from analysis_lib.fetch import sha256_of
-from analysis_lib.search_arena.release_io import (
-    MAX_JSON_DEPTH,
-    MAX_RELEASE_BYTES,
-    DataValidationError,
-    check_file,
-    dtype_depth,
-    first_deep_line,
-    short,
-)
+from analysis_lib.reading import DataValidationError, check_file, check_json_lines, parquet_columns, quote
+from analysis_lib.search_arena.schema import MAX_RELEASE_BYTES, RELEASE_FORMATS
 
 log = logging.getLogger(__name__)
 
@@ -140,14 +133,14 @@ def hub_file(where: HubTarget) -> Path:
         raise HubUnavailable(f"{named}: the Hugging Face hub could not be reached and the file is not in the cache "
                              f"{constants.HF_HUB_CACHE} ({instead})") from None
     except utils.RevisionNotFoundError:
-        raise HubUnavailable(f"{HF_DATASET} has no revision {short(where.revision)} on the Hugging Face hub") from None
+        raise HubUnavailable(f"{HF_DATASET} has no revision {quote(where.revision)} on the Hugging Face hub") from None
     except utils.EntryNotFoundError:
         raise HubUnavailable(f"{named}: the revision has no such file") from None
     except utils.RepositoryNotFoundError:
         raise HubUnavailable(f"{HF_DATASET} is not on the Hugging Face hub (or not readable with this token)") from None
     except Exception as err:  # noqa: BLE001 - network and HTTP errors of any kind: one message
         raise HubUnavailable(f"could not download {named} from the Hugging Face hub "
-                             f"({type(err).__name__}: {short(err, 200)}); {instead}") from err
+                             f"({type(err).__name__}: {quote(err, 200)}); {instead}") from err
 
 
 def blob_name(path: Path) -> str | None:
@@ -180,25 +173,19 @@ def read(
     ref: str | None = None, columns: Collection[str] | None = None, *, max_bytes: int = MAX_RELEASE_BYTES
 ) -> pl.DataFrame:
     """The release ``hf[:REF]`` names, through ``datasets`` (module docstring): only ``columns`` of it (default:
-    all). The cached file must pass :func:`~analysis_lib.search_arena.release_io.check_file` (a regular
+    all). The cached file must pass :func:`~analysis_lib.reading.check_file` (a regular
     file of at most ``max_bytes``) and :func:`check_blob`; a parquet file's columns are checked for nesting depth
     before any is read (as for a path). Raises :class:`HubUnavailable` or :class:`DataValidationError`."""
     where = target(ref)
     local = hub_file(where)
-    path, fmt = check_file(local, max_bytes=max_bytes)
+    path, fmt = check_file(local, "the pinned Search Arena release", RELEASE_FORMATS, max_bytes=max_bytes)
     check_blob(path)
     datasets = require("datasets", "hf", purpose="the 'hf' data source")
     options: dict[str, Any] = {}
     if fmt == "parquet":
-        schema = pl.read_parquet_schema(path)
-        wanted = [c for c in schema if columns is None or c in columns]
-        for name in wanted:
-            if dtype_depth(schema[name]) > MAX_JSON_DEPTH:
-                raise DataValidationError(f"{path}: column {short(name)} is nested deeper than {MAX_JSON_DEPTH} "
-                                          "levels")
-        options["columns"] = wanted
-    elif deep := first_deep_line(path):
-        raise DataValidationError(f"{path}{deep}")
+        options["columns"] = list(parquet_columns(path, lambda c: columns is None or c in columns))
+    else:
+        check_json_lines(path, "the pinned Search Arena release")
     log.info("reading %s (%s) through datasets", where.label, path)
     with _quiet(datasets):
         ds = datasets.load_dataset("parquet" if fmt == "parquet" else "json", data_files=[str(path)],

@@ -41,13 +41,12 @@ from filelock import FileLock
 from analysis_lib import cache_keys, fetch, sources
 from analysis_lib.memory import release_freed_memory
 from analysis_lib.paths import atomic_write
+from analysis_lib.reading import READ_ERRORS, DataValidationError, polars_failure, quote
 from analysis_lib.search_arena import domains, duplicates, hub, languages, system_config
 from analysis_lib.search_arena.models import model_table, paper_name
 from analysis_lib.search_arena.release import (
     HF_REVISION,
     OPTIONAL_COLUMNS,
-    READ_ERRORS,
-    DataValidationError,
     absent_fields,
     normalise,
     parse_timestamps,
@@ -58,8 +57,7 @@ from analysis_lib.search_arena.release import (
 from analysis_lib.search_arena.release import (
     validate_release as validate_release,
 )
-from analysis_lib.search_arena.release_io import MAX_RELEASE_BYTES, jsonl_problem, polars_failure, short
-from analysis_lib.search_arena.schema import FULL_SIZE, MODERATION_PROMPT, SIDES
+from analysis_lib.search_arena.schema import FULL_SIZE, MAX_RELEASE_BYTES, MODERATION_PROMPT, SIDES
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +165,7 @@ def derive(
     validate_raw(raw, origin)
     if raw.height == 0:
         raise DataValidationError(f"{origin}: the release has no rows (an empty file or an empty selection)")
-    raw = normalise(raw)
+    raw = normalise(raw).with_row_index("_row", offset=1)  # the file's row, for flags naming rows
     report = LoadReport(source=origin, n_raw=raw.height, absent=absent_fields(raw))
     if v1_7k:
         report.flags["rows with v1-7k search traces (search results read as citations)"] = raw.height
@@ -187,12 +185,12 @@ def derive(
     report.dropped["rows without model_a/model_b"] = raw.filter(missing_models).height
     report.dropped["rows whose turn is null or below 1"] = raw.filter(~missing_models & bad_turn).height
     raw = raw.filter(~missing_models & ~bad_turn)
-    raw, unparsed = parse_timestamps(raw)
-    report.flags["timestamps that could not be parsed (kept as null)"] = unparsed
+    raw, timestamp_flags = parse_timestamps(raw)
+    report.flags.update(timestamp_flags)
 
     known = set(model_table()["raw_model"].to_list())
     seen = set(raw["model_a"].unique().to_list()) | set(raw["model_b"].unique().to_list())
-    report.unmapped_models = sorted(short(m, 60).strip("'") for m in seen if m not in known)
+    report.unmapped_models = sorted(quote(m, 60).strip("'") for m in seen if m not in known)
 
     cols: list[pl.Expr] = [
         pl.coalesce(
@@ -293,7 +291,7 @@ def load_battles_report(
     allow raises :class:`DataValidationError` naming the file (and line or column) and what was expected.
 
     With ``cache_dir``, the tidy frame of a simulator or file source is cached as parquet, keyed by the
-    source's identity (file size and mtime, or ``sample:N`` and seed), ``match`` and the library's version
+    source's identity (a file's sha256, or ``sample:N`` and seed), ``match`` and the library's version
     of this module and the simulator, so every chapter of a build reuses one derivation; a simulated release is
     kept too (:func:`read_release` reads it back). Files are written under a temporary name and renamed, so
     chapters running at once never read a half-written one.
@@ -322,11 +320,7 @@ def _derive_release(source: str | Path | pl.DataFrame, seed: int, match: domains
     except READ_ERRORS as err:
         if isinstance(err, DataValidationError):
             raise
-        # a value the schema allows but the derivation cannot use (the property tests look for these); in a
-        # JSON-lines file, name its first bad line and field (a whole number beyond 64 bits, say)
-        where = jsonl_problem(origin) if str(origin).endswith((".jsonl", ".json")) and Path(origin).is_file() else ""
-        if where:
-            raise DataValidationError(f"{origin}{where}") from None
+        # a value the schema allows but the derivation cannot use (the property tests look for these)
         raise DataValidationError(f"{origin}: could not derive the battle frame ({polars_failure(err)})") from None
     del raw
     release_freed_memory()  # the release's texts: whatever the caller loads next need not sit on top of them
@@ -407,15 +401,15 @@ def data_kind(source: str | Path | pl.DataFrame) -> str:
 
 def _cache_key(source: str | Path | pl.DataFrame, seed: int, match: str) -> str | None:
     """:func:`analysis_lib.cache_keys.digest` of the source's identity (``sample:N`` and seed, ``hf`` and the pinned
-    revision, or a file's resolved path, size and mtime), ``match`` and the code that derives the frame (each file
-    of the reader and the simulator and each resource CSV, by name), cut to 24 hex digits; None for a frame or a
-    missing file (nothing cached)."""
+    revision, or a file's sha256 and suffix: its content and the reader that reads it, never its size and mtime),
+    ``match`` and the code that derives the frame (each file of the reader and the simulator and each resource
+    CSV, by name), cut to 24 hex digits; None for a frame or a missing file (nothing cached)."""
     if isinstance(source, pl.DataFrame):
         return None
     text = str(source)
     here = Path(__file__).resolve().parent  # this package: the loader, the release reader, the simulator
-    code = [here / name for name in ("loader.py", "release.py", "release_io.py", "system_config.py", "domains.py",
-                                     "models.py", "languages.py", "duplicates.py")]
+    code = [here / name for name in ("loader.py", "release.py", "system_config.py", "domains.py",
+                                     "models.py", "languages.py", "duplicates.py")] + [here.parent / "reading.py"]
     code += list(here.glob("simulate/*.py"))
     files = {path.relative_to(here.parent).as_posix(): cache_keys.file_digest(path)
              for path in sorted([*code, *(here.parent / "resources").glob("*.csv")]) if path.exists()}
@@ -426,8 +420,7 @@ def _cache_key(source: str | Path | pl.DataFrame, seed: int, match: str) -> str 
         ident = [text, HF_REVISION]
     else:
         p = Path(text).expanduser()
-        if not p.exists():
+        if not p.is_file():
             return None
-        st = p.stat()
-        ident = [str(p.resolve()), st.st_size, st.st_mtime_ns]
+        ident = [cache_keys.file_digest(p), p.suffix.lower()]
     return cache_keys.digest({"source": ident, "match": match, "code": files})[:24]

@@ -18,6 +18,8 @@ packages), so the loader, the simulator and the chapters can share it without im
   ``citation_attribution_data.jsonl`` release (SA §3.2, Fig 6 right).
 - :data:`MODERATION_PROMPT`: the placeholder that replaced a moderated user prompt in the release.
 - :data:`FULL_SIZE`: the conversations of the released 24k file (the simulator's default size).
+- :data:`RELEASE_FORMATS`, :data:`MAX_RELEASE_BYTES`: the file types a release may be (by suffix) and its
+  largest size.
 - :data:`INTENTS`: the nine intent categories (SA Table B.1) in the order of the paper's classification prompt,
   spelled as in the release (``Info Synthesis``); :data:`UNASSIGNED` is the release's "no secondary intent".
 """
@@ -37,6 +39,9 @@ SIDES: tuple[str, ...] = ("a", "b")
 ATTRIBUTION_COUNTS: tuple[str, ...] = ("support_count", "irrelevant_count", "contradict_count")
 MODERATION_PROMPT = "$MODERATION$ YOUR TEXT VIOLATES OUR CONTENT MODERATION GUIDELINES."
 FULL_SIZE = 24_069
+RELEASE_FORMATS = {".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+#: Largest release file read (the real 24k release is 1.22 GB as JSON lines, ~0.4 GB as parquet).
+MAX_RELEASE_BYTES = 16 * 1024**3
 
 INTENTS: tuple[str, ...] = (
     "Text Processing",

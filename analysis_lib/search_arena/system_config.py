@@ -15,7 +15,7 @@ shown in the standardised or the provider's original citation style (``citation_
   :data:`ORIGINAL`); any other value becomes null and is counted by :func:`unrecognised_styles`.
 
 Every field is optional: a release without it (v1-7k, the citation-attribution subset) gets null columns. A
-field that is present with another type raises :class:`~analysis_lib.search_arena.release_io.DataValidationError`
+field that is present with another type raises :class:`~analysis_lib.reading.DataValidationError`
 naming it. A leaf module apart from the error type.
 """
 
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from analysis_lib.search_arena.release_io import DataValidationError, one_line
+from analysis_lib.reading import DataValidationError, one_line
 
 if TYPE_CHECKING:
     from polars._typing import PolarsDataType

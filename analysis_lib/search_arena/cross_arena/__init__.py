@@ -48,7 +48,6 @@ from analysis_lib.search_arena.cross_arena.appendix_f import (
 )
 from analysis_lib.search_arena.cross_arena.figures import f1_radar, f1_scatter, f2_scatter, figure8
 from analysis_lib.search_arena.cross_arena.text_arena import (
-    TextArenaFormatError,
     load_text_arena,
     load_text_arena_report,
     text_arena_kind,
@@ -70,7 +69,7 @@ from analysis_lib.search_arena.cross_arena.votes import (
 
 __all__ = [
     "EXCLUDED_OPPONENT_SUBSTRING", "F1_COLUMNS", "INTENT_ORDER", "VOTES", "FactSynthTranscription",
-    "TextArenaFormatError", "TieShareComparison", "authors_fact_synth_list", "compare_tie_shares", "f1_radar",
+    "TieShareComparison", "authors_fact_synth_list", "compare_tie_shares", "f1_radar",
     "f1_scatter", "f2_scatter", "fact_synth_transcription", "figure8", "figure_f2_scores", "intent_tests",
     "load_text_arena", "load_text_arena_report", "orient_votes", "published_vote_totals",
     "search_arena_cross_battles", "search_vs_nonsearch_gains", "table_f1", "text_arena_kind",

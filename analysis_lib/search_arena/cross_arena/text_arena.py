@@ -6,12 +6,11 @@ report type of the project's loaders): ``n_raw`` = lines read, ``n_rows`` = batt
 ``flags`` = how many battles carried their conversations in each field pair (``conversation_a/b`` or
 ``messages_a/b``).
 
-Validation (issue #25): every failure is a :class:`TextArenaFormatError`, a
-:class:`~analysis_lib.search_arena.release_io.DataValidationError` (the package's one error type, a ``ValueError``),
-with one line naming the file (by its name), the line, the field and what was expected, a bad value quoted by a
-short prefix. Only a regular, non-empty JSON-lines file is read (:func:`release_io.check_file`: no folder, FIFO or
-device), each line checked first (:func:`release_io.jsonl_problem`: UTF-8, JSON, nesting depth, one object per
-line); a ``question_id`` (or, without one, an ``id``) seen on an earlier line, a ``turn`` that is not a positive
+Validation (issue #25): every failure is a :class:`~analysis_lib.reading.DataValidationError` with one line
+naming the file, the line, the field and what was expected, a bad value quoted by a short prefix. The file is read
+by the one safe reader (:mod:`analysis_lib.reading`: a regular, non-empty JSON-lines file; UTF-8, JSON, nesting
+depth, one object per line); model names are compared after :func:`~analysis_lib.reading.name_key`; a
+``question_id`` (or, without one, an ``id``) seen on an earlier line, a ``turn`` that is not a positive
 whole number (NaN, Inf, 1.5, "2") and a file without one voted battle are refused. A battle without ``question_id``
 or ``id`` whose models and conversations an earlier one had (:func:`content_key`) is dropped and counted in the
 report. :func:`validate_text_arena` is the check the book's runner calls before any notebook runs.
@@ -29,22 +28,19 @@ from typing import Any
 import polars as pl
 
 from analysis_lib import fetch
-from analysis_lib.jsonl import blank
+from analysis_lib.reading import DataValidationError, check_file, json_lines, name_key, quote
 from analysis_lib.search_arena.cross_arena.votes import orient_votes
 from analysis_lib.search_arena.loader import LoadReport, sample_size
 from analysis_lib.search_arena.models import TEXT_ARENA_SEARCH_MODEL
-from analysis_lib.search_arena.release_io import DataValidationError, check_file, jsonl_problem, short
 from analysis_lib.search_arena.schema import WINNERS
 from analysis_lib.search_arena.simulate.text_arena_battles import N_BATTLES, simulate_text_arena
 
 log = logging.getLogger(__name__)
 
 
-class TextArenaFormatError(DataValidationError):
-    """The Text Arena file cannot be read as the deployment's battles; the message names file, line and field."""
-
-
 MAX_TURN = 2**31 - 1
+#: Largest Text Arena file read (the deployment's 544 battles are a few MB).
+MAX_BYTES = 1024**3
 
 
 def _turn(value: Any, where: str) -> int | None:
@@ -53,63 +49,69 @@ def _turn(value: Any, where: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TextArenaFormatError(f"{where}, field 'turn': expected a positive whole number, got {short(value)}")
+        raise DataValidationError(f"{where}, field 'turn': expected a positive whole number, got {quote(value)}")
     if isinstance(value, float) and not (value == value and abs(value) != float("inf") and value.is_integer()):
-        raise TextArenaFormatError(f"{where}, field 'turn': expected a positive whole number, got {value!r}")
+        raise DataValidationError(f"{where}, field 'turn': expected a positive whole number, got {value!r}")
     if not 1 <= value <= MAX_TURN:
-        raise TextArenaFormatError(
-            f"{where}, field 'turn': expected a positive whole number up to {MAX_TURN:,}, got {short(value)}")
+        raise DataValidationError(
+            f"{where}, field 'turn': expected a positive whole number up to {MAX_TURN:,}, got {quote(value)}")
     return int(value)
 
 
 def _check_conversation(value: Any, where: str) -> str:
     if not isinstance(value, list) or not value:
-        raise TextArenaFormatError(
+        raise DataValidationError(
             f"{where}: expected a non-empty list of {{role, content}} messages, got {type(value).__name__}"
         )
     for i, msg in enumerate(value):
         if not isinstance(msg, Mapping) or "role" not in msg or "content" not in msg:
-            raise TextArenaFormatError(f"{where}[{i}]: expected a dict with 'role' and 'content', got {short(msg)}")
+            raise DataValidationError(f"{where}[{i}]: expected a dict with 'role' and 'content', got {quote(msg)}")
     if value[0]["role"] != "user":
-        raise TextArenaFormatError(
-            f"{where}[0]: the first message must be the user's, got role {short(value[0]['role'])}")
+        raise DataValidationError(
+            f"{where}[0]: the first message must be the user's, got role {quote(value[0]['role'])}")
     content = value[0]["content"]
     if isinstance(content, list):  # multimodal content: keep the text parts
-        content = " ".join(str(p.get("text", "")) if isinstance(p, Mapping) else str(p) for p in content)
-    return str(content)
+        parts = [p.get("text", "") if isinstance(p, Mapping) else p for p in content]
+        content = " ".join(p for p in parts if isinstance(p, str)) if all(isinstance(p, str) for p in parts) else None
+    if not isinstance(content, str):  # a number is not read as text
+        raise DataValidationError(f"{where}[0], field 'content': expected text (or a list of text parts), got "
+                                  f"{quote(value[0]['content'])}")
+    return content
 
 
 def _parse_text_arena_row(row: Any, where: str, search_model: str) -> tuple[dict[str, Any] | None, str, str]:
     """One validated record, or ``None`` with a drop reason; also returns the conversation field used."""
     if not isinstance(row, Mapping):
-        raise TextArenaFormatError(f"{where}: expected a JSON object, got {type(row).__name__}")
+        raise DataValidationError(f"{where}: not a JSON object (a {type(row).__name__})")
     for name in ("model_a", "model_b"):
-        if not isinstance(row.get(name), str) or not row.get(name):
-            raise TextArenaFormatError(f"{where}, field {name!r}: missing or not a string")
+        if not isinstance(row.get(name), str) or not name_key(row[name]):
+            raise DataValidationError(f"{where}, field {name!r}: missing or not a string")
     if "winner" not in row:
-        raise TextArenaFormatError(f"{where}, field 'winner': missing")
+        raise DataValidationError(f"{where}, field 'winner': missing")
     winner = row["winner"]
     if winner is not None and winner not in WINNERS:
-        raise TextArenaFormatError(f"{where}, field 'winner': {short(winner)} is not one of {list(WINNERS)} or null")
+        raise DataValidationError(f"{where}, field 'winner': {quote(winner)} is not one of {list(WINNERS)} or null")
     intent_field = "intent" if "intent" in row else "primary_intent" if "primary_intent" in row else None
     if intent_field is None or not isinstance(row[intent_field], str) or not row[intent_field]:
-        raise TextArenaFormatError(f"{where}, field 'intent' (or 'primary_intent'): missing or not a string")
+        raise DataValidationError(f"{where}, field 'intent' (or 'primary_intent'): missing or not a string")
     conv = "conversation" if "conversation_a" in row else "messages" if "messages_a" in row else None
     if conv is None:
-        raise TextArenaFormatError(
+        raise DataValidationError(
             f"{where}: no conversation field: expected 'conversation_a'/'conversation_b' or 'messages_a'/'messages_b'"
         )
     if f"{conv}_b" not in row:
-        raise TextArenaFormatError(f"{where}, field '{conv}_b': missing")
+        raise DataValidationError(f"{where}, field '{conv}_b': missing")
     prompt = _check_conversation(row[f"{conv}_a"], f"{where}, field '{conv}_a'")
     _check_conversation(row[f"{conv}_b"], f"{where}, field '{conv}_b'")
-    a, b = row["model_a"], row["model_b"]
+    a, b, search_model = name_key(row["model_a"]), name_key(row["model_b"]), name_key(search_model)
     if (a == search_model) == (b == search_model):
         what = "both sides are" if a == search_model else "neither side is"
-        raise TextArenaFormatError(
-            f"{where}, fields 'model_a'/'model_b': {what} the search model {search_model!r} ({short(a)} vs {short(b)})"
+        raise DataValidationError(
+            f"{where}, fields 'model_a'/'model_b': {what} the search model {search_model!r} ({quote(a)} vs {quote(b)})"
         )
     turn = _turn(row.get("turn"), where)
+    if row.get("language") is not None and not isinstance(row["language"], str):
+        raise DataValidationError(f"{where}, field 'language': expected a string or null, got {quote(row['language'])}")
     if winner is None:
         return None, "no vote (winner null)", conv
     record = {
@@ -122,7 +124,7 @@ def _parse_text_arena_row(row: Any, where: str, search_model: str) -> tuple[dict
         "intent": row[intent_field],
         "prompt": prompt,
         "turn": turn,
-        "language": row.get("language") if isinstance(row.get("language"), str) else None,
+        "language": row.get("language"),
     }
     return record, "", conv
 
@@ -170,7 +172,7 @@ def load_text_arena_report(
     ``model_a``, ``model_b`` (exactly one of them ``search_model``), ``winner`` (``model_a``, ``model_b``, ``tie``,
     ``tie (bothbad)`` or null), ``intent`` (or ``primary_intent``) and the two conversations as
     ``conversation_a``/``conversation_b`` or ``messages_a``/``messages_b`` (lists of ``{role, content}``, user first). A
-    malformed line raises :class:`TextArenaFormatError` naming the file, the line and the field (see the module
+    malformed line raises :class:`DataValidationError` naming the file, the line and the field (see the module
     docstring); blank lines are skipped; rows with a null winner are dropped and counted in the report; a
     ``question_id`` repeated on a later line and a source without one voted battle are refused.
 
@@ -181,14 +183,14 @@ def load_text_arena_report(
     if n_sample is not None:
         rows = simulate_text_arena(n=n_sample, seed=seed).rows
         items: Iterable[tuple[str, Any]] = ((f"sample row {i + 1}", r) for i, r in enumerate(rows))
-        label = str(source)
+        label = shown = str(source)
     elif isinstance(source, (str, Path)):
         path = _checked_path(Path(source))
         items = _jsonl_items(path)
-        label = path.name
+        label, shown = path.name, str(path)
     else:
         items = ((f"row {i + 1}", r) for i, r in enumerate(source))
-        label = "rows"
+        label = shown = "rows"
     report = LoadReport(source=label)
     records = []
     first_seen: dict[str, str] = {}
@@ -200,8 +202,8 @@ def load_text_arena_report(
         if id_field:
             battle_id = str(row[id_field])
             if battle_id in first_seen:
-                raise TextArenaFormatError(
-                    f"{where}, field {id_field!r}: {short(row[id_field])} already on {first_seen[battle_id]} "
+                raise DataValidationError(
+                    f"{where}, field {id_field!r}: {quote(row[id_field])} already on {first_seen[battle_id]} "
                     "(expected each battle once)")
             first_seen[battle_id] = where.rsplit(", ", 1)[-1]
         else:
@@ -217,8 +219,8 @@ def load_text_arena_report(
             continue
         records.append(record)
     if not records:
-        raise TextArenaFormatError(
-            f"{label}: holds no voted battle ({report.n_raw} rows, {sum(report.dropped.values())} without a vote); "
+        raise DataValidationError(
+            f"{shown}: holds no voted battle ({report.n_raw} rows, {sum(report.dropped.values())} without a vote); "
             "expected the Text Arena battles with their votes")
     report.n_rows = len(records)
     frame = orient_votes(pl.DataFrame(records, schema=_TEXT_ARENA_SCHEMA))
@@ -230,35 +232,23 @@ WHERE_TO_GET = ("it is data/text_arena_battles.jsonl in github.com/lmarena/searc
 
 
 def _checked_path(path: Path) -> Path:
-    """``path`` when it is a regular, non-empty JSON-lines file whose every line is one JSON object (UTF-8, nested
-    at most :data:`release_io.MAX_JSON_DEPTH` levels); else :class:`TextArenaFormatError` naming it."""
+    """``path`` when it is a regular, non-empty JSON-lines file (:func:`~analysis_lib.reading.check_file`); else
+    :class:`~analysis_lib.reading.DataValidationError` naming it (a missing file says where to get it)."""
     if not path.exists() and not path.is_symlink():
-        raise TextArenaFormatError(f"Text Arena file {path.name}: not found ({WHERE_TO_GET})")
-    try:
-        checked, fmt = check_file(path)
-    except DataValidationError as err:
-        message = str(err).replace(str(path), path.name, 1)
-        raise TextArenaFormatError(message.replace("a Search Arena release", "the Text Arena battles")) from None
-    if fmt != "jsonl":
-        raise TextArenaFormatError(f"{path.name}: expected a JSON-lines file (.jsonl), got {short(path.suffix)}")
-    problem = jsonl_problem(checked, record_check=None)  # its own format: checked record by record below
-    if problem:
-        raise TextArenaFormatError(f"{path.name}{problem}")
-    return checked
+        raise DataValidationError(f"Text Arena file {path}: not found ({WHERE_TO_GET})")
+    return check_file(path, "the Text Arena battles", {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"},
+                      max_bytes=MAX_BYTES)[0]
 
 
 def _jsonl_items(path: Path) -> Iterable[tuple[str, Any]]:
-    """``(where, object)`` per non-blank line of a file :func:`_checked_path` accepted (so each line parses)."""
-    with path.open("rb") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if blank(line):
-                continue
-            yield f"{path.name}, line {lineno}", json.loads(line)
+    """``(where, object)`` per non-blank line of a file :func:`_checked_path` accepted."""
+    for lineno, value in json_lines(path):
+        yield f"{path}, line {lineno}", value
 
 
 def validate_text_arena(path: str | Path, *, search_model: str = TEXT_ARENA_SEARCH_MODEL) -> int:
     """The voted battles of a Text Arena file, read and checked in full as :func:`load_text_arena_report` reads it
-    (the book's runner calls this before any notebook runs); raises :class:`TextArenaFormatError`."""
+    (the book's runner calls this before any notebook runs); raises :class:`DataValidationError`."""
     frame, _ = load_text_arena_report(Path(path), search_model=search_model)
     return frame.height
 
