@@ -31,6 +31,7 @@ Only ``real`` and ``published`` numbers can reproduce a figure (:mod:`bookbuild.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Literal
 
 from analysis_lib.llm import settings as llm_settings
@@ -149,3 +150,32 @@ NOTE_SEPARATOR = "; "
 
 #: The reason of a number recorded without a value and without a reason of its own.
 NO_VALUE = "no value: the data hold nothing to compute it from (a model, field or subset this data lacks)"
+
+
+@dataclass(frozen=True)
+class Result:
+    """One reproduced number."""
+
+    analysis_id: str
+    quantity: str
+    ours: float | str | None
+    paper: float | str | None
+    data: DataKind
+    status: Status
+    tol: float | None = None
+    source: str = ""
+    note: str = ""
+    planted: float | str | None = None
+    bound: Bound | None = None
+    reason: str = ""
+    llm: str = ""
+
+    @property
+    def evidence(self) -> Evidence:
+        """What the number rests on (:func:`evidence`)."""
+        return evidence(self.data, self.status)
+
+    @property
+    def label(self) -> str:
+        """The status as a reader sees it: ``paper inconsistent (text vs figure)``, ``match``, ..."""
+        return status_label(self.status, self.reason)

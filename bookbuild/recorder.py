@@ -12,7 +12,6 @@ The evidence model and the status rule are :mod:`bookbuild.evidence`'s; this mod
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -24,66 +23,17 @@ import numpy as np
 import polars as pl
 
 from bookbuild import fieldpath, paper_values, sections
-from bookbuild.evidence import (
-    DATA_ALIASES,
-    EVIDENCE,
-    EVIDENCE_LABEL,
-    NO_VALUE,
-    NOTE_SEPARATOR,
-    STATUS_LABEL,
-    STATUSES,
-    DataKind,
-    Evidence,
-    Status,
-    compare,
-    data_kind,
-    evidence,
-    llm_source,
-    miss_note,
-    status_label,
-)
-from bookbuild.paper_values import Bound, PaperValue
+from bookbuild.evidence import NO_VALUE, NOTE_SEPARATOR, DataKind, Result, compare, data_kind, llm_source, miss_note
+from bookbuild.paper_values import PaperValue
+from bookbuild.section_tables import results_frame, section_table
 from bookbuild.sections import Section, Table
-from bookbuild.tables import HTMLTable, format_value, html_table
+from bookbuild.tables import HTMLTable
 
 #: A value that did not run, with its reason (``NotRun("the release has no languages list")``): a chapter puts it in
 #: the result it records where one field cannot be computed; :meth:`Recorder.record` records that row as not run.
 NotRun = fieldpath.Missing
 
-__all__ = [
-    "NotRun", "DATA_ALIASES", "EVIDENCE", "EVIDENCE_LABEL", "NO_VALUE", "NOTE_SEPARATOR", "STATUSES",
-    "STATUS_LABEL", "DataKind", "Evidence", "Recorder", "Result", "Status", "compare", "data_kind", "evidence",
-    "format_paper", "llm_source", "miss_note", "note_parts", "note_text", "results_frame", "section_table",
-    "shared_notes", "status_badge", "status_label",
-]
-
-@dataclass(frozen=True)
-class Result:
-    """One reproduced number."""
-
-    analysis_id: str
-    quantity: str
-    ours: float | str | None
-    paper: float | str | None
-    data: DataKind
-    status: Status
-    tol: float | None = None
-    source: str = ""
-    note: str = ""
-    planted: float | str | None = None
-    bound: Bound | None = None
-    reason: str = ""
-    llm: str = ""
-
-    @property
-    def evidence(self) -> Evidence:
-        """What the number rests on (:func:`evidence`)."""
-        return evidence(self.data, self.status)
-
-    @property
-    def label(self) -> str:
-        """The status as a reader sees it: ``paper inconsistent (text vs figure)``, ``match``, ..."""
-        return status_label(self.status, self.reason)
+__all__ = ["NotRun", "Recorder", "Result"]
 
 
 @dataclass
@@ -322,186 +272,3 @@ def _plain(v: object) -> float | str | None:
     if isinstance(v, (int, float, np.integer, np.floating)):
         return float(v)
     raise TypeError(f"recorded values must be numbers or strings, got {type(v).__name__}: {v!r}")
-
-
-def format_paper(r: Result | PaperValue, digits: int = 3) -> str:
-    """The paper's value as the paper states it: ``> x`` for a lower bound ("more than x", "positive" for x = 0),
-    ``< x`` for an upper bound ("less than x"), else the value (:func:`format_value`)."""
-    text = format_value(r.paper, digits)
-    if r.paper is None or r.bound is None:
-        return text
-    return ("> " if r.bound == "lower" else "< ") + text
-
-
-def results_frame(results: list[Result]) -> pl.DataFrame:
-    """A list of results as a frame with string-typed value columns (numbers and labels mix)."""
-    schema = {
-        "analysis_id": pl.String,
-        "quantity": pl.String,
-        "ours": pl.String,
-        "paper": pl.String,
-        "data": pl.String,
-        "status": pl.String,
-        "source": pl.String,
-        "note": pl.String,
-    }
-    rows = [
-        {
-            "analysis_id": r.analysis_id,
-            "quantity": r.quantity,
-            "ours": None if r.ours is None else format_value(r.ours, 4),
-            "paper": None if r.paper is None else format_paper(r, 4),
-            "data": r.data,
-            "status": r.label,
-            "source": r.source,
-            "note": note_text(r.note),
-        }
-        for r in results
-    ]
-    return pl.DataFrame(rows, schema=schema)
-
-
-# ---------------------------------------------------------------------------------------- section tables
-
-STATUS_STYLE = {
-    "match": ("#1b7837", "#e7f4e4"),
-    "differs": ("#b35806", "#fdebd3"),
-    "inconsistent": ("#8a4f00", "#fff3cd"),
-    "assumption": ("#6d4c00", "#fdf6dc"),
-    "simulated": ("#5e3c99", "#eee8f6"),
-    "computed": ("#2166ac", "#e3eef8"),
-    "not run": ("#555555", "#eeeeee"),
-}
-
-
-def status_badge(status: str, reason: str = "") -> str:
-    """A status as a small coloured label (HTML; the reason, if any, escaped)."""
-    fg, bg = STATUS_STYLE.get(status, ("#333", "#fff"))
-    return (f'<span style="color:{fg};background:{bg};border-radius:3px;padding:1px 6px;'
-            f'font-weight:600">{html.escape(status_label(status, reason))}</span>')
-
-
-def note_parts(note: str) -> list[str]:
-    """A note's parts: the recorder joins a row's note and the chapter's with :data:`NOTE_SEPARATOR`; a note is
-    split at that separator only outside brackets, so a parenthesis with semicolons of its own ("(Google: all 21
-    participants; each engine: its 7)") stays in its sentence."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(note):
-        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
-        if depth <= 0 and note.startswith(NOTE_SEPARATOR, i):
-            parts.append(note[start:i])
-            start = i + len(NOTE_SEPARATOR)
-    parts.append(note[start:])
-    return [p.strip() for p in parts if p.strip()]
-
-
-def note_text(note: str) -> str:
-    """A note on one line: its parts joined with :data:`NOTE_SEPARATOR`."""
-    return NOTE_SEPARATOR.join(note_parts(note))
-
-
-def shared_notes(notes: list[str]) -> tuple[list[str], list[str], list[list[str]]]:
-    """Notes repeated over the rows of a table, said once.
-
-    Returns ``(every, footnotes, rest)``: the note parts (:func:`note_parts`) found on every row (when there are
-    two rows or more), the parts found on two rows or more but not all (numbered footnotes ``[1]``, ``[2]`` in
-    order of first appearance), and per row what is left: its own parts, then the markers of its footnotes.
-    """
-    parts = [list(dict.fromkeys(note_parts(n))) for n in notes]
-    counts: dict[str, int] = {}
-    for row in parts:
-        for part in row:
-            counts[part] = counts.get(part, 0) + 1
-    n = len(parts)
-    every = [p for p, c in counts.items() if n >= 2 and c == n]
-    footnotes = [p for p, c in counts.items() if c >= 2 and p not in every]
-    rest = [[p for p in row if counts[p] < 2] + [f"[{footnotes.index(p) + 1}]" for p in row if p in footnotes]
-            for row in parts]
-    return every, footnotes, rest
-
-
-def _sentence(text: str) -> str:
-    return text if text.endswith((".", "!", "?")) else text + "."
-
-
-def _paper_cell(r: Result, digits: int, with_source: bool) -> str:
-    if r.paper is None:
-        return "—"
-    source = f'<br><small style="color:#666">{html.escape(r.source)}</small>' if with_source and r.source else ""
-    return html.escape(format_paper(r, digits)) + source
-
-
-#: Evidence classes said under a number's status: those that are neither the chapter's data nor a plain "no data".
-_NAMED_EVIDENCE = ("user", "llm", "checked", "transcribed")
-
-
-def _evidence_line(r: Result) -> str:
-    """``user data``, ``LLM output``, ``check of the paper``, ``transcribed from the paper`` under a status, so a
-    match on such evidence never reads as a reproduction."""
-    ev = r.evidence
-    if ev not in _NAMED_EVIDENCE:
-        return ""
-    return f'<br><small style="color:#666">{html.escape(EVIDENCE_LABEL[ev])}</small>'
-
-
-def _source_line(r: Result) -> str:
-    """The LLM that produced an ``llm`` number, under it."""
-    return f'<br><small style="color:#666">{html.escape(r.llm)}</small>' if r.llm else ""
-
-
-def _not_run_row(skipped: list[Result], digits: int, with_planted: bool) -> dict[str, str]:
-    """One line for an ID's numbers that did not run: how many, folded list of them, the reason once."""
-    items = "".join(
-        f"<li>{html.escape(r.quantity)}" + (f" (paper {html.escape(format_paper(r, digits))})" if r.paper is not None
-                                            else "") + "</li>"
-        for r in skipped
-    )
-    reasons = list(dict.fromkeys(r.reason or note_text(r.note) for r in skipped if r.reason or r.note))
-    row = {"quantity": f"<details><summary>{len(skipped)} numbers not run</summary><ul>{items}</ul></details>",
-           "this build": "—", "paper": "—"}
-    if with_planted:
-        row["planted"] = "—"
-    row["status"] = status_badge("not run")
-    row["note"] = html.escape(" / ".join(reasons))
-    return row
-
-
-def section_table(results: list[Result], digits: int = 3) -> HTMLTable:
-    """The our-number-beside-the-paper's table of one section (see :meth:`Recorder.section`).
-
-    Columns: quantity, this build, the paper's value, planted (only when a number has one), status and note. Said
-    once under the table instead of on every row: the paper's source when every paper value has the same one,
-    note parts shared by every row, and note parts shared by several rows (numbered footnotes). An ID's numbers
-    that did not run collapse to one line (two or more of them) with their reason once.
-    """
-    if not results:
-        raise ValueError("section_table: no results to show")
-    skipped = [r for r in results if r.status == "not run"]
-    shown = [r for r in results if r.status != "not run"] if len(skipped) >= 2 else list(results)
-    with_planted = any(r.planted is not None for r in shown)
-    sources = {r.source for r in shown if r.paper is not None}
-    one_source = len(sources) == 1 and len([r for r in shown if r.paper is not None]) >= 2
-    every, footnotes, rest = shared_notes([r.note for r in shown])
-    rows = []
-    for r, note in zip(shown, rest, strict=True):
-        row = {
-            "quantity": html.escape(r.quantity),
-            "this build": html.escape(format_value(r.ours, digits)) + _source_line(r),
-            "paper": _paper_cell(r, digits, with_source=not one_source),
-        }
-        if with_planted:
-            row["planted"] = html.escape(format_value(r.planted, digits)) if r.planted is not None else "—"
-        row["status"] = status_badge(r.status, r.reason) + _evidence_line(r)
-        row["note"] = html.escape("; ".join(p for p in note if not p.startswith("["))) + "".join(
-            f" <sup>{html.escape(p)}</sup>" for p in note if p.startswith("["))
-        rows.append(row)
-    if len(skipped) >= 2:
-        rows.append(_not_run_row(skipped, digits, with_planted))
-    frame = pl.DataFrame(rows, schema={k: pl.String for k in rows[0]})
-    if all(not v for v in frame["note"]):
-        frame = frame.drop("note")
-    notes = ([f"Paper's values: {_sentence(next(iter(sources)))}"] if one_source else []) + [
-        f"Every row: {_sentence(p)}" for p in every] + [f"[{i}] {_sentence(p)}" for i, p in enumerate(footnotes, 1)]
-    wrap = {"this build": "nowrap", "planted": "nowrap", "paper": "words", "status": "words"}
-    return html_table(frame, raw_html_columns=tuple(frame.columns), fold_rows=None, notes=notes,
-                      wrap={c: m for c, m in wrap.items() if c in frame.columns})

@@ -56,8 +56,9 @@ import polars as pl
 
 from bookbuild import navigation
 from bookbuild.catalogue import PROJECT_CHECKS
+from bookbuild.evidence import STATUS_LABEL, Result
 from bookbuild.navigation import Chapter
-from bookbuild.recorder import STATUS_LABEL, Result, format_paper, note_parts, note_text
+from bookbuild.section_tables import format_paper, note_parts, note_text
 from bookbuild.tables import format_value
 
 #: The verdicts of an ID, in the order the page lists them.

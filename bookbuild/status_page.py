@@ -7,7 +7,7 @@ a line, with an example), then one row per ID: its verdict badge (:func:`verdict
 verdict is shown), a one-line summary with the numbers folded in a ``<details>`` (the paper's numbers from the
 catalogue and from :mod:`bookbuild.paper_values`), and links named by the chapter's title to the sections that
 compute it (:func:`bookbuild.navigation.section_href`). Only chapters of the build are linked; a failed chapter's IDs
-show no number and no link. The table is complete without JavaScript; :data:`TABLE_SCRIPT` adds a filter by words,
+show no number and no link. The table is complete without JavaScript; :func:`table_script` adds a filter by words,
 paper, verdict and evidence, and sorting by column.
 """
 
@@ -23,9 +23,10 @@ import polars as pl
 from analysis_lib import sources
 from bookbuild import markup, navigation, paper_values
 from bookbuild.catalogue import PAPERS
+from bookbuild.evidence import STATUS_LABEL, Result
+from bookbuild.evidence import STATUSES as NUMBER_STATUSES
 from bookbuild.navigation import Chapter, IndexEntry
-from bookbuild.recorder import STATUS_LABEL, Result, format_paper
-from bookbuild.recorder import STATUSES as NUMBER_STATUSES
+from bookbuild.section_tables import format_paper
 from bookbuild.status import (
     BASES,
     STATUS_MEANING,
@@ -175,7 +176,7 @@ def _data(name: str, value: str) -> str:
 
 def status_html(table: pl.DataFrame, chapters: Mapping[str, Chapter] | None = None) -> str:
     """The status table as one HTML table (with a little CSS), for ``IPython.display.HTML``: complete and readable
-    without JavaScript (:data:`TABLE_SCRIPT` adds the filter and the sorting).
+    without JavaScript (:func:`table_script` adds the filter and the sorting).
 
     One header row per paper; one row per ID (``<tr id="status-<id>">``, with its paper, verdict, the verdict's rank
     in :data:`bookbuild.status.VERDICTS` and its evidence groups as ``data-`` attributes for the filter): ID, what,
@@ -259,90 +260,12 @@ def chapter_data_line(rows: list[Mapping[str, str | None]]) -> markup.Html:
                        f"which (and links its status).</p><ul>{''.join(parts)}</ul></div>")
 
 
-#: The status table's filter and sorting (a page's script, no library): a filter box (ID or any word of a row), a
-#: choice of paper, verdict and evidence, a count of the rows shown, and headers that sort the rows (the ID's header
-#: restores the papers' order). Without JavaScript the table is shown whole, as :func:`status_html` writes it.
-TABLE_SCRIPT = r"""<script>
-(() => {
-  const table = document.querySelector("table.repro-status");
-  if (!table || table.dataset.ready) return;
-  table.dataset.ready = "1";
-  const body = table.tBodies[0];
-  const original = [...body.children];
-  const rows = original.filter(r => r.id.startsWith("status-"));
-  const box = document.createElement("div");
-  box.className = "status-filter";
-  const text = document.createElement("input");
-  text.type = "search";
-  text.placeholder = "filter: an ID or words";
-  text.setAttribute("aria-label", "filter the analyses by ID or words");
-  box.append(text);
-  const values = key => {
-    const seen = new Map();
-    for (const r of rows) for (const v of (r.dataset[key] || "").split("|")) if (v && !seen.has(v))
-      seen.set(v, key === "verdict" ? Number(r.dataset.rank) : seen.size);
-    return [...seen.keys()].sort((a, b) => seen.get(a) - seen.get(b));
-  };
-  const selects = ["paper", "verdict", "evidence"].map(key => {
-    const s = document.createElement("select");
-    s.dataset.key = key;
-    s.setAttribute("aria-label", "only this " + key);
-    s.add(new Option("every " + key, ""));
-    for (const v of values(key)) s.add(new Option(v, v));
-    box.append(s);
-    return s;
-  });
-  const count = document.createElement("span");
-  box.append(count);
-  table.before(box);
-  let sorted = false;
-  const apply = () => {
-    const words = text.value.trim().toLowerCase();
-    let shown = 0;
-    for (const r of rows) {
-      const ok = selects.every(s => !s.value || (r.dataset[s.dataset.key] || "").split("|").includes(s.value))
-        && (!words || r.textContent.toLowerCase().includes(words));
-      r.hidden = !ok;
-      shown += ok;
-    }
-    let head = null, any = false;
-    const close = () => { if (head) head.hidden = sorted || !any; };
-    for (const el of body.children) {
-      if (el.classList.contains("paper")) { close(); head = el; any = false; } else if (!el.hidden) any = true;
-    }
-    close();
-    count.textContent = shown + " of " + rows.length + " IDs shown";
-  };
-  text.addEventListener("input", apply);
-  for (const s of selects) s.addEventListener("change", apply);
-  const keys = [null, r => r.cells[1].textContent.trim().toLowerCase(), r => Number(r.dataset.rank),
-                r => r.cells[3].textContent.trim().toLowerCase(), r => r.cells[4].textContent.trim().toLowerCase()];
-  [...table.tHead.rows[0].cells].forEach((th, i) => {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.textContent = th.textContent;
-    button.title = i ? "sort by this column (again: reverse)" : "the papers' order";
-    th.textContent = "";
-    th.append(button);
-    let up = true;
-    button.addEventListener("click", () => {
-      if (!keys[i]) { sorted = false; body.append(...original); apply(); return; }
-      const key = keys[i], dir = up ? 1 : -1;
-      up = !up;
-      sorted = true;
-      body.append(...[...rows].sort((a, b) => { const x = key(a), y = key(b);
-        return (x < y ? -dir : x > y ? dir : 0) || Number(a.dataset.rank) - Number(b.dataset.rank); }));
-      apply();
-    });
-  });
-  apply();
-})();
-</script>"""
-
-
 def table_script() -> str:
-    """:data:`TABLE_SCRIPT`, for ``IPython.display.HTML`` after the status table (it holds no data)."""
-    return TABLE_SCRIPT
+    """The status table's script (``resources/status_table.js``), for ``IPython.display.HTML`` after the table: a
+    filter box (ID or any word of a row), a choice of paper, verdict and evidence, a count of the rows shown, and
+    headers that sort the rows (the ID's header restores the papers' order). It holds no data; without JavaScript
+    the table is shown whole, as :func:`status_html` writes it."""
+    return f"<script>\n{(Path(__file__).parent / 'resources' / 'status_table.js').read_text(encoding='utf-8')}</script>"
 
 
 def index_html(entries: list[IndexEntry], verdicts: Mapping[str, str] | None = None) -> str:

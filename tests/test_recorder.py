@@ -10,10 +10,11 @@ import polars as pl
 import pytest
 
 from bookbuild import paper_values
+from bookbuild.evidence import compare
 from bookbuild.paper_values import PaperValue
-from bookbuild.recorder import Recorder, Result, compare, status_badge
+from bookbuild.recorder import Recorder, Result
+from bookbuild.section_tables import status_badge, subject_table
 from bookbuild.status import describe_result
-from bookbuild.subject_table import subject_table
 from bookbuild.tables import folded, html_table, readable
 
 
@@ -236,7 +237,7 @@ def test_a_simulated_miss_beyond_the_tolerance_says_why(tmp_path):
 def test_a_note_is_split_only_outside_brackets():
     """Issue 35: AE-T34's footnotes split mid-sentence at the semicolon inside "(Google: all 21 participants; each
     engine: its 7)"."""
-    from bookbuild.recorder import note_parts
+    from bookbuild.section_tables import note_parts
 
     note = ("Table 4 prints t to 2 decimals; n is not published: 21 vs 7 (Google: all 21 participants; each engine: "
             "its 7) is an assumption; calibration target")

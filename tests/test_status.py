@@ -13,8 +13,9 @@ import polars as pl
 import pytest
 
 from bookbuild import catalogue, navigation, paper_values, status, status_page
+from bookbuild.evidence import compare
 from bookbuild.paper_values import PaperValue
-from bookbuild.recorder import Recorder, Result, compare
+from bookbuild.recorder import Recorder, Result
 
 REPO = Path(__file__).resolve().parents[1]
 
