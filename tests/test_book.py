@@ -30,7 +30,7 @@ import nbformat
 import pytest
 from conftest import CHAPTERS, FAKE_KEY, NOTEBOOKS, REPO, STATUS, Book  # the one book build: conftest's `book`
 
-from bookbuild import catalogue, identity, navigation, paper_values, status
+from bookbuild import catalogue, identity, navigation, status
 
 pytestmark = pytest.mark.book
 
@@ -49,7 +49,6 @@ CHROMIUM_ARGS = [
 ABSOLUTE_PATHS = tuple(sorted({f"{Path(__file__).resolve().parents[2]}/", f"{Path.home()}/",
                                f"{tempfile.gettempdir()}/", "/work/", "/root/", "/tmp/"}))
 #: The longest code line a reader should meet when unfolding a cell.
-MAX_CODE_LINE = 110
 #: Tags that hide a code cell's input on the page (the runner folds the parameter cells with ``hide-cell``).
 HIDING_TAGS = {"hide-input", "hide-cell", "remove-input", "remove-cell"}
 
@@ -208,21 +207,6 @@ def test_most_code_cells_are_hidden(book, chapter):
     assert len(hidden) >= 0.8 * len(code), f"{len(hidden)}/{len(code)} code cells hidden; shown: {shown}"
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_code_lines_fit_the_page(book, chapter):
-    """Code a reader unfolds wraps at 110 characters (the runner's injected-parameters cell aside)."""
-    _built(book, chapter)
-    nb = json.loads((book.chapters_dir / f"{chapter}.ipynb").read_text())
-    long = [
-        f"cell {i}: {line[:60]}… ({len(line)} chars)"
-        for i, c in enumerate(nb["cells"])
-        if c["cell_type"] == "code" and "injected-parameters" not in c.get("metadata", {}).get("tags", [])
-        for line in "".join(c["source"]).splitlines()
-        if len(line) > MAX_CODE_LINE
-    ]
-    assert long == []
-
-
 # --- the status page ------------------------------------------------------------------------------------------
 
 
@@ -287,16 +271,6 @@ def test_status_page_links_no_chapter_outside_the_build(book):
     html = book.page(STATUS).read_text(encoding="utf-8")
     linked = set(re.findall(r'href="(\d\d_\w+)\.html', html))
     assert linked <= built, f"the status page links chapters that are not in the book: {sorted(linked - built)}"
-
-
-def test_every_paper_value_is_recorded(book):
-    """Nothing in the paper-values tables goes unrecorded (needs every chapter in the build)."""
-    if CHAPTERS != sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if p.stem != STATUS):
-        pytest.skip("only a part of the book was built ($BOOK_TEST_CHAPTERS)")
-    recorded = {(r.analysis_id, r.quantity) for c in CHAPTERS for r in book.results(c)}
-    unrecorded = [f"{Path(v.file).name}, line {v.line}: {key[0]} / {key[1]!r}"
-                  for key, v in paper_values.table().items() if key not in recorded]
-    assert unrecorded == [], "rows no chapter records (remove them or record them):\n" + "\n".join(unrecorded)
 
 
 # --- navigation and links -------------------------------------------------------------------------------------

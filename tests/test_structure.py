@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import polars as pl
 import pytest
 
@@ -165,3 +166,17 @@ def test_compare_results_bad_file_names_it(tmp_path, capsys):
 def test_paper_name_maps_raw_ids_and_keeps_unknown_names():
     got = pl.select(models.paper_name(pl.Series(["gpt-4o-search-preview-high", "sonar", "not-a-model"]))).to_series()
     assert got.to_list() == ["gpt-4o-search-high", "sonar", "not-a-model"]
+
+
+def test_notebook_code_cells_are_short_and_fit_the_page():
+    """Each chapter's code cells show their analysis: at most 25 lines, each at most 110 characters (the width a
+    reader unfolds on the page), read from the notebooks themselves (no build needed)."""
+    long = []
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for i, cell in enumerate(nbformat.read(path, 4).cells):
+            if cell.cell_type != "code":
+                continue
+            lines = cell.source.splitlines()
+            long += [f"{path.name}, cell {i}: {len(lines)} lines"] if len(lines) > 25 else []
+            long += [f"{path.name}, cell {i}: {line[:50]}… ({len(line)} chars)" for line in lines if len(line) > 110]
+    assert long == []
