@@ -295,3 +295,16 @@ def test_the_search_arena_command_is_the_generic_leaderboard_with_the_papers_set
     assert main(["sample:1500", "--anchor", "nobody", "--rounds", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "anchor 'nobody' has no battles" in err[0]
+
+
+def test_a_release_without_an_mle_is_ranked_with_the_ridge_for_the_models_outside():
+    """A small release where a model never lost has no MLE: the paper's leaderboard still ranks it (ranking's
+    fallback ridge sets the ratings of the models outside the linked group, and the result names them), where
+    ranking.leaderboard's own default refuses it."""
+    battles = pl.DataFrame({"model_a": ["a", "a", "b", "c", "c"], "model_b": ["b", "c", "c", "a", "b"],
+                            "winner": ["model_a", "model_a", "model_b", "model_b", "model_a"]})
+    with pytest.raises(ranking.NotIdentifiableError):
+        ranking.leaderboard(battles, rounds=5)
+    fit = bt.leaderboard(battles, anchor=None, rounds=5)
+    assert set(fit.ridge_models) == {"a", "b"} and fit.ridge > 0  # a never lost, b never won
+    assert fit.to_frame()["model"].to_list() == ["a", "c", "b"]

@@ -126,8 +126,12 @@ def leaderboard(
 
 def _fit(prep: Battles, features: Sequence[str], anchor: str | None, ci: CI, rounds: int, seed: int,
          **kwargs) -> Ranking:
-    """One leaderboard of screened battles by the ranking core, with the paper's rating (the bootstrap mean)."""
+    """One leaderboard of screened battles by the ranking core, with the paper's rating (the bootstrap mean). Where
+    the data have no MLE (a model never won or never lost, a group no battle links: a small release) the models
+    outside the linked group get ranking's fallback ridge, as the authors' unpenalised logistic regression returns
+    finite ratings where it has none; the :class:`~analysis_lib.ranking.Ranking` names them (``ridge_models``)."""
     ci = _ci(ci, rounds)
+    kwargs.setdefault("on_separation", "ridge")
     return ranking.leaderboard(prep, anchor=present_anchor(prep.frame, anchor), ci=ci, rounds=rounds, seed=seed,
                                features=features, point="bootstrap_mean", **kwargs)
 
