@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from analysis_lib.dr_arena import match_log as ml
 from analysis_lib.dr_arena import source
 from analysis_lib.reading import DataValidationError
+from bookbuild.papers import dr_arena as paper
 
 FIX = Path(__file__).parent / "fixtures" / "dr_arena"
 
@@ -116,6 +117,7 @@ def test_arbitrary_bytes_load_or_raise_the_package_error(tmp_path: Path, data: b
 def test_chapter_source_reports_skipped_files_without_the_path() -> None:
     logs = source.load_match_source(str(FIX / "logs_mixed_suffixes"), {})
     assert logs.kind == "user" and logs.rounds.height == 4
-    assert "3 log file(s): 3 matches, 4 rounds" in logs.detail
-    assert "1 other file(s)" in logs.detail and "README.txt" in logs.detail
-    assert str(FIX) not in logs.detail
+    detail = paper.logs_detail(logs)  # the banner's sentence, on the book side
+    assert "3 log file(s): 3 matches, 4 rounds" in detail
+    assert "1 other file(s)" in detail and "README.txt" in detail
+    assert str(FIX) not in detail

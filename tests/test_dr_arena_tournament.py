@@ -245,7 +245,7 @@ def test_match_source_reads_a_user_folder_and_finds_table3_models(tmp_path):
     ml.write_match_log(tmp_path / "logs" / "m1.jsonl", rows)
     src = source.load_match_source(str(tmp_path / "logs"), {})
     assert src.kind == "user" and src.rounds.height == 1 and src.pairings is None
-    assert list(src.reference) == ["GPT-5.1-Search"] and "1 matches" in src.detail
+    assert list(src.reference) == ["GPT-5.1-Search"] and src.n_matches == 1
 
 
 def test_match_source_simulates_by_default():

@@ -70,7 +70,8 @@ def test_loader_reads_the_release_once_and_says_what_it_ran_on(inputs):
     assert inputs.single.equals(single) and inputs.left_out == left
     assert inputs.kind == inputs.battles_kind == inputs.queries_kind == "simulated"
     assert inputs.records.sides.equals(simulate_nuggets(single, seed=3).records.sides)
-    assert "simulated nugget records" in inputs.detail and inputs.planted["mean_nuggets"] == 12.5
+    detail = book.inputs_detail(inputs, "", "sample:400")  # the banner's sentence, on the book side
+    assert "simulated nugget records" in detail and inputs.planted["mean_nuggets"] == 12.5
 
 
 def test_with_a_cache_the_chapter_reads_the_kept_release_and_gets_the_same_inputs(inputs, tmp_path, monkeypatch):
@@ -107,8 +108,9 @@ def test_a_release_file_is_read_by_columns(tmp_path):
 def test_loader_with_records_shows_no_absolute_path():
     got = loading.load_inputs("sample:200", FIXTURES / "valid.jsonl", seed=0)
     assert got.kind == "user" and got.planted == {} and got.queries_kind == "llm-cache"
-    assert str(REPO) not in got.detail and "tests/fixtures/nuggets/valid.jsonl" in got.detail
-    assert "3 battles after exclusions (1 without a vote (winner null), 1 with only one side)" in got.detail
+    detail = book.inputs_detail(got, str(FIXTURES / "valid.jsonl"), "sample:200")
+    assert str(REPO) not in detail and "valid.jsonl" in detail
+    assert "3 battles after exclusions (1 without a vote (winner null), 1 with only one side)" in detail
 
 
 # ------------------------------------------------------------------------------------------- figures

@@ -1,5 +1,5 @@
-"""Where the match-level analyses get their match logs: a folder or file of logs (the book: ``MATCH_LOGS=dir``) or,
-by default, the simulation study over the mirrored trees. One loader, one returned record."""
+"""Where the match-level analyses get their match logs: a folder or file of logs or, by default, the simulation
+study over the mirrored trees. One loader, one returned record."""
 
 from __future__ import annotations
 
@@ -21,15 +21,29 @@ class MatchSource:
 
     ``kind`` is ``"simulated"`` or ``"real"``; ``reference`` maps model → reference rating (the planted strength in
     the simulation, Table 3's Search Arena Elo for user logs, restricted to the models in the logs); ``agents``
-    holds the simulated agents (empty for user logs)."""
+    holds the simulated agents (empty for user logs). User logs: ``files`` read and ``skipped`` (the folder's other
+    files, not read); the simulation: its Swiss ``n_rounds``, ``n_trees`` and ``sim`` settings."""
 
     rounds: pl.DataFrame
     pairings: pl.DataFrame | None
     reference: dict[str, float]
     reference_name: str
     kind: str
-    detail: str
     agents: tuple[simulate.SimAgent, ...] = ()
+    files: int = 0
+    skipped: tuple[str, ...] = ()
+    n_rounds: int = 0
+    n_trees: int = 0
+    sim: simulate.SimConfig | None = None
+
+    @property
+    def models(self) -> list[str]:
+        """The models (agents) of the rounds, sorted."""
+        return sorted(set(self.rounds["model_a"]) | set(self.rounds["model_b"]))
+
+    @property
+    def n_matches(self) -> int:
+        return int(self.rounds["match_id"].n_unique())
 
 
 def search_arena_reference(models: list[str]) -> dict[str, float]:
@@ -46,19 +60,9 @@ def load_match_source(match_logs: str, trees: Mapping[str, Mapping], *, n_agents
         rounds = match_log.load_match_logs(match_logs)
         files, skipped = match_log.log_files(match_logs)
         models = sorted(set(rounds["model_a"]) | set(rounds["model_b"]))
-        ref = search_arena_reference(models)
-        n_matches = rounds["match_id"].n_unique()
-        not_read = (f" {len(skipped)} other file(s) in the folder are not logs and were not read: "
-                    f"{'; '.join(skipped[:5])}{', …' if len(skipped) > 5 else ''}." if skipped else "")
-        return MatchSource(rounds, None, ref, "Search Arena Elo (Table 3)", fetch.provenance(match_logs),
-                           f"{len(files)} log file(s): {n_matches} matches, {rounds.height} rounds, "
-                           f"{len(models)} models ({len(ref)} of them in Table 3's Search Arena column).{not_read}")
+        return MatchSource(rounds, None, search_arena_reference(models), "Search Arena Elo (Table 3)",
+                           fetch.provenance(match_logs), files=len(files), skipped=tuple(map(str, skipped)))
     tour = simulate.simulate_tournament(simulate.make_agents(n_agents, seed=seed), trees, n_rounds=n_rounds, seed=seed,
                                         sim=sim)
-    rounds = tour.rounds
-    return MatchSource(rounds, tour.pairings, tour.planted, "planted strength", "simulated",
-                       f"Simulated Swiss tournament: {n_agents} latent-skill agents, {n_rounds} rounds, one match per "
-                       f"pair on each of the {len(trees)} mirrored trees ({rounds['match_id'].n_unique()} matches, "
-                       f"{rounds.height} rounds), the framework's loop rules, examiner noise "
-                       f"{sim.examiner_noise:g}.",
-                       tour.agents)
+    return MatchSource(tour.rounds, tour.pairings, tour.planted, "planted strength", "simulated", tour.agents,
+                       n_rounds=n_rounds, n_trees=len(trees), sim=sim)

@@ -1,11 +1,11 @@
-"""The nugget chapter's one loader: the battles of a release and the nugget records, from a user's files when a
+"""The nugget analyses' one loader: the battles of a release and the nugget records, from a user's files when a
 path is given, from the nugget simulator otherwise.
 
 The battles (``data_source``: ``sample``, ``sample:N``, ``hf`` or a release file, read by
 :func:`analysis_lib.search_arena.loader.load_battles`) give NG-A1's single-turn battles and, without records, the
 battles the simulator draws records for (:func:`analysis_lib.nuggets.simulate.simulate_nuggets`, calibrated to
-the published Figure 4 matrix). :class:`ChapterInputs` says which is which (``kind`` of the records,
-``battles_kind`` of the battles) and carries the sentence the page's data banner shows (``detail``).
+the published Figure 4 matrix). :class:`NuggetInputs` says which is which (``kind`` of the records,
+``battles_kind`` of the battles).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis_lib import fetch, paths
+from analysis_lib import fetch
 from analysis_lib.memory import release_freed_memory
 from analysis_lib.nuggets.battles import TRACE_COLUMNS, LeftOut, TraceUrls, single_turn, single_turn_urls
 from analysis_lib.nuggets.records import NuggetRecords, load_nugget_records
@@ -26,13 +26,13 @@ from analysis_lib.search_arena.release import read_raw
 
 
 @dataclass(frozen=True)
-class ChapterInputs:
-    """What the nugget chapter runs on.
+class NuggetInputs:
+    """What the nugget analyses run on.
 
     ``single``: the single-turn battles with a vote (NG-A1); ``left_out``: battles left out of them;
     ``records``: the nugget records; ``planted``: the simulator's planted values (empty for a user's records);
-    ``kind``: ``real`` or ``simulated`` (the records); ``battles_kind``: the same for the battles; ``detail``: the
-    data banner's sentence; ``urls``: NG-C's distinct URLs of the single-turn battles and their counts
+    ``kind``: ``real`` or ``simulated`` (the records); ``battles_kind``: the same for the battles; ``urls``:
+    NG-C's distinct URLs of the single-turn battles and their counts
     (:func:`analysis_lib.nuggets.battles.single_turn_urls`), from the same read of the release."""
 
     single: pl.DataFrame
@@ -40,7 +40,6 @@ class ChapterInputs:
     records: NuggetRecords
     kind: str
     battles_kind: str
-    detail: str
     planted: dict[str, Any] = field(default_factory=dict)
     urls: TraceUrls = TraceUrls([], 0, 0)
 
@@ -51,11 +50,11 @@ class ChapterInputs:
 
 
 def load_inputs(data_source: str | Path, nugget_records: str | Path | None = None, *, seed: int = 0,
-                cache_dir: str | Path | None = None) -> ChapterInputs:
+                cache_dir: str | Path | None = None) -> NuggetInputs:
     """The battles of ``data_source`` and the records at ``nugget_records`` (empty or None: simulated for those
     battles with ``seed``). NG-C's URLs come from the release's citation traces, which the battle frame does not
     keep. Without ``cache_dir`` the release is read once for both; with it, the battles come from the loader's
-    cache and the traces alone from the release (a simulated one from the cache, when a chapter of the build has
+    cache and the traces alone from the release (a simulated one from the cache, when another process has
     simulated it: no release texts in memory). Raises :class:`~analysis_lib.reading.DataValidationError`
     for unusable records, before any battle is read."""
     records = load_nugget_records(nugget_records) if nugget_records else None
@@ -70,15 +69,7 @@ def load_inputs(data_source: str | Path, nugget_records: str | Path | None = Non
     release_freed_memory()  # the release's texts: the encoder and the records come next
     single, left_out = single_turn(battles)
     battles_kind = loader.data_kind(data_source)
-    source = paths.display_path(data_source) if Path(str(data_source)).exists() else str(data_source)
     if records is not None:
-        detail = (f"Nugget records from `{paths.display_path(records.origin)}` ({records.input_text()[:-1]}): "
-                  f"{records.n_battles:,} battles after exclusions ({records.exclusion_text()}). Battles for NG-A1: "
-                  f"{source}.")
-        kind = fetch.provenance(records.origin)
-        return ChapterInputs(single, left_out, records, kind, battles_kind, detail, urls=urls)
+        return NuggetInputs(single, left_out, records, fetch.provenance(records.origin), battles_kind, urls=urls)
     sim = simulate_nuggets(single, seed=seed)
-    detail = (f"Per-battle sections run on **simulated nugget records** for the {single.height:,} single-turn voted "
-              f"battles of `{source}` (nugget simulator calibrated to the published Figure 4 matrix; planted values "
-              "shown beside the recovered ones). Sections marked published use the paper's matrices.")
-    return ChapterInputs(single, left_out, sim.records, "simulated", battles_kind, detail, dict(sim.planted), urls)
+    return NuggetInputs(single, left_out, sim.records, "simulated", battles_kind, dict(sim.planted), urls)

@@ -31,6 +31,7 @@ from bookbuild.papers.dr_arena.logs import (
     fig5_reference,
     fig7_reference,
     holds,
+    logs_detail,
     mle_note,
     s_tables,
     t6_result,
@@ -44,7 +45,7 @@ from bookbuild.papers.dr_arena.trees import PUBLISHED_DETAIL, f8_tables, trees_d
 __all__ = [
     "FIG5_NOTE", "LOG_FOLDER", "PUBLISHED_DETAIL", "T4_MISSING", "agent_names", "claims_summary", "examiner_prompts",
     "f5_claim", "f6_claim", "f6_tables", "f7_claim", "f8_tables", "fig4_notes", "fig4_reference", "fig5_reference",
-    "fig7_reference", "holds", "mle_note", "page_tables", "rules_tables", "s_tables", "t4_tables", "t5_tables",
-    "t6_result", "t6_tables", "t7_result", "t7_tables", "too_few", "traces_tables", "trees_detail", "x_notes",
-    "x_result", "x_row_notes", "x_tables",
+    "fig7_reference", "holds", "logs_detail", "mle_note", "page_tables", "rules_tables", "s_tables", "t4_tables",
+    "t5_tables", "t6_result", "t6_tables", "t7_result", "t7_tables", "too_few", "traces_tables", "trees_detail",
+    "x_notes", "x_result", "x_row_notes", "x_tables",
 ]

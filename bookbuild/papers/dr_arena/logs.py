@@ -40,6 +40,22 @@ RUBRIC_REASON = ("needs the LLM Examiner judging the same answers without its ch
                  "not part of the offline build")
 
 
+def logs_detail(logs: MatchSource) -> str:
+    """The data banner's sentence on the match logs: a user's files read (and the folder's others, not read), or
+    the simulated Swiss tournament and its settings."""
+    n_models, n_rounds = len(logs.models), logs.rounds.height
+    if logs.kind != "simulated":
+        shown = "; ".join(logs.skipped[:5]) + (", …" if len(logs.skipped) > 5 else "")
+        not_read = (f" {len(logs.skipped)} other file(s) in the folder are not logs and were not read: {shown}."
+                    if logs.skipped else "")
+        return (f"{logs.files} log file(s): {logs.n_matches} matches, {n_rounds} rounds, {n_models} models "
+                f"({len(logs.reference)} of them in Table 3's Search Arena column).{not_read}")
+    noise = logs.sim.examiner_noise if logs.sim is not None else float("nan")
+    return (f"Simulated Swiss tournament: {n_models} latent-skill agents, {logs.n_rounds} rounds, one match per pair "
+            f"on each of the {logs.n_trees} mirrored trees ({logs.n_matches} matches, {n_rounds} rounds), the "
+            f"framework's loop rules, examiner noise {noise:g}.")
+
+
 def holds(ok: bool) -> str:
     """A claim's recorded value."""
     return "holds" if ok else "does not hold"

@@ -39,6 +39,7 @@ from bookbuild.papers.nuggets.notes import (
     coverage_note,
     exclusions,
     f4_notes,
+    inputs_detail,
     ks_notes,
     notes_at,
     t2_notes,
@@ -56,7 +57,7 @@ from bookbuild.papers.nuggets.tables import (
 
 __all__ = [
     "F7_NOT_RUN", "F8_NOT_RUN", "SCRAPE_NOT_RUN", "SIMULATED_BATTLES", "SIMULATED_URLS", "alignment_sentence",
-    "assignment_table", "coverage_note", "entailment_note", "exclusions", "f4_notes", "highest_note",
+    "assignment_table", "coverage_note", "entailment_note", "exclusions", "f4_notes", "highest_note", "inputs_detail",
     "inversion_display", "judge_result", "ks_check", "ks_check_table", "ks_notes", "ks_reference", "llm_note",
     "llm_pairs", "nli_model", "notes_at", "paper_value", "query_classes", "query_limit", "rubric_result",
     "second_assigner_note", "share_marks", "sweep_reference", "sweep_table", "t2_notes", "threshold_label",

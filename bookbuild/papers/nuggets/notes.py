@@ -9,14 +9,17 @@ the notes of numbers that may have no value (a row that did not run shows its pa
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+from analysis_lib import paths
+from analysis_lib.nuggets.loading import NuggetInputs
 from analysis_lib.nuggets.records import NuggetRecords
 from analysis_lib.nuggets.scores import TIE_THRESHOLD
 from analysis_lib.search_arena import encoder
-from bookbuild import fieldpath, paper_values
+from bookbuild import banner, fieldpath, paper_values
 
 SIMULATED_BATTLES = "24k release simulated; the paper counts the v1-7k release"
 SIMULATED_URLS = "24k release simulated, with the simulator's URLs"
@@ -81,3 +84,17 @@ def coverage_note(decided: int, scored: int, sampled: int, total: int) -> str:
     the ``sampled`` of ``total``."""
     return (f"{decided:,} decided battles; {scored:,} of {sampled:,} battles scored carry responses and chunks"
             + (f" (a random {sampled:,} of {total:,})" if sampled < total else ""))
+
+
+def inputs_detail(inputs: NuggetInputs, nugget_records: str, data_source: str) -> str:
+    """The data banner's sentence of chapter 07: a user's records named with their hash and size (never as the
+    real release) and the battles left after exclusions, or the simulated records and the battles they were drawn
+    for."""
+    if nugget_records:
+        return (f"Nugget records: {banner.user_input(nugget_records)}: {inputs.records.n_battles:,} battles after "
+                f"exclusions ({inputs.records.exclusion_text()}). "
+                + (banner.source_line(data_source, "Battles for NG-A1") or "Battles for NG-A1: the simulator."))
+    source = paths.display_path(data_source) if Path(str(data_source)).exists() else str(data_source)
+    return (f"Per-battle sections run on **simulated nugget records** for the {inputs.single.height:,} single-turn "
+            f"voted battles of `{source}` (nugget simulator calibrated to the published Figure 4 matrix; planted "
+            "values shown beside the recovered ones). Sections marked published use the paper's matrices.")
