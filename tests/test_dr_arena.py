@@ -29,7 +29,7 @@ SMALL = node(node(node(node())), node(node(), node(), node()), node())
 
 
 def test_tree_shape_small_hand_made_tree():
-    s = d.tree_shape(SMALL)
+    s = d.trees.tree_shape(SMALL)
     assert s.n_nodes == 9
     assert s.depth == 3  # root depth 0: three edges to the deepest node
     assert s.nodes_by_depth == (1, 3, 4, 1)
@@ -39,14 +39,14 @@ def test_tree_shape_small_hand_made_tree():
 
 
 def test_tree_shape_single_node_and_chain():
-    assert d.tree_shape(node()) == d.TreeShape(1, 0, (1,), 1, 0, 1)
+    assert d.trees.tree_shape(node()) == d.trees.TreeShape(1, 0, (1,), 1, 0, 1)
     chain = node(node(node(node(node()))))
-    s = d.tree_shape(chain)
+    s = d.trees.tree_shape(chain)
     assert (s.depth, s.level_width, s.max_branching, s.n_leaves) == (4, 1, 1, 1)
 
 
 def test_tree_nodes_and_sibling_groups():
-    n = d.tree_nodes(SMALL, "t")
+    n = d.trees.tree_nodes(SMALL, "t")
     assert n.height == 9 and set(n["tree_id"]) == {"t"}
     assert sorted(d.sibling_group_sizes(n).tolist()) == [1, 1, 3, 3]
     table = d.tree_table({"t2": SMALL, "t1": node(node())})
@@ -57,17 +57,17 @@ def test_tree_nodes_and_sibling_groups():
 def test_loader_accepts_valid_file(tmp_path):
     p = tmp_path / "tree_0099.json"
     p.write_text(json.dumps(SMALL))
-    assert d.tree_shape(d.load_tree(p)).n_nodes == 9
+    assert d.trees.tree_shape(d.trees.load_tree(p)).n_nodes == 9
 
 
-@pytest.mark.parametrize("field", d.REQUIRED_FIELDS)
+@pytest.mark.parametrize("field", d.trees.REQUIRED_FIELDS)
 def test_loader_names_file_node_path_and_missing_field(tmp_path, field):
     bad = json.loads(json.dumps(SMALL))
     del bad["children"][1]["children"][2][field]
     p = tmp_path / "tree_0042.json"
     p.write_text(json.dumps(bad))
-    with pytest.raises(d.TreeValidationError) as e:
-        d.load_tree(p)
+    with pytest.raises(d.trees.TreeValidationError) as e:
+        d.trees.load_tree(p)
     msg = str(e.value)
     assert "tree_0042.json" in msg and "root.children[1].children[2]" in msg and repr(field) in msg
 
@@ -75,22 +75,22 @@ def test_loader_names_file_node_path_and_missing_field(tmp_path, field):
 def test_loader_rejects_bad_children_non_object_and_bad_json(tmp_path):
     p = tmp_path / "a.json"
     p.write_text(json.dumps(node(children=None) | {"children": 3}))
-    with pytest.raises(d.TreeValidationError, match=r"a.json: node root field 'children' is a int"):
-        d.load_tree(p)
+    with pytest.raises(d.trees.TreeValidationError, match=r"a.json: node root field 'children' is a int"):
+        d.trees.load_tree(p)
     p.write_text(json.dumps(node(node(), "oops")))
-    with pytest.raises(d.TreeValidationError, match=r"node root.children\[1\] is a str"):
-        d.load_tree(p)
+    with pytest.raises(d.trees.TreeValidationError, match=r"node root.children\[1\] is a str"):
+        d.trees.load_tree(p)
     p.write_text("{not json")
-    with pytest.raises(d.TreeValidationError, match="a.json: not valid JSON"):
-        d.load_tree(p)
+    with pytest.raises(d.trees.TreeValidationError, match="a.json: not valid JSON"):
+        d.trees.load_tree(p)
 
 
 def test_first_violation_in_document_order():
     bad = node(node(node(title=None) | {}), node())
     del bad["children"][0]["children"][0]["url"]
     del bad["children"][1]["url"]
-    with pytest.raises(d.TreeValidationError, match=r"root\.children\[0\]\.children\[0\] lacks"):
-        d.validate_tree(bad, "x")
+    with pytest.raises(d.trees.TreeValidationError, match=r"root\.children\[0\]\.children\[0\] lacks"):
+        d.trees.validate_tree(bad, "x")
 
 
 def test_counts_tables():

@@ -12,7 +12,7 @@ from analysis_lib import dr_arena as d
 from analysis_lib.dr_arena import match_log
 from analysis_lib.dr_arena.match_log import published_traces
 
-V, F = d.Verdict, d.FailureType
+V, F = d.Verdict, d.loop.FailureType
 
 # Table 2 as printed, (verdict row, signal) -> action; nominal (d_depth, d_width) of each action.
 PD, PW, PT, BT = "depth+1", "width+1", "depth+1 & width+1", "parent"
@@ -41,7 +41,7 @@ def test_transition_every_verdict_and_failure_type(verdict, failure):
     else:
         expected = TABLE2[(row, failure.value)]
     assert d.transition(verdict, failure).delta == EXPECTED_DELTA[expected]
-    s = d.step(d.LoopState(depth=3, width=3), verdict, failure, NO_STOP_KEEP)
+    s = d.step(d.loop.LoopState(depth=3, width=3), verdict, failure, NO_STOP_KEEP)
     assert (s.depth - 3, s.width - 3) == EXPECTED_DELTA[expected]
 
 
@@ -49,59 +49,59 @@ def test_framework_defaults():
     c = d.LoopConfig()
     assert (c.min_rounds, c.max_rounds, c.gap_threshold, c.stop_on_much_better) == (1, 10, 2.0, False)
     assert (c.much_better_points, c.better_points, c.tie_points) == (2, 1, 0)
-    s = d.start_state(c)
+    s = d.loop.start_state(c)
     assert (s.depth, s.width, s.round) == (2, 2, 0)
     assert d.transition_table().height == 4 * 4 + 2
 
 
 def test_much_better_from_level_scores_stops_by_the_gap_not_by_its_own_rule():
-    s = d.run_match([(V.A_MUCH_BETTER, F.BOTH), (V.B_BETTER, F.DEEP)])
-    assert s.round == 1 and s.stopped is d.StopReason.SCORE_GAP and (s.score_a, s.score_b) == (2, 0)
+    s = d.loop.run_match([(V.A_MUCH_BETTER, F.BOTH), (V.B_BETTER, F.DEEP)])
+    assert s.round == 1 and s.stopped is d.loop.StopReason.SCORE_GAP and (s.score_a, s.score_b) == (2, 0)
     # B leads by 1; A's Much Better leaves a gap of 1: the match goes on (no stop on Much Better)
-    s = d.run_match([(V.B_BETTER, F.NONE), (V.A_MUCH_BETTER, F.BOTH)])
+    s = d.loop.run_match([(V.B_BETTER, F.NONE), (V.A_MUCH_BETTER, F.BOTH)])
     assert s.stopped is None and s.round == 2 and s.gap == 1
 
 
 def test_two_betters_in_a_row_trigger_the_mercy_rule():
-    s = d.run_match([(V.A_BETTER, F.WIDE)] * 5)
-    assert s.round == 2 and s.stopped is d.StopReason.SCORE_GAP
+    s = d.loop.run_match([(V.A_BETTER, F.WIDE)] * 5)
+    assert s.round == 2 and s.stopped is d.loop.StopReason.SCORE_GAP
 
 
 def test_max_rounds_and_min_rounds():
     alternate = [(V.A_BETTER, F.DEEP), (V.B_BETTER, F.WIDE)] * 8
-    s = d.run_match(alternate)
-    assert s.round == 10 and s.stopped is d.StopReason.MAX_ROUNDS and s.gap == 0
-    s = d.run_match([(V.A_MUCH_BETTER, F.BOTH)] * 5, d.LoopConfig(min_rounds=3))
-    assert s.round == 3 and s.stopped is d.StopReason.SCORE_GAP
+    s = d.loop.run_match(alternate)
+    assert s.round == 10 and s.stopped is d.loop.StopReason.MAX_ROUNDS and s.gap == 0
+    s = d.loop.run_match([(V.A_MUCH_BETTER, F.BOTH)] * 5, d.LoopConfig(min_rounds=3))
+    assert s.round == 3 and s.stopped is d.loop.StopReason.SCORE_GAP
 
 
 def test_stopped_state_is_final_and_decided_round_needs_failure():
-    s = d.run_match([(V.A_MUCH_BETTER, F.BOTH)])
+    s = d.loop.run_match([(V.A_MUCH_BETTER, F.BOTH)])
     with pytest.raises(ValueError, match="already stopped"):
         d.step(s, V.A_BETTER, F.DEEP)
     with pytest.raises(ValueError, match="failure type"):
-        d.step(d.start_state(), V.B_BETTER, None)
+        d.step(d.loop.start_state(), V.B_BETTER, None)
 
 
 def test_backtrack_lowers_the_width_by_one_and_resets_it_at_the_root():
     # the framework's _backtrack: width max(2, width - 1); at the root (no parent) the loop sets it to 2
-    s = d.run_match([(V.TIE_HIGH, None), (V.TIE_LOW, None)])
+    s = d.loop.run_match([(V.TIE_HIGH, None), (V.TIE_LOW, None)])
     assert [(r.depth, r.width) for r in s.history] == [(2, 2), (3, 3)] and (s.depth, s.width) == (2, 2)
     widen_then_back = [(V.B_BETTER, F.WIDE), (V.A_BETTER, F.WIDE), (V.TIE_LOW, None), (V.TIE_LOW, None)]
-    s = d.run_match(widen_then_back)
+    s = d.loop.run_match(widen_then_back)
     assert [(r.depth, r.width) for r in s.history] == [(2, 2), (2, 3), (2, 4), (1, 3)]
     assert (s.depth, s.width) == (1, 2)  # root: no parent, width reset
     assert s.history[-1].applied == "at the root: width reset"
-    reset = d.run_match(widen_then_back[:3], d.LoopConfig(backtrack_width="reset"))
-    keep = d.run_match(widen_then_back[:3], d.LoopConfig(backtrack_width="keep"))
+    reset = d.loop.run_match(widen_then_back[:3], d.LoopConfig(backtrack_width="reset"))
+    keep = d.loop.run_match(widen_then_back[:3], d.LoopConfig(backtrack_width="keep"))
     assert ((reset.depth, reset.width), (keep.depth, keep.width)) == ((1, 2), (1, 4))
 
 
 def test_stop_on_much_better_rule():
-    s = d.run_match([(V.B_BETTER, F.NONE), (V.A_MUCH_BETTER, F.BOTH)], OTHER_RULES)
-    assert s.stopped is d.StopReason.MUCH_BETTER and s.round == 2
-    s = d.run_match([(V.B_BETTER, F.NONE), (V.A_MUCH_BETTER, F.BOTH), (V.A_BETTER, F.WIDE)])
-    assert s.stopped is d.StopReason.SCORE_GAP and s.round == 3  # the framework: gap 2 only
+    s = d.loop.run_match([(V.B_BETTER, F.NONE), (V.A_MUCH_BETTER, F.BOTH)], OTHER_RULES)
+    assert s.stopped is d.loop.StopReason.MUCH_BETTER and s.round == 2
+    s = d.loop.run_match([(V.B_BETTER, F.NONE), (V.A_MUCH_BETTER, F.BOTH), (V.A_BETTER, F.WIDE)])
+    assert s.stopped is d.loop.StopReason.SCORE_GAP and s.round == 3  # the framework: gap 2 only
 
 
 # root -> [a -> [a1 -> []], b -> []]
@@ -113,7 +113,7 @@ TREE = _n(_n(_n()), _n())
 
 
 def test_tree_aware_descent_falls_back_to_width():
-    start = d.start_state(path=(0,))  # at a (depth 2)
+    start = d.loop.start_state(path=(0,))  # at a (depth 2)
     s = d.step(start, V.A_BETTER, F.DEEP, tree=TREE)  # a has a child: descend to a1
     assert (s.depth, s.width, s.path) == (3, 2, (0, 0))
     s = d.step(s, V.B_BETTER, F.DEEP, tree=TREE)  # a1 is a leaf: width + 1 instead
@@ -123,13 +123,13 @@ def test_tree_aware_descent_falls_back_to_width():
     s = d.step(s, V.TIE_LOW, None, tree=TREE)  # backtrack: back to a, width 4 - 1
     assert (s.depth, s.width, s.path) == (2, 3, (0,))
     stay = d.LoopConfig(no_child="stay")
-    s = d.step(d.start_state(path=(1,)), V.A_BETTER, F.DEEP, stay, tree=TREE)
+    s = d.step(d.loop.start_state(path=(1,)), V.A_BETTER, F.DEEP, stay, tree=TREE)
     assert (s.depth, s.width, s.path) == (2, 2, (1,))
 
 
 def test_chooser_picks_the_child():
     tree = _n(_n(_n(), _n(), _n()))
-    s = d.step(d.start_state(path=(0,)), V.TIE_HIGH, None, tree=tree, choose=lambda n: n - 1)
+    s = d.step(d.loop.start_state(path=(0,)), V.TIE_HIGH, None, tree=tree, choose=lambda n: n - 1)
     assert s.path == (0, 2) and (s.depth, s.width) == (3, 3)
 
 
@@ -178,12 +178,12 @@ def test_other_rules_do_not_reproduce_the_published_traces(traces):
 
 
 def test_start_on_tree_descends_to_the_start_depth_or_a_leaf():
-    s = d.start_on_tree(TREE, choose=lambda n: n - 1)  # root's last child b is a leaf
+    s = d.loop.start_on_tree(TREE, choose=lambda n: n - 1)  # root's last child b is a leaf
     assert (s.depth, s.width, s.path) == (2, 2, (1,))
-    deep = d.start_on_tree(TREE, d.LoopConfig(start_depth=4))  # a -> a1 is a leaf at depth 3
+    deep = d.loop.start_on_tree(TREE, d.LoopConfig(start_depth=4))  # a -> a1 is a leaf at depth 3
     assert (deep.depth, deep.path) == (3, (0, 0))
-    assert d.start_on_tree(_n(), d.FRAMEWORK).depth == 1  # a lone root
-    assert d.start_on_tree(TREE, OTHER_RULES).path == ()
+    assert d.loop.start_on_tree(_n(), d.FRAMEWORK).depth == 1  # a lone root
+    assert d.loop.start_on_tree(TREE, OTHER_RULES).path == ()
 
 
 # the project page's 5-round trace (docs/cases.html): the active node at depth 2 has no child, so every pressure
@@ -195,7 +195,7 @@ def test_the_project_page_trace_replays_to_its_published_end_state():
     from analysis_lib.dr_arena.match_log import cases_trace
 
     g = cases_trace()
-    start = d.start_on_tree(CASES_TREE)
+    start = d.loop.start_on_tree(CASES_TREE)
     assert (start.depth, start.width) == (2, 2)
     r = d.replay_trace(g, tree=CASES_TREE, start=start)
     # the page: five rounds at depth 2, widths 2..6, and "MERCY RULE TRIGGERED (Game Over)" after round 5

@@ -13,10 +13,6 @@ a latent-skill simulation study and the LLM examiner.
 """
 
 from analysis_lib.dr_arena.diagnostics import (
-    EndSummary,
-    GapCorrelation,
-    TournamentSummary,
-    VerdictSummary,
     correlation_by_rounds,
     end_summary,
     failure_profile,
@@ -30,8 +26,6 @@ from analysis_lib.dr_arena.diagnostics import (
 )
 from analysis_lib.dr_arena.examiner import llm_tournament
 from analysis_lib.dr_arena.human_studies import (
-    Table5Check,
-    Table7Check,
     table4,
     table5,
     table5_check,
@@ -40,23 +34,15 @@ from analysis_lib.dr_arena.human_studies import (
 )
 from analysis_lib.dr_arena.loop import (
     FRAMEWORK,
-    FailureType,
     LoopConfig,
-    LoopState,
-    StopReason,
     Verdict,
     config_table,
     replay_trace,
-    run_match,
-    start_on_tree,
-    start_state,
     step,
     transition,
     transition_table,
 )
 from analysis_lib.dr_arena.match_log import (
-    ReplaySummary,
-    TraceReplay,
     load_match_logs,
     matches,
     replay_cases_trace,
@@ -76,17 +62,12 @@ from analysis_lib.dr_arena.plots import (
     tree_shape_plots,
     verdict_share_plot,
 )
-from analysis_lib.dr_arena.source import MatchSource, load_match_source
-from analysis_lib.dr_arena.tournament import leaderboard_table, ratings
+from analysis_lib.dr_arena.source import load_match_source
+from analysis_lib.dr_arena.tournament import ratings
 from analysis_lib.dr_arena.trees import (
-    REQUIRED_FIELDS,
-    TopologySummary,
-    TreeShape,
-    TreeValidationError,
     all_nodes,
     domain_table,
     load_summary,
-    load_tree,
     load_trees,
     missing_trees,
     root_domains,
@@ -94,35 +75,17 @@ from analysis_lib.dr_arena.trees import (
     summary_check,
     topic_table,
     topology_summary,
-    tree_nodes,
-    tree_shape,
     tree_table,
-    validate_tree,
 )
 
 __all__ = [
-    # loaders and published data
-    "REQUIRED_FIELDS", "MatchSource", "TreeValidationError", "load_match_logs", "load_match_source",
-    "load_summary", "load_tree", "load_trees", "table4", "table5", "table7",
-    "validate_tree",
-    # trees
-    "TopologySummary", "TreeShape", "all_nodes", "domain_table", "missing_trees",
-    "root_domains", "sibling_group_sizes", "summary_check", "topic_table", "topology_summary", "tree_nodes",
-    "tree_shape", "tree_table",
-    # the evolvement loop
-    "FRAMEWORK", "FailureType", "LoopConfig", "LoopState", "ReplaySummary", "StopReason", "TraceReplay", "Verdict",
-    "config_table", "replay_cases_trace", "replay_published_traces", "replay_summary", "replay_trace", "run_match",
-    "start_on_tree", "start_state", "step", "transition", "transition_table",
-    # tournament and match-level diagnostics
-    "EndSummary", "GapCorrelation", "TournamentSummary", "VerdictSummary", "correlation_by_rounds", "end_summary",
-    "failure_profile", "leaderboard_table", "match_ends", "matches", "ratings", "reference_agreement",
-    "reference_models", "rounds_vs_gap", "tournament_summary", "verdict_shares", "verdict_summary",
-    # published human studies
-    "Table5Check", "Table7Check", "table5_check", "table7_check",
-    # plots
-    "correlation_by_rounds_plot", "domain_plot", "failure_profile_plot", "leaderboard_plot",
-    "leaderboards_scatter", "match_end_plot", "rounds_vs_gap_plot", "state_diagram", "trace_plot",
-    "tree_shape_plots", "verdict_share_plot",
-    # the method through the LLM layer
-    "llm_tournament",
+    "load_match_logs", "load_match_source", "load_summary", "load_trees", "table4", "table5", "table7", "all_nodes",
+    "domain_table", "missing_trees", "root_domains", "sibling_group_sizes", "summary_check", "topic_table",
+    "topology_summary", "tree_table", "FRAMEWORK", "LoopConfig", "Verdict", "config_table", "replay_cases_trace",
+    "replay_published_traces", "replay_summary", "replay_trace", "step", "transition", "transition_table",
+    "correlation_by_rounds", "end_summary", "failure_profile", "match_ends", "matches", "ratings",
+    "reference_agreement", "reference_models", "rounds_vs_gap", "tournament_summary", "verdict_shares",
+    "verdict_summary", "table5_check", "table7_check", "correlation_by_rounds_plot", "domain_plot",
+    "failure_profile_plot", "leaderboard_plot", "leaderboards_scatter", "match_end_plot", "rounds_vs_gap_plot",
+    "state_diagram", "trace_plot", "tree_shape_plots", "verdict_share_plot", "llm_tournament",
 ]

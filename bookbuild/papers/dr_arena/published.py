@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis_lib.dr_arena import Table5Check, Table7Check
 from analysis_lib.dr_arena import human_studies as hs
+from analysis_lib.dr_arena.human_studies import Table5Check, Table7Check
 from bookbuild.recorder import NotRun
 from bookbuild.sections import Table
 
