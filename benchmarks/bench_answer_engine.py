@@ -91,9 +91,9 @@ def main() -> None:
     frame = ae.batch_metrics(batch, "set_cover")
     t2 = time.perf_counter()
     k = min(args.reference, args.answers)
-    ref = ae.metrics_frame([("e", d, a) for d, a in zip(debate[:k], answers[:k])], "set_cover")
+    ref = ae.metrics.metrics_frame([("e", d, a) for d, a in zip(debate[:k], answers[:k])], "set_cover")
     t3 = time.perf_counter()
-    agree = all(np.allclose(frame[c].to_numpy()[:k], ref[c].to_numpy(), equal_nan=True) for c in ae.METRICS)
+    agree = all(np.allclose(frame[c].to_numpy()[:k], ref[c].to_numpy(), equal_nan=True) for c in ae.metrics.METRICS)
     per_answer = (t3 - t2) / k * args.answers
     print(f"{args.answers:,} answers × {args.sources} sources, {int(batch.valid.sum()):,} statements")
     print(f"pack (Answer objects → bitmasks): {t1 - t0:.2f} s")

@@ -21,7 +21,7 @@ from analysis_lib.fetch import published
 
 def test_figure7_metrics_equal_the_papers_fractions(figure7_paper):
     got = ae.answer_metrics(ae.figure7_example())
-    assert set(figure7_paper) == set(ae.METRICS)
+    assert set(figure7_paper) == set(ae.metrics.METRICS)
     for key, paper in figure7_paper.items():
         value = got[key]
         if isinstance(paper, tuple):
@@ -189,7 +189,7 @@ def thresholds():
 
 
 def test_threshold_table_reads(thresholds):
-    assert set(thresholds) == set(ae.METRICS)
+    assert set(thresholds) == set(ae.metrics.METRICS)
     assert thresholds["citation_accuracy"].intervals["borderline"] == (50.0, 90.0)
     assert thresholds["source_necessity"].higher_is_better
     assert not thresholds["uncited_sources"].higher_is_better
@@ -231,7 +231,7 @@ def test_figure8_classification(thresholds):
         i = ("you_com", "bing_chat", "perplexity").index(row["engine"])
         assert row["category"] == FIG8_EXPECTED[row["metric"]][i], row
     counts = {r["engine"]: (r["acceptable"], r["borderline"], r["problematic"])
-              for r in ae.category_counts(got).iter_rows(named=True)}
+              for r in ae.scorecard.category_counts(got).iter_rows(named=True)}
     assert counts == {"you_com": (2, 4, 2), "bing_chat": (0, 5, 3), "perplexity": (0, 4, 4)}
 
 
@@ -259,7 +259,7 @@ def test_classify_named_boundaries(thresholds, metric, value, expected):
 def test_engine_scorecard_aggregates_and_keeps_debate_only_metrics():
     ex = ae.figure7_example()
     answers = [("e1", True, ex), ("e1", False, ex), ("e2", True, ex)]
-    frame = ae.metrics_frame(answers)
+    frame = ae.metrics.metrics_frame(answers)
     assert frame.height == 3
     assert math.isnan(frame["one_sided_answer"][1])
     card = ae.engine_scorecard(frame)
@@ -277,5 +277,6 @@ def test_table2_cited_share_matches_printed_percentages():
 def test_scorecard_matrix_layout(thresholds):
     got = ae.classify_scorecard(pl.read_csv(published("aee_figure8_scorecard")), thresholds)
     values, cats, metrics, engines = ae_scorecard.scorecard_matrix(got)
-    assert values.shape == (8, 3) and metrics == list(ae.METRICS) and engines == ["you_com", "bing_chat", "perplexity"]
+    assert values.shape == (8, 3) and metrics == list(ae.metrics.METRICS)
+    assert engines == ["you_com", "bing_chat", "perplexity"]
     assert values[0, 2] == 83.4 and cats[6][2] == "problematic"

@@ -344,9 +344,9 @@ def _every_figure_legible(rec, card, thresholds, data):
 
 def test_recomputed_scorecard_draws_the_paper_values_with_a_paper_legend(card, thresholds):
     long = pl.DataFrame([{"engine": e, "metric": k, "value": 50.0, "lo": 40.0, "hi": 60.0}
-                         for e in ("YouCom", "MyEngine") for k in ae.METRICS])
+                         for e in ("YouCom", "MyEngine") for k in ae.metrics.METRICS])
     fig = plots.scorecard_intervals(long, card, thresholds, {})
-    ax = fig.axes[ae.METRICS.index("uncited_sources")]
+    ax = fig.axes[ae.metrics.METRICS.index("uncited_sources")]
     diamonds = np.ma.filled(ax.collections[-1].get_offsets()[:, 1], np.nan)
     assert diamonds[0] == pytest.approx(1.1) and np.isnan(diamonds[1])  # no paper value for the user's engine
     assert "paper" in [t.get_text() for t in fig.legends[0].get_texts()]

@@ -174,8 +174,8 @@ def test_batch_equals_per_answer(convention, necessity):
     answers = [_random_answer(rng, k) for k in range(400)] + [ae.figure7_example()]
     debate = list(rng.random(len(answers)) < 0.5)
     got = ae.batch_metrics(ae.pack_answers(answers, debate), necessity, convention=convention)
-    ref = ae.metrics_frame([("e", d, a) for d, a in zip(debate, answers)], necessity, convention=convention)
-    for k in ae.METRICS:
+    ref = ae.metrics.metrics_frame([("e", d, a) for d, a in zip(debate, answers)], necessity, convention=convention)
+    for k in ae.metrics.METRICS:
         assert np.allclose(got[k].to_numpy(), ref[k].to_numpy(), equal_nan=True), k
     frame = got.with_columns(engine=pl.lit("e"))
     ae.engine_scorecard(frame, convention=convention)  # each convention's own frame passes its check
@@ -199,7 +199,7 @@ def test_one_source_limit():
     rng = np.random.default_rng(2)
     wide = [ae.Answer(np.ones(6, bool), rng.random((6, m)) < 0.3, rng.random((6, m)) < 0.3) for m in (13, 16)]
     got = ae.batch_metrics(ae.pack_answers(wide), "set_cover")  # 13–16 sources: refused before, now in range
-    ref = ae.metrics_frame([("e", True, a) for a in wide], "set_cover")
+    ref = ae.metrics.metrics_frame([("e", True, a) for a in wide], "set_cover")
     assert np.allclose(got["source_necessity"].to_numpy(), ref["source_necessity"].to_numpy())
     too_wide = ae.Answer(np.ones(2, bool), np.zeros((2, 17), bool), np.ones((2, 17), bool))
     with pytest.raises(ValueError, match="MAX_SOURCES = 16"):

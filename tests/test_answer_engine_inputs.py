@@ -129,7 +129,7 @@ def test_folders_fifos_devices_and_dangling_links_are_refused(tmp_path):
     assert "not a regular file" in refusal(ae.load_answer_records, fifo)  # refused before open: no hang
     assert "not a regular file" in refusal(ae.load_answer_records, Path("/dev/zero"))
     assert "not a regular file" in refusal(read_label_rows, Path("/dev/zero"))
-    assert "not a regular file" in refusal(ae.load_support_results, fifo)
+    assert "not a regular file" in refusal(ae.records.load_support_results, fifo)
 
 
 def test_files_over_the_limit_are_refused_before_reading(tmp_path):
@@ -141,7 +141,7 @@ def test_files_over_the_limit_are_refused_before_reading(tmp_path):
 
 
 def test_empty_and_blank_files_are_refused(tmp_path):
-    for name, fn in [("a.json", ae.load_answer_records), ("s.jsonl", ae.load_support_results),
+    for name, fn in [("a.json", ae.load_answer_records), ("s.jsonl", ae.records.load_support_results),
                      ("l.csv", ae.load_answer_labels)]:
         path = tmp_path / name
         path.write_text(" \n\n")
@@ -153,7 +153,7 @@ def test_empty_and_blank_files_are_refused(tmp_path):
 
 
 def test_support_results_load_and_count_superseded_lines():
-    sup = ae.load_support_results(fx("support_results.jsonl"))
+    sup = ae.records.load_support_results(fx("support_results.jsonl"))
     assert sup.height == 2 and int(sup["n_lines"].sum()) == 3
     first = sup.filter(sup["verif_id"] == "y1_1_s1").row(0, named=True)
     assert first["support"] == "partial" and first["n_lines"] == 2  # the later line wins, the earlier is counted
@@ -166,13 +166,13 @@ def test_support_results_load_and_count_superseded_lines():
     ("support_bool_index.jsonl", "line 1, field 'source_idx': expected an integer 1–10, got True"),
 ])
 def test_bad_support_lines_are_refused(name, needle):
-    assert needle in refusal(ae.load_support_results, fx(name))
+    assert needle in refusal(ae.records.load_support_results, fx(name))
 
 
 def test_support_json_errors_name_the_file_line(tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_text(fx("support_results.jsonl").read_text() + '{"sample_id": \n')
-    assert "s.jsonl, line 4, column 15: not valid JSON" in refusal(ae.load_support_results, path)
+    assert "s.jsonl, line 4, column 15: not valid JSON" in refusal(ae.records.load_support_results, path)
 
 
 # --- human labels ----------------------------------------------------------------------------------------------
@@ -246,7 +246,7 @@ def test_judged_support_goes_under_the_cache_keyed_by_content(tmp_path):
 JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20)
 JSON_VALUES = st.recursive(JSON_SCALARS, lambda inner: st.lists(inner, max_size=4)
                            | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20)
-READERS = [ae.load_answer_records, ae.load_support_results, ae.load_answer_labels]
+READERS = [ae.load_answer_records, ae.records.load_support_results, ae.load_answer_labels]
 
 
 def _loads_or_refuses(fn, path: Path) -> None:
@@ -274,4 +274,4 @@ def test_json_of_any_shape_and_depth_loads_or_raises_the_package_error(tmp_path,
     for fn in READERS:
         _loads_or_refuses(fn, path)
     path.write_text("\n".join([json.dumps(value)] * 3))  # the same value as JSONL lines
-    _loads_or_refuses(ae.load_support_results, path)
+    _loads_or_refuses(ae.records.load_support_results, path)

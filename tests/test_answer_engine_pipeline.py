@@ -110,7 +110,7 @@ def test_pipeline_end_to_end_gives_the_hand_computed_metrics(server, tmp_path):
     assert rep["items"].to_list() == [2, 10, 2, 1] and rep["failed"].sum() == 0
     recs = ae.parse_records(judged, "judged")
     for convention, hand in (("paper", HAND), ("released", HAND_RELEASED)):
-        conv = ae.records_to_answers(recs, ae.load_support_results(support_path), convention=convention)
+        conv = ae.records_to_answers(recs, ae.records.load_support_results(support_path), convention=convention)
         assert conv.meta["n_dropped_sources"].to_list() == [1, 0]
         for rid, answer in zip(conv.meta["id"], conv.answers):
             got = {k: (str(v) if isinstance(v, ae_metrics.Ratio) else v)
@@ -182,7 +182,7 @@ def _section(judged, report, support_path, results_dir):
     from bookbuild.recorder import Recorder
 
     recs = ae.parse_records(judged, "judged")
-    support = ae.load_support_results(support_path) if support_path.is_file() else None
+    support = ae.records.load_support_results(support_path) if support_path.is_file() else None
     data = AnswerData(recs, ae.records_to_answers(recs, support), "real", "test records", support, judging=report)
     card, thresholds = pl.read_csv(published("aee_figure8_scorecard")), ae.load_thresholds()
     metrics = data.metrics()

@@ -64,7 +64,7 @@ def test_support_jsonl_overrides_and_counts_missing(tmp_path):
              {"sample_id": "a1", "source_idx": 2, "core_statement_id": "s3", "support": "partial"}]
     path = tmp_path / "x_support_results.jsonl"
     path.write_text("\n".join(json.dumps(d) for d in lines) + "\n")
-    sup = ae.load_support_results(path)
+    sup = ae.records.load_support_results(path)
     assert sup.height == 2
     conv = ae.records_to_answers(ae.parse_records([_record()]), sup)
     assert conv.answers[0].support.tolist() == [[True, False], [False, False], [False, False]]
@@ -98,7 +98,7 @@ def test_bad_files_name_file_and_line(tmp_path):
     j.write_text(json.dumps({"sample_id": "a", "source_idx": 1, "core_statement_id": "s", "support": "full"}) + "\n"
                  + json.dumps({"sample_id": "a", "source_idx": 1, "core_statement_id": "t", "support": "yes"}) + "\n")
     with pytest.raises(DataValidationError, match=r"s.jsonl, line 2, field 'support'"):
-        ae.load_support_results(j)
+        ae.records.load_support_results(j)
 
 
 def test_exclusions_are_counted():
@@ -129,8 +129,8 @@ def test_batch_metrics_equal_per_answer_metrics(method):
     answers = [_random_answer(rng, int(rng.integers(1, 9))) for _ in range(300)] + [ae.figure7_example()]
     debate = list(rng.random(len(answers)) < 0.5)
     got = ae.batch_metrics(ae.pack_answers(answers, debate), method)
-    ref = ae.metrics_frame([("e", d, a) for d, a in zip(debate, answers)], method)
-    for k in ae.METRICS:
+    ref = ae.metrics.metrics_frame([("e", d, a) for d, a in zip(debate, answers)], method)
+    for k in ae.metrics.METRICS:
         assert np.allclose(got[k].to_numpy(), ref[k].to_numpy(), equal_nan=True), k
     if method != "konig":
         assert got["source_necessity"][-1] == pytest.approx(3 / 5)  # Fig 7
@@ -145,7 +145,7 @@ def test_min_cover_sizes_closed_cases():
 def test_bootstrap_scorecard_interval_and_mean():
     rng = np.random.default_rng(1)
     vals = rng.random(400)
-    frame = pl.DataFrame({"engine": ["e"] * 400, **{k: vals for k in ae.METRICS}})
+    frame = pl.DataFrame({"engine": ["e"] * 400, **{k: vals for k in ae.metrics.METRICS}})
     frame = frame.with_columns(pl.when(pl.int_range(400) < 40).then(None).otherwise(pl.col("citation_accuracy"))
                                .fill_null(math.nan).alias("citation_accuracy"))
     sc = ae.bootstrap_scorecard(frame, rounds=2000, seed=3, convention="paper")  # per-metric skipping
@@ -201,7 +201,7 @@ def test_confidence_distribution_lists_every_level():
 def test_confidence_summary_by_query_type_and_over_all():
     conf = pl.DataFrame({"engine": ["a"] * 4 + ["b"], "confidence": [5, 3, 5, 4, 2],
                          "query_type": ["debate", "debate", "expertise", "debate", "expertise"]})
-    summary = ae.confidence_summary(conf)
+    summary = ae.agreement.confidence_summary(conf)
     a = {r["query_type"]: r for r in summary.filter(pl.col("engine") == "a").iter_rows(named=True)}
     assert (a["debate"]["n"], a["debate"]["strongly"], a["debate"]["mean"]) == (3, pytest.approx(1 / 3), 4.0)
     assert (a["expertise"]["strongly"], a["all"]["n"], a["all"]["strongly"], a["all"]["mean"]) == (1.0, 4, 0.5, 4.25)
@@ -247,8 +247,8 @@ def test_scorecard_figure_matches_published_columns_by_engine_name():
 
     card = pl.read_csv(published("aee_figure8_scorecard"))
     long = pl.DataFrame([{"engine": e, "metric": k, "value": 50.0, "lo": 40.0, "hi": 60.0}
-                         for e in ("YouCom", "BingChat", "Perplexity") for k in ae.METRICS])
+                         for e in ("YouCom", "BingChat", "Perplexity") for k in ae.metrics.METRICS])
     fig = plots.scorecard_intervals(long, card, ae.load_thresholds(), {})
-    ax = fig.axes[ae.METRICS.index("uncited_sources")]
+    ax = fig.axes[ae.metrics.METRICS.index("uncited_sources")]
     diamonds = ax.collections[-1].get_offsets()[:, 1].tolist()
     assert diamonds == [1.1, 36.2, 8.4]  # You.com, BingChat, Perplexity of the published Fig 8

@@ -22,7 +22,7 @@ def test_t_from_stats_matches_ttest_on_samples(equal_var, n1, n2):
     rng = np.random.default_rng(n1 * 100 + n2)
     a, b = _sample(rng, n1, 11.81, 3.56), _sample(rng, n2, 2.12, 1.39)
     ref = stats.ttest_ind(a, b, equal_var=equal_var)
-    t, p = ae.ttest_from_stats(11.81, 3.56, n1, 2.12, 1.39, n2, equal_var=equal_var)
+    t, p = ae.usability.ttest_from_stats(11.81, 3.56, n1, 2.12, 1.39, n2, equal_var=equal_var)
     assert t == pytest.approx(float(ref.statistic), rel=1e-10)
     assert p == pytest.approx(float(ref.pvalue), rel=1e-8)
 
@@ -41,7 +41,7 @@ def test_implied_n_round_trip(target):
     means_sds = (2.95, 1.21, 1.08, 1.25) if target > 1e-10 else (11.81, 3.56, 2.10, 1.44)
     n = ae_usability.implied_n(*means_sds, target)
     m1, s1, m2, s2 = means_sds
-    _, p = ae.ttest_from_stats(m1, s1, n, m2, s2, n)
+    _, p = ae.usability.ttest_from_stats(m1, s1, n, m2, s2, n)
     assert math.log(p) == pytest.approx(math.log(target), abs=1e-8)
 
 
@@ -59,7 +59,7 @@ def test_usability_csv_loads_and_comparisons_are_consistent():
     out = ae.usability_comparisons(tables)
     assert out.height == 10
     for row in out.iter_rows(named=True):
-        _, p = ae.ttest_from_stats(row["mean_1"], row["sd_1"], row["implied_n"], row["mean_2"], row["sd_2"],
+        _, p = ae.usability.ttest_from_stats(row["mean_1"], row["sd_1"], row["implied_n"], row["mean_2"], row["sd_2"],
                                    row["implied_n"])
         assert math.log(p) == pytest.approx(math.log(row["p_published"]), abs=1e-8)
         assert row["t_pooled_stated_n"] > 0 and 0 < row["p_pooled_stated_n"] < 1

@@ -33,7 +33,7 @@ READERS = [
     ("text_arena.jsonl", _lines(FIXTURES / "search_arena" / "text_arena_small.jsonl"), validate_text_arena,
      DataValidationError),
     ("nuggets.jsonl", _lines(FIXTURES / "nuggets" / "valid.jsonl"), ng.load_nugget_records, DataValidationError),
-    ("x_support_results.jsonl", SUPPORT.encode(), ae.load_support_results, DataValidationError),
+    ("x_support_results.jsonl", SUPPORT.encode(), ae.records.load_support_results, DataValidationError),
 ]
 
 

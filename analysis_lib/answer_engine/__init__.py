@@ -25,73 +25,51 @@ What the book records against the paper is in :mod:`bookbuild.papers.answer_engi
 
 from .agreement import (
     confidence_distribution,
-    confidence_summary,
     judge_agreement,
     judge_values,
     load_answer_labels,
 )
 from .batch import batch_metrics, pack_answers
-from .conventions import Convention
 from .findings import check_findings, findings_shares, load_findings, load_participants
 from .implied import implied_distributions, implied_table
-from .loading import AnswerData, judged_support_path, load_answers
+from .loading import judged_support_path, load_answers
 from .metrics import (
     MAX_SOURCES,
-    METRICS,
     Answer,
     answer_metrics,
     figure7_example,
-    metrics_frame,
     minimum_source_covers,
     minimum_vertex_cover,
     source_necessity,
 )
-from .pipeline import JudgeReport, judge_records
-from .plots import confidence_bars, figure7_matrices, scorecard_figure, scorecard_intervals, sources_bars
+from .pipeline import judge_records
+from .plots import confidence_bars, figure7_matrices, scorecard_figure, sources_bars
 from .plots_study import findings_bars, implied_violins
 from .records import (
-    AnswerRecord,
     confidence_frame,
     load_answer_records,
-    load_support_results,
     parse_records,
     records_to_answers,
 )
 from .scorecard import (
-    Threshold,
     bootstrap_scorecard,
-    category_counts,
     classify_scorecard,
     engine_scorecard,
     load_thresholds,
     table2_cited_share,
 )
 from .simulate import simulate_answers, simulate_labels
-from .usability import load_usability_tables, ttest_from_stats, usability_comparisons
+from .usability import load_usability_tables, usability_comparisons
 from .validation import validate_answers, validate_labels, validate_support_results
 
 __all__ = [
-    # loading answers
-    "AnswerData", "AnswerRecord", "judged_support_path", "load_answer_records", "load_answers",
-    "load_support_results", "parse_records", "records_to_answers", "validate_answers", "validate_labels",
-    "validate_support_results",
-    # metrics
-    "MAX_SOURCES", "METRICS", "Answer", "Convention", "answer_metrics", "batch_metrics", "figure7_example",
-    "metrics_frame", "minimum_source_covers", "minimum_vertex_cover", "pack_answers", "source_necessity",
-    # judging
-    "JudgeReport", "judge_records",
-    # scorecard
-    "Threshold", "bootstrap_scorecard", "category_counts", "classify_scorecard", "engine_scorecard",
-    "load_thresholds", "table2_cited_share",
-    # confidence and agreement
-    "confidence_distribution", "confidence_frame", "confidence_summary", "judge_agreement", "judge_values",
-    "load_answer_labels",
-    # usability study
-    "check_findings", "findings_shares", "implied_distributions", "implied_table", "load_findings",
-    "load_participants", "load_usability_tables", "ttest_from_stats", "usability_comparisons",
-    # figures
-    "confidence_bars", "figure7_matrices", "findings_bars", "implied_violins", "scorecard_figure",
-    "scorecard_intervals", "sources_bars",
-    # simulators
+    "judged_support_path", "load_answer_records", "load_answers", "parse_records", "records_to_answers",
+    "validate_answers", "validate_labels", "validate_support_results", "MAX_SOURCES", "Answer", "answer_metrics",
+    "batch_metrics", "figure7_example", "minimum_source_covers", "minimum_vertex_cover", "pack_answers",
+    "source_necessity", "judge_records", "bootstrap_scorecard", "classify_scorecard", "engine_scorecard",
+    "load_thresholds", "table2_cited_share", "confidence_distribution", "confidence_frame", "judge_agreement",
+    "judge_values", "load_answer_labels", "check_findings", "findings_shares", "implied_distributions",
+    "implied_table", "load_findings", "load_participants", "load_usability_tables", "usability_comparisons",
+    "confidence_bars", "figure7_matrices", "findings_bars", "implied_violins", "scorecard_figure", "sources_bars",
     "simulate_answers", "simulate_labels",
 ]
