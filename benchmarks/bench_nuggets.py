@@ -99,7 +99,7 @@ def scoring() -> None:
         kappa = ng.subset_confusions(scores)[("overall", "all")].kappa
         sweep = ng.threshold_sweep(scores["all_a"].to_numpy(), scores["all_b"].to_numpy(), scores["winner"].to_numpy())
         ks = ng.ks_by_vote(scores["diff"].to_numpy(), scores["winner"].to_numpy())
-        return kappa, sweep.height, ks.height, ng.kde_curves(ng.diffs_by_vote(scores)).height
+        return kappa, sweep.height, ks.height, ng.perbattle.kde_curves(ng.diffs_by_vote(scores)).height
 
     (kappa, n_sweep, n_ks, n_kde), t_test, _ = timed(tests)
     total = t_score + t_test
@@ -142,7 +142,7 @@ def old_split(texts: list[str]) -> list[list[str]]:
     return [[s.strip() for s in pysbd.Segmenter(language="en", clean=False).segment(t) if s.strip()] for t in texts]
 
 
-def steps(single: pl.DataFrame, records: ng.NuggetRecords) -> None:
+def steps(single: pl.DataFrame, records: ng.records.NuggetRecords) -> None:
     noise = _draw_noise(single.height, np.random.default_rng(0), quality.DEFAULT_PARAMS)
     compare("2a. simulator nugget texts", lambda: old_texts(noise, np.random.default_rng(1)),
             lambda: quality._texts(noise, np.random.default_rng(1)), lambda b, a: b == a)
@@ -166,7 +166,7 @@ def steps(single: pl.DataFrame, records: ng.NuggetRecords) -> None:
             lambda b, a: all(np.array_equal(x, y) for x, y in zip(b, a, strict=True)))
 
 
-def encoder(records: ng.NuggetRecords) -> None:
+def encoder(records: ng.records.NuggetRecords) -> None:
     import torch
 
     ids = sampling.sample_ids(sampling.record_order_ids(records), 200, 0)

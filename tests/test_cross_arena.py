@@ -13,18 +13,16 @@ from analysis_lib.fetch import published
 from analysis_lib.reading import DataValidationError
 from analysis_lib.search_arena import cross_arena, loader, schema
 from analysis_lib.search_arena.cross_arena import (
-    INTENT_ORDER,
     compare_tie_shares,
     fact_synth_transcription,
     intent_tests,
-    load_text_arena,
     load_text_arena_report,
-    orient_votes,
     search_arena_cross_battles,
     text_arena_kind,
-    vote_shares_long,
     vote_table,
 )
+from analysis_lib.search_arena.cross_arena.text_arena import load_text_arena
+from analysis_lib.search_arena.cross_arena.votes import INTENT_ORDER, orient_votes, vote_shares_long
 from analysis_lib.search_arena.models import NON_SEARCH_RAW, TEXT_ARENA_SEARCH_MODEL
 from analysis_lib.search_arena.simulate import simulate_text_arena
 from analysis_lib.search_arena.simulate.text_arena_battles import PLANTED_COUNTS, planted_counts
@@ -332,18 +330,19 @@ def test_cross_arena_figure_draws_the_vote_counts():
 
     sim = simulate_text_arena(n=544, seed=0)
     rows, planted = sim.rows, sim.planted
-    table = cross_arena.vote_table(cross_arena.load_text_arena(rows))
-    long = cross_arena.vote_shares_long(table)
-    fig = vote_bars(long, cross_arena.INTENT_ORDER)
+    table = cross_arena.vote_table(cross_arena.text_arena.load_text_arena(rows))
+    long = cross_arena.votes.vote_shares_long(table)
+    fig = vote_bars(long, cross_arena.votes.INTENT_ORDER)
     ax = fig.axes[0]
-    assert [t.get_text() for t in ax.get_yticklabels()] == list(cross_arena.INTENT_ORDER) and ax.yaxis_inverted()
-    counts = planted.counts.filter(pl.col("intent").is_in(list(cross_arena.INTENT_ORDER)))
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(cross_arena.votes.INTENT_ORDER) and ax.yaxis_inverted()
+    counts = planted.counts.filter(pl.col("intent").is_in(list(cross_arena.votes.INTENT_ORDER)))
     by_intent = {r["intent"]: r for r in counts.iter_rows(named=True)}
     # one group of bars per vote (search, non-search, tie), each over the intents in order, in the vote's colour
     assert len(ax.containers) == 3
     for bars, vote, col in zip(ax.containers, ("search", "non-search", "tie"), ("search", "non_search", "tie"),
                                strict=True):
-        assert [b.get_width() for b in bars] == pytest.approx([by_intent[i][col] for i in cross_arena.INTENT_ORDER])
+        wanted = [by_intent[i][col] for i in cross_arena.votes.INTENT_ORDER]
+        assert [b.get_width() for b in bars] == pytest.approx(wanted)
         assert {matplotlib.colors.to_hex(b.get_facecolor()) for b in bars} == {VOTE_COLORS[vote]}
         centres = [b.get_y() + b.get_height() / 2 for b in bars]
         assert centres == sorted(centres)  # first intent on top (the y axis inverted)

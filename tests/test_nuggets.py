@@ -9,15 +9,17 @@ from scipy import stats as sps
 from sklearn.metrics import cohen_kappa_score
 
 from analysis_lib import nuggets as ng
-from analysis_lib.nuggets import (
+from analysis_lib.nuggets import Nugget
+from analysis_lib.nuggets.agreement import NuggetConfusion
+from analysis_lib.nuggets.diversity import mean_pairwise_cosine, mean_pairwise_jaccard, unigram_jaccard
+from analysis_lib.nuggets.scores import (
+    PREFERENCES,
+    SWEEP_THRESHOLDS,
     AssignedNugget,
     Assignment,
     Importance,
-    Nugget,
-    NuggetConfusion,
+    score_frame,
 )
-from analysis_lib.nuggets.diversity import mean_pairwise_cosine, mean_pairwise_jaccard, unigram_jaccard
-from analysis_lib.nuggets.scores import PREFERENCES, SWEEP_THRESHOLDS, score_frame
 from analysis_lib.search_arena.schema import VOTES_BY_SIDE
 
 V, OK = Importance.VITAL, Importance.OKAY
@@ -36,7 +38,7 @@ EXAMPLE = [(V, S), (V, P), (V, N), (OK, S), (OK, P)]
 
 
 def test_scores_hand_example():
-    s = ng.nugget_scores(_assigned(EXAMPLE))
+    s = ng.scores.nugget_scores(_assigned(EXAMPLE))
     assert s["all"] == pytest.approx(0.6)
     assert s["vital"] == pytest.approx(0.5)
     assert s["strict_all"] == pytest.approx(0.4)
@@ -44,10 +46,10 @@ def test_scores_hand_example():
 
 
 def test_scores_empty_sets_are_nan():
-    s = ng.nugget_scores(_assigned([(OK, S), (OK, P)]))
+    s = ng.scores.nugget_scores(_assigned([(OK, S), (OK, P)]))
     assert s["all"] == pytest.approx(0.75) and s["strict_all"] == pytest.approx(0.5)
     assert math.isnan(s["vital"]) and math.isnan(s["strict_vital"])
-    assert all(math.isnan(v) for v in ng.nugget_scores([]).values())
+    assert all(math.isnan(v) for v in ng.scores.nugget_scores([]).values())
 
 
 def test_records_coerce_strings_and_reject_unknown():
@@ -67,7 +69,7 @@ def test_score_frame_matches_nugget_scores():
             rows.append({"battle_id": b, "side": "a", "importance": imp.value, "assignment": a.value})
     frame = score_frame(pl.DataFrame(rows)).sort("battle_id")
     for r in frame.iter_rows(named=True):
-        expected = ng.nugget_scores(_assigned(battles[r["battle_id"]]))
+        expected = ng.scores.nugget_scores(_assigned(battles[r["battle_id"]]))
         for key, v in expected.items():
             assert (math.isnan(v) and math.isnan(r[key])) or r[key] == pytest.approx(v)
     assert frame["n_nuggets"].to_list() == [5, 2, 1] and frame["n_vital"].to_list() == [3, 0, 1]
@@ -81,7 +83,7 @@ def test_score_frame_matches_nugget_scores():
 def test_cap_drops_okay_last_first_and_keeps_order():
     nuggets = [Nugget(f"v{i}", V) for i in range(20)] + [Nugget(f"o{i}", OK) for i in range(15)]
     nuggets = nuggets[::2] + nuggets[1::2]  # interleave vital and okay
-    kept = ng.cap_nuggets(nuggets)
+    kept = ng.scores.cap_nuggets(nuggets)
     assert len(kept) == 30
     assert sum(n.importance is V for n in kept) == 20
     okay_in_order = [n.text for n in nuggets if n.importance is OK]
@@ -91,11 +93,11 @@ def test_cap_drops_okay_last_first_and_keeps_order():
 
 def test_cap_never_drops_vital_and_leaves_short_lists():
     vitals = [Nugget(f"v{i}", V) for i in range(32)] + [Nugget("o", OK)]
-    kept = ng.cap_nuggets(vitals)
+    kept = ng.scores.cap_nuggets(vitals)
     assert len(kept) == 32 and all(n.importance is V for n in kept)
     short = [Nugget("a", OK), Nugget("b", V)]
-    assert ng.cap_nuggets(short) == short
-    assert len(ng.cap_nuggets([Nugget(str(i), OK) for i in range(30)])) == 30
+    assert ng.scores.cap_nuggets(short) == short
+    assert len(ng.scores.cap_nuggets([Nugget(str(i), OK) for i in range(30)])) == 30
 
 
 # ---------------------------------------------------------------- preference and tie threshold
@@ -104,13 +106,13 @@ def test_cap_never_drops_vital_and_leaves_short_lists():
 def test_preference_threshold_boundary_is_a_tie():
     a = np.array([0.50, 0.50, 0.50, 0.50, 0.10, 0.50, 0.0])
     b = np.array([0.57, 0.43, 0.5701, 0.4299, 0.17, 0.50, 1.0])
-    pref = ng.nugget_preference(a, b, 0.07)
+    pref = ng.scores.nugget_preference(a, b, 0.07)
     assert pref.tolist() == ["tie", "tie", "model_b", "model_a", "tie", "tie", "model_b"]
     # 0.17 - 0.10 is 0.07000000000000002 in binary: still a tie
-    assert ng.nugget_preference([0.5], [0.6], threshold=0.0).tolist() == ["model_b"]
-    assert ng.nugget_preference([0.5], [0.5], threshold=0.0).tolist() == ["tie"]
+    assert ng.scores.nugget_preference([0.5], [0.6], threshold=0.0).tolist() == ["model_b"]
+    assert ng.scores.nugget_preference([0.5], [0.5], threshold=0.0).tolist() == ["tie"]
     with pytest.raises(ValueError):
-        ng.nugget_preference([np.nan], [0.1])
+        ng.scores.nugget_preference([np.nan], [0.1])
 
 
 # ---------------------------------------------------------------- confusion, kappa, inversions
@@ -138,7 +140,7 @@ def _random_battles(rng, n=400):
 def test_confusion_kappa_inversions_against_independent_computation():
     rng = np.random.default_rng(3)
     a, b, human = _random_battles(rng)
-    pref = ng.nugget_preference(a, b)
+    pref = ng.scores.nugget_preference(a, b)
     m = ng.confusion(human, pref)
     # independent counts
     for i, hv in enumerate(VOTES_BY_SIDE):
@@ -164,7 +166,7 @@ def test_threshold_sweep_matches_per_threshold_confusions():
     sweep = ng.threshold_sweep(a, b, human)
     assert sweep["threshold"].to_list() == list(SWEEP_THRESHOLDS)
     for r in sweep.iter_rows(named=True):
-        m = ng.confusion(human, ng.nugget_preference(a, b, r["threshold"]))
+        m = ng.confusion(human, ng.scores.nugget_preference(a, b, r["threshold"]))
         assert r["kappa"] == pytest.approx(m.kappa)
         assert (r["agreements_a"], r["agreements_b"], r["inversions"]) == (m.agreements_a, m.agreements_b, m.inversions)
         assert r["tie_row_a"] + r["tie_row_tie"] + r["tie_row_b"] == pytest.approx(1.0)

@@ -46,7 +46,7 @@ def _published(tmp_path):
     rec.record("NG-B", {"kappas": kappas, "classes": published["query_category"], "per_battle": kappas,
                         "top_classes": ", ".join(sorted(top))},
                notes=book.notes_at("NG-B", {"top_classes": book.highest_note(kappas, top)}))
-    ks = ng.published_ks().filter(pl.col("variant") == "with_urls")
+    ks = ng.published.published_ks().filter(pl.col("variant") == "with_urls")
     rec.record("NG-F2", {"ks": ks, "check": book.ks_check(ng.ks_consistency())}, notes=book.ks_notes(ks))
     return {r.quantity: r for r in rec.results}
 
@@ -173,7 +173,8 @@ def test_the_papers_top_classes_and_reference_values():
     kappas = ng.kappa_table(ng.published_confusions())
     assert book.top_classes(kappas) == ["knowledge-intensive", "subjective", "reasoning-intensive"]
     by_kappa = kappas.filter(pl.col("subset_type") == "query_category").sort("kappa", descending=True)
-    assert ng.top_kappa_classes(kappas, 2) == by_kappa["subset"].head(2).to_list()  # harmful kept by the library
+    # harmful kept by the library
+    assert ng.agreement.top_kappa_classes(kappas, 2) == by_kappa["subset"].head(2).to_list()
     assert book.ks_reference() == {("model_a", "model_b"): 0.313, ("model_a", "tie"): 0.209,
                                    ("model_b", "tie"): 0.205}
     sweep = pl.DataFrame({"threshold": SWEEP_THRESHOLDS, "kappa": [0.3] * len(SWEEP_THRESHOLDS)})

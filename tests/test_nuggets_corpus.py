@@ -80,9 +80,9 @@ def test_nli_share_on_records_uses_chunks_and_both_responses():
     objs = [side("1", "a", "Cats fly, says A.", ["Paris is big."], nugs),
             side("1", "b", "B says nothing.", ["Paris is big."], nugs),
             side("2", "a", "x", None, ["dogs run"]), side("2", "b", "y", None, ["dogs run"])]
-    recs = ng.records_from_dicts(objs)
+    recs = ng.records.records_from_dicts(objs)
     share, n, battles = nli.records_entailed_share(recs, fake)
     # battle 2 has no chunks: left out; of battle 1's three nuggets, one is in a chunk, one in response A
     assert n == 3 and battles == 1 and share == pytest.approx(200 / 3)
     with pytest.raises(ValueError, match="no battle carries retrieved chunks"):
-        nli.records_entailed_share(ng.records_from_dicts(objs[2:]), fake)
+        nli.records_entailed_share(ng.records.records_from_dicts(objs[2:]), fake)

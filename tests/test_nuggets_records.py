@@ -57,7 +57,8 @@ def test_load_and_score_hand_example(tmp_path):
 
 
 def test_roundtrip_jsonl(tmp_path):
-    recs = ng.records_from_dicts([_side("q1", "a", BATTLE_1, model="m1"), _side("q1", "b", BATTLE_1B, model="m2")])
+    recs = ng.records.records_from_dicts([_side("q1", "a", BATTLE_1, model="m1"),
+                                          _side("q1", "b", BATTLE_1B, model="m2")])
     back = ng.load_nugget_records(recs.to_jsonl(tmp_path / "out.jsonl"))
     assert back.nuggets.equals(recs.nuggets)
     assert back.battles()["model_b"].to_list() == ["m2"]
@@ -83,12 +84,12 @@ def test_bad_json_and_duplicates(tmp_path):
     with pytest.raises(DataValidationError, match=r"line 2, column \d+: not valid JSON"):
         ng.load_nugget_records(p)
     with pytest.raises(DataValidationError, match="already given on line 1"):
-        ng.records_from_dicts([_side("q", "a", BATTLE_1), _side("q", "a", BATTLE_1)])
+        ng.records.records_from_dicts([_side("q", "a", BATTLE_1), _side("q", "a", BATTLE_1)])
 
 
 def test_exclusions_are_counted():
     failed = [("n0", "vital", "failed")]
-    recs = ng.records_from_dicts([
+    recs = ng.records.records_from_dicts([
         _side("ok", "a", BATTLE_1), _side("ok", "b", BATTLE_1B),
         _side("one", "a", BATTLE_1),
         _side("fail", "a", failed), _side("fail", "b", failed),
@@ -154,7 +155,7 @@ def test_cap_frame_matches_cap_nuggets():
         imp = rng.choice(["vital", "okay"], size=n, p=[0.4, 0.6])
         expected[str(b)] = [f"{b}-{k}" for k in range(n) if
                             any(x.text == f"{b}-{k}"
-                                for x in ng.cap_nuggets([ng.Nugget(f"{b}-{j}", imp[j]) for j in range(n)]))]
+                                for x in ng.scores.cap_nuggets([ng.Nugget(f"{b}-{j}", imp[j]) for j in range(n)]))]
         rows += [{"qid": str(b), "side": "a", "position": k, "text": f"{b}-{k}", "importance": imp[k],
                   "assignment": "support"} for k in range(n)]
     capped = cap_frame(pl.DataFrame(rows))
@@ -331,7 +332,7 @@ def test_figure_3_draws_the_librarys_densities_with_its_bandwidth():
     for vote, line in curves.items():
         x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
         assert -1 <= x.min() and x.max() <= 1 and x.size >= 200
-        assert y == pytest.approx(ng.kde_curves({vote: groups[vote]}, grid=x)["density"].to_numpy(), rel=1e-9)
+        assert y == pytest.approx(ng.perbattle.kde_curves({vote: groups[vote]}, grid=x)["density"].to_numpy(), rel=1e-9)
         half_scott = sps.gaussian_kde(groups[vote], bw_method=lambda k: 0.5 * k.scotts_factor())
         assert y == pytest.approx(half_scott(x), rel=1e-9)
         assert not np.allclose(y, sps.gaussian_kde(groups[vote])(x), rtol=0.01)  # Scott's own bandwidth differs
@@ -368,18 +369,19 @@ def test_tie_boundary_rules_match_the_authors_expressions():
         d = b - a
         authors_fig4 = np.where(np.abs(b - a) > t, np.where(b > a, "model_b", "model_a"), "tie")
         authors_t1 = np.where((d > -t) & (d < t), "tie", np.where(d > 0, "model_b", "model_a"))
-        assert (ng.nugget_preference(a, b, t, boundary="float") == authors_fig4).all()
-        assert (ng.nugget_preference(a, b, t, boundary="exclusive") == authors_t1).all()
-        paper = ng.nugget_preference(a, b, t)
+        assert (ng.scores.nugget_preference(a, b, t, boundary="float") == authors_fig4).all()
+        assert (ng.scores.nugget_preference(a, b, t, boundary="exclusive") == authors_t1).all()
+        paper = ng.scores.nugget_preference(a, b, t)
         assert (paper == np.where(np.isclose(np.abs(d), t) | (np.abs(d) < t), "tie",
                                   np.where(d > 0, "model_b", "model_a"))).all()
     # 0.8 − 0.7 in binary floats is 0.10000000000000009: a tie by the paper's words, a decision in float
     rules = ("paper", "float", "exclusive")
-    assert [ng.nugget_preference([0.7], [0.8], 0.1, boundary=r)[0] for r in rules] == ["tie", "model_b", "model_b"]
+    got = [ng.scores.nugget_preference([0.7], [0.8], 0.1, boundary=r)[0] for r in rules]
+    assert got == ["tie", "model_b", "model_b"]
     # 0.5 − 0.25 = 0.25 exactly: a tie unless the interval is open
-    assert [ng.nugget_preference([0.25], [0.5], 0.25, boundary=r)[0] for r in rules] == ["tie", "tie", "model_b"]
+    assert [ng.scores.nugget_preference([0.25], [0.5], 0.25, boundary=r)[0] for r in rules] == ["tie", "tie", "model_b"]
     with pytest.raises(ValueError, match="boundary must be"):
-        ng.nugget_preference([0.2], [0.3], 0.1, boundary="open")
+        ng.scores.nugget_preference([0.2], [0.3], 0.1, boundary="open")
 
 
 def test_threshold_sweep_follows_the_boundary():
@@ -389,7 +391,7 @@ def test_threshold_sweep_follows_the_boundary():
     for rule in ("paper", "float", "exclusive"):
         sw = ng.threshold_sweep(a, b, human, thresholds=[0.05, 0.1], boundary=rule)
         for t, row in zip((0.05, 0.1), sw.iter_rows(named=True), strict=True):
-            m = ng.confusion(human, ng.nugget_preference(a, b, t, boundary=rule))
+            m = ng.confusion(human, ng.scores.nugget_preference(a, b, t, boundary=rule))
             assert row["kappa"] == pytest.approx(m.kappa) and row["inversions"] == m.inversions
 
 
@@ -400,20 +402,20 @@ def test_empty_zero_is_nuggetizers_score():
              [("x", "vital", "partial_support"), ("y", "okay", "not_support"), ("z", "vital", "support")]]
     for k, case in enumerate(cases):
         nz = calculate_nugget_scores(str(k), [{"text": t, "importance": i, "assignment": a} for t, i, a in case])
-        ours = ng.nugget_scores([ng.AssignedNugget(ng.Nugget(t, i), a) for t, i, a in case], empty="zero")
+        ours = ng.scores.nugget_scores([ng.scores.AssignedNugget(ng.Nugget(t, i), a) for t, i, a in case], empty="zero")
         assert ours == pytest.approx({"all": nz.all_score, "vital": nz.vital_score,
                                       "strict_all": nz.strict_all_score, "strict_vital": nz.strict_vital_score})
         frame = pl.DataFrame({"battle_id": "b", "side": "a", "importance": [i for _, i, _ in case],
                               "assignment": [a for _, _, a in case]})
         row = score_frame(frame, empty="zero").row(0, named=True)
         assert row["vital"] == pytest.approx(nz.vital_score)
-    assert math.isnan(ng.nugget_scores([ng.AssignedNugget(ng.Nugget("x", "okay"), "support")])["vital"])
+    assert math.isnan(ng.scores.nugget_scores([ng.scores.AssignedNugget(ng.Nugget("x", "okay"), "support")])["vital"])
 
 
 def test_vital_preferences_need_the_zero_convention_and_ks_rejects_nan():
     objs = [_side("1", s, [("n", "okay", "support")]) for s in "ab"]
     objs += [_side("2", s, [("n", "vital", x)]) for s, x in (("a", "support"), ("b", "not_support"))]
-    recs = ng.records_from_dicts(objs)
+    recs = ng.records.records_from_dicts(objs)
     with pytest.raises(ValueError, match="NaN"):
         ng.preferences(ng.battle_scores(recs), metric="vital")
     prefs = ng.preferences(ng.battle_scores(recs, empty="zero").sort("qid"), metric="vital")
@@ -425,7 +427,7 @@ def test_vital_preferences_need_the_zero_convention_and_ks_rejects_nan():
 def test_subset_confusions_on_english_only_records_have_no_empty_others():
     objs = [_side(str(q), s, [("n", "vital", "support" if s == "a" else "not_support")], language="English")
             for q in range(40) for s in "ab"]
-    conf = ng.subset_confusions(ng.battle_scores(ng.records_from_dicts(objs)))
+    conf = ng.subset_confusions(ng.battle_scores(ng.records.records_from_dicts(objs)))
     assert set(conf) == {("overall", "all"), ("language", "English")}
     assert all(m.n > 0 for m in conf.values())
 

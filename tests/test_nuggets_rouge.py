@@ -92,7 +92,7 @@ def test_alignment_per_battle_and_confusion():
         _side("3", "a", "tie", "x", None),  # no chunks: left out
         _side("3", "b", "tie", "y", None),
     ]
-    recs = ng.records_from_dicts(objs)
+    recs = ng.records.records_from_dicts(objs)
     al = rouge.rouge_l_alignment(recs, progress=False).sort("qid")
     assert al["qid"].to_list() == ["1", "2"]
     assert al["rouge_a"][0] == pytest.approx(1.0) and al["rouge_b"][1] == pytest.approx(1.0)
@@ -103,8 +103,8 @@ def test_alignment_per_battle_and_confusion():
 
 def test_chunks_are_validated_and_round_trip(tmp_path):
     with pytest.raises(DataValidationError, match=r"line 1, field 'chunks': expected a list of strings"):
-        ng.records_from_dicts([_side("1", "a", "model_a", "t", "not a list")])
-    recs = ng.records_from_dicts([_side("1", s, "model_a", "t", ["c1", "c2"]) for s in "ab"])
+        ng.records.records_from_dicts([_side("1", "a", "model_a", "t", "not a list")])
+    recs = ng.records.records_from_dicts([_side("1", s, "model_a", "t", ["c1", "c2"]) for s in "ab"])
     back = ng.load_nugget_records(recs.to_jsonl(tmp_path / "r.jsonl"))
     assert back.sides["chunks"].to_list() == [["c1", "c2"]] * 2
 

@@ -23,20 +23,17 @@ The names below, by group (each submodule has one job; its docstring states the 
 """
 
 from analysis_lib.nuggets.agreement import (
-    NuggetConfusion,
     confusion,
     inversion_table,
     kappa_table,
     ks_by_vote,
     threshold_sweep,
-    top_kappa_classes,
 )
 from analysis_lib.nuggets.diversity import battle_diversity
 from analysis_lib.nuggets.loading import load_inputs
 from analysis_lib.nuggets.perbattle import (
     battle_scores,
     diffs_by_vote,
-    kde_curves,
     nugget_metrics,
     preferences,
     response_scores,
@@ -46,40 +43,21 @@ from analysis_lib.nuggets.perbattle import (
 from analysis_lib.nuggets.published import (
     ks_consistency,
     published_confusions,
-    published_ks,
     responses_only_confusion,
 )
 from analysis_lib.nuggets.records import (
-    NuggetRecords,
     load_nugget_records,
-    records_from_dicts,
     validate_nugget_records,
 )
 from analysis_lib.nuggets.scores import (
-    MAX_NUGGETS,
     TIE_THRESHOLD,
-    AssignedNugget,
-    Assignment,
-    Importance,
     Nugget,
-    cap_nuggets,
-    nugget_preference,
-    nugget_scores,
 )
 from analysis_lib.nuggets.simulate import simulate_nuggets
 
 __all__ = [
-    # loaders
-    "NuggetRecords", "load_inputs", "load_nugget_records", "records_from_dicts",
-    "validate_nugget_records",
-    # nugget types and scores
-    "MAX_NUGGETS", "TIE_THRESHOLD", "AssignedNugget", "Assignment", "Importance", "Nugget", "cap_nuggets",
-    "nugget_preference", "nugget_scores",
-    # analyses
-    "NuggetConfusion", "battle_diversity", "battle_scores", "confusion", "diffs_by_vote", "inversion_table",
-    "kappa_table", "kde_curves", "ks_by_vote", "ks_consistency", "nugget_metrics", "preferences",
-    "published_confusions", "published_ks", "response_scores", "responses_only_confusion", "score_summary",
-    "subset_confusions", "threshold_sweep", "top_kappa_classes",
-    # simulator
-    "simulate_nuggets",
+    "load_inputs", "load_nugget_records", "validate_nugget_records", "TIE_THRESHOLD", "Nugget", "battle_diversity",
+    "battle_scores", "confusion", "diffs_by_vote", "inversion_table", "kappa_table", "ks_by_vote", "ks_consistency",
+    "nugget_metrics", "preferences", "published_confusions", "response_scores", "responses_only_confusion",
+    "score_summary", "subset_confusions", "threshold_sweep", "simulate_nuggets",
 ]

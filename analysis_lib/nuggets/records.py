@@ -67,8 +67,6 @@ FAILED_STEP = "battles with a failed nuggetizer step (importance or assignment '
 #: the most bytes one load reads, all files together (records with retrieved chunks run to ~100 kB a side)
 MAX_BYTES = 8 * 1024**3
 RECORD_SUFFIXES = (".json", ".jsonl")
-__all__ = ["FAILED", "NO_VOTE", "NUGGET_SCHEMA", "SIDE_SCHEMA", "NuggetRecords", "load_nugget_records",
-           "records_from_dicts", "validate_nugget_records"]
 
 NUGGET_SCHEMA: dict[str, PolarsDataType] = {
     "qid": pl.String, "side": pl.String, "position": pl.Int64, "text": pl.String,

@@ -17,7 +17,8 @@ from typing import Any
 import polars as pl
 
 from analysis_lib.search_arena import describe, intents, prompt_sets
-from analysis_lib.search_arena.cross_arena import F1_COLUMNS, FactSynthTranscription, TieShareComparison
+from analysis_lib.search_arena.cross_arena.appendix_f import F1_COLUMNS, FactSynthTranscription
+from analysis_lib.search_arena.cross_arena.votes import TieShareComparison
 from bookbuild import fieldpath, markup, paper_values
 from bookbuild.recorder import NotRun
 from bookbuild.sections import Table

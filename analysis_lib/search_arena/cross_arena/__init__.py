@@ -38,8 +38,6 @@ All ``share`` columns are fractions in [0, 1]; notebooks format them as percenta
 from __future__ import annotations
 
 from analysis_lib.search_arena.cross_arena.appendix_f import (
-    F1_COLUMNS,
-    FactSynthTranscription,
     authors_fact_synth_list,
     fact_synth_transcription,
     figure_f2_scores,
@@ -48,30 +46,21 @@ from analysis_lib.search_arena.cross_arena.appendix_f import (
 )
 from analysis_lib.search_arena.cross_arena.figures import f1_radar, f1_scatter, f2_scatter, figure8
 from analysis_lib.search_arena.cross_arena.text_arena import (
-    load_text_arena,
     load_text_arena_report,
     text_arena_kind,
     validate_text_arena,
 )
 from analysis_lib.search_arena.cross_arena.votes import (
-    EXCLUDED_OPPONENT_SUBSTRING,
-    INTENT_ORDER,
-    VOTES,
-    TieShareComparison,
     compare_tie_shares,
     intent_tests,
-    orient_votes,
     published_vote_totals,
     search_arena_cross_battles,
-    vote_shares_long,
     vote_table,
 )
 
 __all__ = [
-    "EXCLUDED_OPPONENT_SUBSTRING", "F1_COLUMNS", "INTENT_ORDER", "VOTES", "FactSynthTranscription",
-    "TieShareComparison", "authors_fact_synth_list", "compare_tie_shares", "f1_radar",
-    "f1_scatter", "f2_scatter", "fact_synth_transcription", "figure8", "figure_f2_scores", "intent_tests",
-    "load_text_arena", "load_text_arena_report", "orient_votes", "published_vote_totals",
-    "search_arena_cross_battles", "search_vs_nonsearch_gains", "table_f1", "text_arena_kind",
-    "validate_text_arena", "vote_shares_long", "vote_table",
+    "authors_fact_synth_list", "compare_tie_shares", "f1_radar", "f1_scatter", "f2_scatter",
+    "fact_synth_transcription", "figure8", "figure_f2_scores", "intent_tests", "load_text_arena_report",
+    "published_vote_totals", "search_arena_cross_battles", "search_vs_nonsearch_gains", "table_f1", "text_arena_kind",
+    "validate_text_arena", "vote_table",
 ]
