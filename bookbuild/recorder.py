@@ -4,8 +4,9 @@ Each chapter notebook creates one :class:`Recorder` and calls :meth:`Recorder.nu
 computes. The paper's values are data, not notebook code (:mod:`bookbuild.paper_values`: one row per recorded
 quantity, keyed by ``(analysis_id, quantity)``); :meth:`Recorder.number` looks the row up, so a notebook passes only
 its own number. The recorder keeps a table of the notebook's results and rewrites ``<results_dir>/<notebook>.json``
-after every call, so an interrupted run keeps what it finished; :meth:`Recorder.section` renders one analysis ID's
-numbers beside the paper's as an HTML table for the page.
+after every call, so a killed kernel keeps what it finished, while a cell that ends in an error removes the file
+(:func:`bookbuild.kernels.forget_on_error`: a failed run leaves nothing for a later build to read);
+:meth:`Recorder.section` renders one analysis ID's numbers beside the paper's as an HTML table for the page.
 
 The evidence model and the status rule are :mod:`bookbuild.evidence`'s; this module records and shows.
 """
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from bookbuild import fieldpath, paper_values, sections
+from bookbuild import fieldpath, kernels, paper_values, sections
 from bookbuild.evidence import (
     DATA_ALIASES,
     EVIDENCE,
@@ -122,6 +123,7 @@ class Recorder:
         self.results_dir.mkdir(parents=True, exist_ok=True)
         self.data = data_kind(self.data)
         self._save()
+        kernels.forget_on_error(self.path)
 
     @property
     def path(self) -> Path:
@@ -145,6 +147,7 @@ class Recorder:
         reason: str = "",
         interval: tuple[float, float] | None = None,
         row_note: str | None = None,
+        llm: str | None = None,
     ) -> None:
         """Record one number and persist.
 
@@ -154,8 +157,9 @@ class Recorder:
         (shown beside the recovered one). ``reason``: why ``ours`` may have no value (``None`` or NaN: a model the
         data lacks); such a number is recorded as not run with that reason. ``interval``: the number's 95% interval;
         on the simulator, a number outside the tolerance of the value it was calibrated to says beside it whether the
-        interval covers that value (:func:`miss_note`: sampling noise of one simulated release, or not). Prints
-        nothing: show a section's numbers with :meth:`section`.
+        interval covers that value (:func:`miss_note`: sampling noise of one simulated release, or not). ``llm``: what
+        produced an ``llm`` number (:func:`llm_source`), when not the recorder's. Prints nothing: show a section's
+        numbers with :meth:`section`.
         """
         ours, planted = _plain(ours), _plain(planted)
         if (ours is None or (isinstance(ours, float) and math.isnan(ours))) and data != "none":
@@ -183,7 +187,7 @@ class Recorder:
             planted=planted,
             bound=row.bound if row is not None and paper is not None else None,
             reason=discrepancy.reason if discrepancy is not None and status == discrepancy.kind else "",
-            llm=(self.llm or "") if kind == "llm" and status != "not run" else "",
+            llm=(llm if llm is not None else self.llm or "") if kind == "llm" and status != "not run" else "",
         )
         self.results = [r for r in self.results if (r.analysis_id, r.quantity) != (analysis_id, quantity)]
         self.results.append(result)
@@ -191,7 +195,7 @@ class Recorder:
 
     def record(self, analysis_id: str, result: Any, *, note: str = "", data: DataKind | None = None,
                reason: str = "", planted: Any = None, intervals: Mapping[str, tuple[float, float]] | None = None,
-               notes: Mapping[str, str] | None = None) -> None:
+               notes: Mapping[str, str] | None = None, llm: str | None = None) -> None:
         """Record every number of ``analysis_id`` from the library's ``result``: each paper-values row of the ID,
         in the file's order, names the field it compares with (its ``result`` path, :mod:`bookbuild.fieldpath`),
         so one call records the whole ID and grepping a row finds this call.
@@ -204,7 +208,8 @@ class Recorder:
         ``notes[quantity]`` are added. ``data``: the data kind of the numbers whose row fixes none (a row's
         ``data`` wins; default: the recorder's). ``planted``: the simulator's truth, read with the same paths (a
         mapping of quantities, or a result of the same shape); ``intervals``: 95% intervals by quantity
-        (:meth:`number`)."""
+        (:meth:`number`); ``llm``: what produced its ``llm`` numbers (:func:`llm_source` with the step's model and
+        kind of call), when not the recorder's."""
         rows = paper_values.rows_of(analysis_id, self.values)
         if not rows:
             raise KeyError(f"{self.notebook}: the paper values have no row for {analysis_id}")
@@ -233,7 +238,7 @@ class Recorder:
                 extra = NOTE_SEPARATOR.join(n for n in (note, notes.get(quantity, "")) if n)
                 self.number(analysis_id, quantity, value, note=extra, data=row.data or data or None,  # type: ignore[arg-type]
                             planted=_planted(planted, quantity, path, keys), reason=reason,
-                            interval=(intervals or {}).get(quantity), row_note=row_note)
+                            interval=(intervals or {}).get(quantity), row_note=row_note, llm=llm)
 
     def show(self, content: Section, *ids: str, tables: Iterable[Table] = (),
              notes: Iterable[str] = (), digits: int = 3, keep: Callable[[str], bool] | None = None) -> None:

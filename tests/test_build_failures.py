@@ -15,6 +15,7 @@ import nbformat
 import pytest
 from test_build import BOOM, REPO, TINY, _args, _named, _root, _run, _variant
 
+from analysis_lib import fetch
 from bookbuild import config, keys
 from bookbuild import runner as build
 
@@ -163,13 +164,13 @@ def test_the_runner_sets_the_same_mirror_as_make_book(tmp_path, monkeypatch):
         "rec.number('FIX-1', 'data cache', os.environ.get('ANALYSIS_DATA_MIRROR', ''), data='none')",))
     root = _root(tmp_path / "repo", probe)  # <tmp>/repo/root: the mirror is <tmp>/repo/shared/data
     monkeypatch.delenv("ANALYSIS_DATA_MIRROR", raising=False)
-    assert config.default_mirror(root) is None
+    assert fetch.default_mirror(root) is None
     assert _run(root).ran == ["01_tiny"]
     recorded = json.loads((root / "book" / "_results" / "01_tiny.json").read_text())["results"]
     assert next(r["ours"] for r in recorded if r["quantity"] == "data cache") == ""  # no such folder: unset
     mirror = root.parent / "shared" / "data"
     mirror.mkdir(parents=True)
-    assert config.default_mirror(root) == mirror
+    assert fetch.default_mirror(root) == mirror
     assert _run(root, "--force").ran == ["01_tiny"]
     recorded = json.loads((root / "book" / "_results" / "01_tiny.json").read_text())["results"]
     assert next(r["ours"] for r in recorded if r["quantity"] == "data cache") == str(mirror)
@@ -183,7 +184,7 @@ def test_the_runner_sets_the_same_mirror_as_make_book(tmp_path, monkeypatch):
 def test_the_makefile_leaves_the_mirror_default_to_the_runner():
     makefile = (REPO / "Makefile").read_text()
     assert not any(line.startswith("ANALYSIS_DATA_MIRROR") for line in makefile.splitlines())
-    assert "config.default_mirror" in makefile
+    assert "fetch.default_mirror" in makefile
 
 
 # ------------------------------------------------------- unfinished work resumes (issue 38 point 3)
