@@ -317,7 +317,8 @@ def print_estimate(cache_dir: Path | None = None, inputs: Inputs | None = None, 
         print("LLM: no endpoint: LLM steps use the cache or are not run", file=out, flush=True)
         return
     if chapters is not None and not chapters:
-        print("LLM: nothing to send: no chapter reruns in this build", file=out, flush=True)
+        print("LLM: nothing to send: no chapter reruns in this build (an endpoint that now serves embeddings or "
+              "another model is not part of the rebuild key: --force reruns the chapters)", file=out, flush=True)
         return
     if chapters is not None and not {e.chapter for e in PLAN} & set(chapters):
         print(f"LLM: none of this build's chapters ({', '.join(chapters) or 'none'}) sends LLM requests",
