@@ -182,4 +182,6 @@ def test_budget_runs_out_a_plain_rebuild_resumes_and_another_endpoint_gets_its_o
         estimate = re.search(r"to send: at most ([\d,]+) requests", third.stdout)
         assert estimate, third.stdout[-3000:]
         expected, received = int(estimate.group(1).replace(",", "")), other.n_requests
+        print(f"second endpoint: estimate {expected} requests, received {received} "
+              f"({len(other.chat_requests())} chat, {received - len(other.chat_requests())} embeddings)")
         assert abs(expected - received) <= 0.1 * received, (expected, received, third.stdout[-3000:])
