@@ -101,8 +101,8 @@ class Recorder:
         Default data kind for this notebook's numbers (``"simulated"`` on the offline default; ``"user"`` for a
         user's file, ``"real"`` only for inputs the data manifest vouches for).
     llm:
-        The model and endpoint origin behind this notebook's ``llm`` numbers (``"gpt-4.1 @ https://host"``), shown
-        beside each of them; default :func:`llm_source` (from the environment the chapter runs in).
+        The model, endpoint and kind of call behind this notebook's ``llm`` numbers (``"gpt-4.1 @ https://host/v1
+        (chat)"``), shown beside each of them; default :func:`llm_source` (from the environment the chapter runs in).
     values:
         The paper-values table (default: :func:`bookbuild.paper_values.table`). A quantity without a row is
         recorded as ``computed`` with no paper value: a model, provider or intent the paper did not have is a
