@@ -32,8 +32,8 @@ LAB_ARGS ?=
 unexport INSTALLER DATA SEED BOOTSTRAP JOBS MEMORY_GB NUGGETS MATCH_LOGS ANSWERS ANSWER_LABELS ATTRIBUTION TEXT_ARENA \
   LAB_ARGS
 # A local mirror of the inputs pre-seeds the download cache (hashes are still checked): $ANALYSIS_DATA_MIRROR when
-# set, else the runner's one default, ../shared/data beside the repository when it exists
-# (bookbuild/config.py: config.default_mirror), so `make book` and `python -m bookbuild` find the same data.
+# set, else the library's one default, ../shared/data beside the repository when it exists
+# (analysis_lib/fetch.py: fetch.default_mirror), so `make book`, `python -m bookbuild` and papermill find the same data.
 
 .PHONY: book test lab install lock publish clean-book
 

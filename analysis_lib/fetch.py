@@ -5,8 +5,9 @@ revision, ``sha256``, ``bytes``, ``licence``, ``mirror_path`` (its path inside a
 that use it and a note. :func:`fetch` returns a local path for an id:
 
 1. If the file is already in the cache with the manifest's hash, use it.
-2. Else, if a mirror directory is configured (``$ANALYSIS_DATA_MIRROR``) and holds ``mirror_path`` with the
-   right hash, copy it into the cache (a mirror file with the wrong hash is an error, never used).
+2. Else, if the mirror directory (:func:`mirror_dir`: ``$ANALYSIS_DATA_MIRROR``, else ``../shared/data`` beside the
+   repository checkout when that folder exists) holds ``mirror_path`` with the right hash, copy it into the cache (a
+   mirror file with the wrong hash is an error, never used).
 3. Else download ``url`` with pooch, which checks the hash.
 
 ``package:`` URLs name files that ship inside ``analysis_lib`` (the published aggregates); they are checked
@@ -43,6 +44,29 @@ MANIFEST_ENV = "ANALYSIS_DATA_MANIFEST"
 CACHE_ENV = "ANALYSIS_DATA_CACHE"
 MIRROR_ENV = "ANALYSIS_DATA_MIRROR"
 MANIFEST_COLUMNS = ("id", "url", "sha256", "bytes", "licence", "mirror_path", "analyses", "note")
+
+
+def default_mirror(root: str | Path | None = None) -> Path | None:
+    """The mirror used when ``$ANALYSIS_DATA_MIRROR`` is unset: ``<root>/../shared/data`` when it is a folder, else
+    None; ``root`` defaults to the repository checkout that holds the package (:func:`analysis_lib.paths.repo_root`;
+    None when the package is installed elsewhere). The one default: a notebook run by plain papermill or JupyterLab,
+    the book runner (which applies it to its ``--root`` for its kernels) and ``make book`` all find the same data."""
+    base = Path(root) if root is not None else paths.repo_root()
+    if base is None:
+        return None
+    mirror = base.parent / "shared" / "data"
+    try:
+        return mirror if mirror.is_dir() else None
+    except OSError:
+        return None
+
+
+def mirror_dir(mirror: str | Path | None = None) -> str | Path | None:
+    """The mirror :func:`fetch` reads: ``mirror`` when given, else ``$ANALYSIS_DATA_MIRROR``, else
+    :func:`default_mirror` (None: no mirror)."""
+    if mirror is not None:
+        return mirror
+    return os.environ.get(MIRROR_ENV) or default_mirror()
 
 
 class DataFetchError(RuntimeError):
@@ -178,9 +202,9 @@ def fetch(
     if target.exists() and (not entry.sha256 or sha256_of(target) == entry.sha256):
         return target
 
-    mirror_dir = mirror if mirror is not None else os.environ.get(MIRROR_ENV)
-    if mirror_dir and entry.mirror_path:
-        candidate = Path(mirror_dir) / entry.mirror_path
+    folder = mirror_dir(mirror)
+    if folder and entry.mirror_path:
+        candidate = Path(folder) / entry.mirror_path
         if candidate.exists():
             got = sha256_of(candidate)
             if entry.sha256 and got != entry.sha256:

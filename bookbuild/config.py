@@ -11,10 +11,6 @@ keeps a typo (10⁹) from running until killed. A folder option (``--state-dir``
 ``--root``, ``--notebooks-dir``) naming a file, inside a file, or on a symlink loop is refused the same way
 (:func:`check_folders`).
 
-The data mirror: ``$ANALYSIS_DATA_MIRROR`` (:mod:`analysis_lib.fetch`) defaults to ``<root>/../shared/data`` when
-unset and that folder exists (:func:`default_mirror`); the runner sets it for itself and its kernels, so
-``python -m bookbuild`` finds the same data as ``make book``, which leaves the default to the runner.
-
 ``--set NAME=VALUE`` (repeatable) sets any other parameter a chapter's ``parameters`` cell declares (for example
 ``--set min_cluster_size=30`` for the topics, or smaller study sizes for a quick build); ``VALUE`` is read as a
 Python literal (``3``, ``0.5``, ``None``, ``"text"``) and as text otherwise. The parameters the runner manages
@@ -180,15 +176,6 @@ def bootstrap_rounds(text: str) -> int:
         raise BuildError(f"--bootstrap/BOOTSTRAP must be an integer from 1 to {MAX_BOOTSTRAP:,}{why}, got "
                          f"{_quoted(text)}", EXIT_USAGE)
     return value
-
-
-def default_mirror(root: Path) -> Path | None:
-    """The data mirror used when ``$ANALYSIS_DATA_MIRROR`` is unset: ``<root>/../shared/data`` if it is a folder."""
-    mirror = root.parent / "shared" / "data"
-    try:
-        return mirror if mirror.is_dir() else None
-    except OSError:
-        return None
 
 
 def _absolute(option: str, value: str | Path) -> Path:

@@ -7,7 +7,8 @@ every class the build can know):
   revision): real public data;
 - ``published``    the papers' published aggregates (tables, released summary files);
 - ``user``         a user's file (named by file and hash on the page): the build cannot know what it holds;
-- ``llm``          an LLM's output (the model and the endpoint's origin are named beside the number);
+- ``llm``          an LLM's output (the model, the endpoint's origin and the kind of call, chat or
+  embeddings, are named beside the number);
 - ``simulated``    the project's simulators;
 - ``checked``      a check of a published number against another (a p-value that follows from a statistic,
   shares that sum to 100): it checks the paper, it does not reproduce a figure;
@@ -119,13 +120,20 @@ def compare(
     return discrepancy.kind if discrepancy is not None else "differs"
 
 
-def llm_source() -> str:
-    """What produced this build's LLM outputs, from the environment (:func:`analysis_lib.llm.settings.identity`):
-    ``"<model> @ <endpoint>"`` with an endpoint, else that the outputs were read from the cache (their model is the
-    one that wrote it: no endpoint of this build was used)."""
+#: The kinds of LLM call a number can rest on (named beside it): chat completions and embeddings.
+CALLS = ("chat", "embeddings")
+
+
+def llm_source(model: str | None = None, call: str = "chat") -> str:
+    """What produced an LLM output, from the environment (:func:`analysis_lib.llm.settings.identity`):
+    ``"<model> @ <endpoint> (<call>)"`` with an endpoint (``model``: the one the step asked for, default the
+    configured one; ``call``: one of :data:`CALLS`), else that the outputs were read from the cache (their model is
+    the one that wrote it: no endpoint of this build was used)."""
+    if call not in CALLS:
+        raise ValueError(f"unknown kind of LLM call {call!r}; expected one of {list(CALLS)}")
     ident = llm_settings.identity()
     if ident["endpoint"] and not ident["offline"]:
-        return f"{ident['model']} @ {ident['endpoint']}"
+        return f"{model or ident['model']} @ {ident['endpoint']} ({call})"
     return "cached LLM output (no endpoint in this build)"
 
 

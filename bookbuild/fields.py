@@ -11,19 +11,22 @@ field the loader derives is never missing. In a chapter::
         ...  # the section
 
 :func:`runs` records the ID as "not run: the release has no `primary_intent`" (and shows that line) when a field is
-missing, so the chapter goes on. The runner's door check names the IDs a release will skip
-(:func:`skipped_by`).
+missing, so the chapter goes on. Where only some numbers of an ID need a field (:data:`PART_NEEDS`), the chapter
+records ``fields.without(aid, result, load_report)``: those numbers not run with that reason, the others as
+computed. A field that is present counts, rows or none: no matching row gives 0, never "not run". The runner's
+door check names the IDs a release will skip (:func:`skipped_by`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Protocol
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 import polars as pl
 
 from bookbuild import markup
-from bookbuild.recorder import Recorder
+from bookbuild.recorder import NotRun, Recorder
 
 #: The optional release fields each analysis ID needs (IDs that need none are not listed). ``languages`` is never
 #: missing (the loader detects it when the release has none); the IDs that read it are listed for the record.
@@ -36,6 +39,12 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "SA-F5": ("primary_intent",),
     "SA-D7": ("primary_intent",),
     "SA-E1": ("primary_intent",),
+}
+#: Fields some numbers of an analysis need, the others running without them: analysis ID -> the result's field ->
+#: the release fields it needs. A field that is present with no matching rows gives 0; only an absent one skips.
+PART_NEEDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "SA-TA1": {"context_high": ("llm_config",), "user_location": ("llm_config",),
+               "standardized_sides_pct": ("citation_format_standardized",)},
 }
 #: The quantity a skipped analysis is recorded under (its numbers are not known when it does not run).
 SKIPPED_QUANTITY = "every number of this analysis"
@@ -75,21 +84,40 @@ def runs(rec: Recorder, analysis_id: str, report: Report) -> bool:
     return False
 
 
-def skipped_by(absent: Iterable[str], derived: Iterable[str] = ()) -> dict[str, list[str]]:
-    """For each absent field (not derived), the analysis IDs that will not run for want of it."""
-    gone = set(absent) - set(derived)
-    out: dict[str, list[str]] = {}
-    for aid, needs in NEEDS.items():
-        for f in needs:
-            if f in gone:
-                out.setdefault(f, []).append(aid)
-    return out
+def without(analysis_id: str, result: Any, report: Report) -> Any:
+    """``result`` (a dataclass or a mapping) as a dict whose fields listed in :data:`PART_NEEDS` for ``analysis_id``
+    are :class:`~bookbuild.recorder.NotRun` ("the release has no `llm_config`") where the release lacks a field
+    they need; ``result`` itself when it lacks none."""
+    gone = {name: lacks for name, needs in PART_NEEDS.get(analysis_id, {}).items()
+            if (lacks := [f for f in needs if not report.has(f)])}
+    if not gone:
+        return result
+    values = dict(result) if isinstance(result, Mapping) else {f.name: getattr(result, f.name)
+                                                                 for f in dataclasses.fields(result)}
+    return values | {name: NotRun(reason(lacks)) for name, lacks in gone.items()}
 
 
-def needs_frame() -> pl.DataFrame:
-    """:data:`NEEDS` as a table for the status page: ``field`` and the IDs that need it."""
+def _needing() -> dict[str, list[str]]:
+    """Release field -> the analysis IDs that need it, whole (:data:`NEEDS`) or in part (:data:`PART_NEEDS`,
+    ``SA-TA1 in part``)."""
     per: dict[str, list[str]] = {}
     for aid, needs in NEEDS.items():
         for f in needs:
             per.setdefault(f, []).append(aid)
+    for aid, parts in PART_NEEDS.items():
+        for f in dict.fromkeys(f for needs in parts.values() for f in needs):
+            per.setdefault(f, []).append(f"{aid} in part")
+    return per
+
+
+def skipped_by(absent: Iterable[str], derived: Iterable[str] = ()) -> dict[str, list[str]]:
+    """For each absent field (not derived), the analysis IDs that will not run for want of it (``ID in part``: some
+    of its numbers)."""
+    gone = set(absent) - set(derived)
+    return {f: ids for f, ids in _needing().items() if f in gone}
+
+
+def needs_frame() -> pl.DataFrame:
+    """:data:`NEEDS` and :data:`PART_NEEDS` as a table for the status page: ``field`` and the IDs that need it."""
+    per = _needing()
     return pl.DataFrame({"release field": list(per), "analyses that need it": [", ".join(v) for v in per.values()]})

@@ -223,7 +223,8 @@ def check(name: str, value: str, *, root: Path, state_dir: Path, seed: int, cach
 def optional_fields_line(data: Described, *, seed: int = 0, cache_dir: Path | None = None) -> str:
     """One console line for a release file without some optional fields (absent, or null or unreadable in every
     row: the loader's report, read back from its cache): which fields, and which analyses will say "not run" for
-    want of them (:data:`bookbuild.fields.NEEDS`); empty when it has them all. Only what every chapter needs is
+    want of them (:data:`bookbuild.fields.NEEDS`, and ``ID in part``: :data:`~bookbuild.fields.PART_NEEDS`); empty
+    when it has them all. Only what every chapter needs is
     refused (:data:`analysis_lib.search_arena.release.REQUIRED_COLUMNS`)."""
     if data.info.get("kind") != "file":
         return ""

@@ -1,7 +1,8 @@
 """The Jupyter side of a build: papermill, the kernel each chapter runs in, and a notebook's declared parameters.
 
 Kernels run on local (IPC) sockets of their own (:func:`ipc_kernels`); :func:`check_kernel` refuses an unknown
-``--kernel`` before anything runs (exit 2, one line naming the installed kernels).
+``--kernel`` before anything runs (exit 2, one line naming the installed kernels). Inside a kernel,
+:func:`forget_on_error` removes a chapter's results file when a cell fails.
 """
 
 from __future__ import annotations
@@ -51,3 +52,23 @@ def check_kernel(name: str) -> None:
     except kernelspec.NoSuchKernel:
         known = ", ".join(sorted(manager.find_kernel_specs())) or "none"
         raise BuildError(f"--kernel {name[:80]!r}: no such Jupyter kernel (installed: {known})", EXIT_USAGE) from None
+
+
+def forget_on_error(path: Path) -> None:
+    """In an IPython kernel (a chapter run by papermill, the runner or JupyterLab): a cell that ends in an error
+    removes the results file ``path``, so a run that fails (papermill stops at the failing cell) leaves none behind
+    for a later build to read; the recorder's next number writes it again with everything it holds. A kernel killed
+    mid-run leaves what it had written (the runner stages results and keeps only a finished chapter's)."""
+    try:
+        from IPython import get_ipython  # noqa: PLC0415 - only inside a kernel
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+
+    def after(result: Any) -> None:
+        if not result.success:
+            path.unlink(missing_ok=True)
+
+    shell.events.register("post_run_cell", after)

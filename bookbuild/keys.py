@@ -5,7 +5,9 @@ input they name (:func:`input_identity`: a file's or folder's sha256, the string
 ``sample:N``, ``hf`` and ``hf:REF``), the kernel name, the library's source (:func:`library_hash`), the
 installed environment (:func:`bookbuild.identity.environment_key`: a hash of every installed package's version,
 Python's and the offline encoder's precision) and, for a chapter that uses the LLM layer, the LLM endpoint's
-identity, model and offline mode (:func:`analysis_lib.llm.identity`, never a secret).
+identity, model and offline mode (:func:`analysis_lib.llm.identity`, never a secret). What the endpoint serves (an
+embedding model, another chat model) is not: a key cannot see it without asking the endpoint, so a chapter that fell
+back for want of it is rerun with ``--force`` once the endpoint serves it (its page and the runner say so).
 
 A key that matches is not enough for a chapter to be skipped when its last run left work unfinished
 (:func:`unfinished`): any number recorded ``not run`` with a reason that starts with ``request budget``,

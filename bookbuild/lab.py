@@ -3,8 +3,8 @@ the repository root, with the kernel the runner uses.
 
 The server's root is ``notebooks/`` and a notebook opens in :data:`~bookbuild.config.DEFAULT_KERNEL` (a missing
 kernel stops it with exit 2 and one line naming the installed ones, as ``--kernel`` does for the runner). The
-kernels find the data mirror the runner's find (``$ANALYSIS_DATA_MIRROR``, else ``<root>/../shared/data`` where that
-folder exists: :func:`bookbuild.config.default_mirror`) and the library's cache under ``<root>/.cache``. Options
+kernels find the data mirror the runner's find (``$ANALYSIS_DATA_MIRROR``, else the library's default for ``<root>``:
+:func:`analysis_lib.fetch.default_mirror`) and the library's cache under ``<root>/.cache``. Options
 for ``jupyter lab`` come after the command or, from ``make lab LAB_ARGS="..."``, in ``$BOOK_LAB_ARGS`` (split as a
 shell would split words; never run by a shell).
 """
@@ -17,8 +17,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from analysis_lib.fetch import MIRROR_ENV
-from bookbuild.config import DEFAULT_KERNEL, EXIT_USAGE, BuildError, default_mirror
+from analysis_lib.fetch import MIRROR_ENV, default_mirror
+from bookbuild.config import DEFAULT_KERNEL, EXIT_USAGE, BuildError
 from bookbuild.kernels import check_kernel
 
 #: ``make lab``'s ``LAB_ARGS``: options for ``jupyter lab``.

@@ -7,9 +7,11 @@ chapters use, so the estimate counts what the chapters will send:
 
 - ``02_prompts`` (the Search Arena package, :mod:`analysis_lib.search_arena`): SA-B5 (:func:`intents.sample_step`,
   ``intent_sample`` re-annotated conversations), SA-B4 (:func:`topics.label_step`, a bound: one label per topic of
-  ``topic_prompts`` prompts, and the embeddings of those prompts when ``topic_embedding`` resolves to an endpoint
-  model: one request per batch of uncached texts, :func:`embedding_estimate`), SA-C1 and SA-C2
-  (:func:`describe.prompt_steps`, :func:`describe.response_steps`, with ``propose_model`` ... when set);
+  ``topic_prompts`` prompts; and when ``topic_embedding`` resolves to an endpoint model, the embeddings of the
+  prompts that endpoint's cache lacks, counted as the client sizes its requests, :func:`embedding_estimate`, and
+  with ``topic_representation = "keybert"`` a bound on those of the topics' keyword candidates,
+  :func:`keyword_bound`), SA-C1 and SA-C2 (:func:`describe.prompt_steps`, :func:`describe.response_steps`, with
+  ``propose_model`` ... when set);
 - ``07_nuggets``: NG-Q (:func:`analysis_lib.nuggets.llm_analyses.query_class_step` on ``query_class_battles``
   battles of the chapter's records, the simulator's or the user's, as :func:`bookbuild.papers.nuggets.query_limit`
   counts them);
@@ -18,18 +20,18 @@ chapters use, so the estimate counts what the chapters will send:
   :func:`analysis_lib.dr_arena.examiner.tournament_steps`), ``09_answer_engines`` (AE-F8b) only with answer records
   (listed as not part of a default build).
 
-:func:`estimate_book` estimates every step on a client's cache, model, mode and prices without sending anything;
+:func:`estimate_book` estimates every step on a client's cache, model, mode and prices without sending anything
+(a step whose inputs cannot be built here says why: the chapter cannot run it either);
 :func:`print_estimate` is what the runner prints before the first notebook when an endpoint is configured, for the
 chapters that will rerun (none: "nothing to send"; ``--only 03_preferences`` estimates nothing and loads nothing),
-and ``python -m bookbuild.llm_plan`` prints the same for the whole book.
+ending with what the build sends at most (:func:`to_send`: chat requests within each chapter's request budget, and
+the embeddings requests), and ``python -m bookbuild.llm_plan`` prints the same for the whole book.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import inspect
-import math
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,9 +40,10 @@ from typing import Any, TextIO
 
 from analysis_lib import llm, paths
 from analysis_lib.dr_arena import examiner, framework_prompts
+from analysis_lib.llm import estimate
 from analysis_lib.nuggets import llm_analyses, loading
 from analysis_lib.search_arena import describe, intents, loader, prompt_sets, topics
-from analysis_lib.search_arena.embedding_cache import open_cache, text_hash
+from analysis_lib.search_arena.embedding_cache import text_hash
 from bookbuild.papers import dr_arena as dr_arena_book
 from bookbuild.papers.nuggets import model_numbers as nuggets_book
 
@@ -65,6 +68,8 @@ class Inputs:
         return self.parameters.get(chapter, {}).get(name, default)
 
 
+#: What the estimate says of a step whose inputs cannot be built here (the chapter cannot run it either).
+CANNOT_RUN = "cannot run here"
 #: What a builder returns: steps to estimate, or estimates made directly (embeddings are not chat steps).
 Built = list[llm.Step | llm.StepEstimate]
 
@@ -109,15 +114,32 @@ def _topics(client: llm.LLMClient, inp: Inputs) -> Built:
 
 def embedding_estimate(client: llm.LLMClient, texts: list[str], model: str, cache_dir: Path | None,
                        analysis: str = "SA-B4") -> llm.StepEstimate:
-    """The embeddings request of ``texts`` on the endpoint: the texts not in the embedding cache, sent in batches
-    of the client's default size (:meth:`~analysis_lib.llm.LLMClient.embed`), one request per batch."""
-    cache = open_cache(cache_dir or topics.default_cache_dir(), model)
-    distinct = list(dict.fromkeys(text_hash(t) for t in texts))
-    todo = sum(r is None for r in cache.lookup(distinct))
-    batch = inspect.signature(client.embed).parameters["batch_size"].default
-    requests = math.ceil(todo / batch) if todo else 0
-    return llm.StepEstimate(analysis, "embeddings", model, "live", len(distinct), len(distinct) - todo, requests,
-                            None, None, "not counted", note=f"{todo:,} uncached texts in batches of {batch}")
+    """The embeddings requests of ``texts`` on the endpoint: the distinct texts not in that endpoint's embedding
+    cache (:func:`topics.embedding_cache`), counted as the client sends them
+    (:func:`analysis_lib.llm.estimate.estimate_embeddings`: within the reply cap, from the vector size an earlier
+    reply of the endpoint measured, else an assumed one)."""
+    cache = topics.embedding_cache(model, client, cache_dir)
+    distinct = {text_hash(t): t for t in texts}
+    todo = [t[: topics.MAX_EMBED_CHARS] for h, t in distinct.items() if cache.lookup([h])[0] is None]
+    return estimate.estimate_embeddings(analysis, model, todo, len(distinct), client.prices,
+                                        vector_bytes=cache.vector_bytes, max_reply_bytes=client.max_reply_bytes)
+
+
+def keyword_bound(client: llm.LLMClient, n_prompts: int, min_cluster_size: int, model: str,
+                  cache_dir: Path | None, analysis: str = "SA-B4") -> llm.StepEstimate:
+    """The embeddings of the topics' keyword candidates (``representation="keybert"``), a bound: they are known
+    only once the topics are fitted. At most ``n_prompts // min_cluster_size`` topics and the unclustered one, each
+    with :data:`topics.KEYWORD_CANDIDATES` candidate words (fewer where they repeat or are cached), in requests
+    sized as the prompts' are (:func:`analysis_lib.llm.estimate.embed_requests`)."""
+    cache = topics.embedding_cache(model, client, cache_dir)
+    texts = (n_prompts // max(1, min_cluster_size) + 1) * topics.KEYWORD_CANDIDATES
+    size = cache.vector_bytes or estimate.EMBEDDING_DIMENSIONS.get(model, estimate.ASSUMED_DIMENSIONS) * \
+        estimate.ASSUMED_VALUE_BYTES
+    requests = estimate.embed_requests(texts, size, max_reply_bytes=client.max_reply_bytes,
+                                       measured=cache.vector_bytes is not None)
+    return llm.StepEstimate(analysis, "embeddings of topic keywords", model, "live", 0, 0, requests, None, None, "",
+                            note=f"at most {texts:,} keyword texts: {topics.KEYWORD_CANDIDATES} candidate words for "
+                                 f"each of at most {texts // topics.KEYWORD_CANDIDATES:,} topics", bound=True)
 
 
 def _embeddings(client: llm.LLMClient, inp: Inputs) -> Built:
@@ -125,7 +147,13 @@ def _embeddings(client: llm.LLMClient, inp: Inputs) -> Built:
     if embedding == "offline":
         return []
     cache = inp.param("02_prompts", "cache_dir", None) or inp.cache_dir
-    return [embedding_estimate(client, _topic_prompts(inp), embedding, Path(cache) / "embeddings" if cache else None)]
+    folder = Path(cache) / "embeddings" if cache else None
+    prompts = _topic_prompts(inp)
+    out: Built = [embedding_estimate(client, prompts, embedding, folder)]
+    if inp.param("02_prompts", "topic_representation", "keybert") == "keybert":
+        out.append(keyword_bound(client, len(prompts), int(inp.param("02_prompts", "min_cluster_size",
+                                                                       MIN_CLUSTER_SIZE)), embedding, folder))
+    return out
 
 
 def _models(inp: Inputs) -> dict[str, str]:
@@ -201,8 +229,8 @@ def book_steps(client: llm.LLMClient, inputs: Inputs | None = None,
                 continue
             out.extend((entry.chapter, s) for s in built)
         except (OSError, ValueError, RuntimeError, ImportError) as exc:
-            out.append((entry.chapter, f"{entry.analyses}: inputs not available ({type(exc).__name__}: "
-                                       f"{llm.clip_text(exc, 160, collapse=True)})"))
+            out.append((entry.chapter, f"{entry.analyses}: {CANNOT_RUN}: its inputs are not available "
+                                       f"({type(exc).__name__}: {llm.clip_text(exc, 160, collapse=True)})"))
     return out
 
 
@@ -227,7 +255,13 @@ def estimate_book(client: llm.LLMClient, inputs: Inputs | None = None,
             for ch, s in book_steps(client, inputs, chapters)]
 
 
+def _embeddings_row(row: llm.StepEstimate) -> bool:
+    return row.task.startswith("embeddings")
+
+
 def format_book_estimate(client: llm.LLMClient, rows: list[tuple[str, Any]]) -> str:
+    """The estimate as the runner prints it: one line per step (or why a step cannot be estimated here), the total,
+    and what the build will send at most (:func:`to_send`)."""
     head = (f"LLM estimate before anything is sent ({client.describe()}; mode {client.mode}"
             + (f"; budget {client.max_requests:,} requests per chapter" if client.max_requests is not None else "")
             + "):")
@@ -240,9 +274,37 @@ def format_book_estimate(client: llm.LLMClient, rows: list[tuple[str, Any]]) -> 
         lines.append(f"    {row if isinstance(row, str) else row.line()}")
     counted = [r for _, r in rows if not isinstance(r, str)]
     lines.append("  " + llm.format_estimates(counted).splitlines()[-1])
-    if not any(r.requests for r in counted):
-        lines.append("  nothing to send: every request of these chapters is cached")
+    unknown = [r.split(":", 1)[0] for _, r in rows if isinstance(r, str) and CANNOT_RUN in r]
+    total, chat, embeddings = to_send(rows, client.max_requests)
+    if total:
+        capped = f", capped at the budget of {client.max_requests:,} per chapter" if client.max_requests is not None \
+            else ""
+        lines.append(f"  to send: at most {total:,} requests ({chat:,} chat{capped}"
+                     + (f"; {embeddings:,} embeddings, which the budget does not cover" if embeddings else "") + ")")
+    else:
+        lines.append("  nothing to send: every request counted is cached" if unknown else
+                     "  nothing to send: every request of these chapters is cached")
+    if unknown:
+        lines.append(f"  not counted: {', '.join(unknown)} (cannot run here, said above)")
     return "\n".join(lines)
+
+
+def to_send(rows: list[tuple[str, Any]], budget: int | None) -> tuple[int, int, int]:
+    """``(total, chat, embeddings)``: the requests a build sends at most, per chapter its chat requests (counted
+    and bounded) within the request budget of each chapter's client (``budget``; None: no limit), and its
+    embeddings requests, which the budget does not cover. Re-asks and retries are not counted; a budget counts
+    re-asks, so a chapter whose requests exceed it sends exactly the budget."""
+    chat: dict[str, int] = {}
+    embeddings = 0
+    for ch, row in rows:
+        if isinstance(row, str):
+            continue
+        if _embeddings_row(row):
+            embeddings += row.requests
+        else:
+            chat[ch] = chat.get(ch, 0) + row.requests
+    sent = sum(n if budget is None else min(n, budget) for n in chat.values())
+    return sent + embeddings, sent, embeddings
 
 
 def print_estimate(cache_dir: Path | None = None, inputs: Inputs | None = None, out: TextIO | None = None, *,
@@ -255,7 +317,8 @@ def print_estimate(cache_dir: Path | None = None, inputs: Inputs | None = None, 
         print("LLM: no endpoint: LLM steps use the cache or are not run", file=out, flush=True)
         return
     if chapters is not None and not chapters:
-        print("LLM: nothing to send: no chapter reruns in this build", file=out, flush=True)
+        print("LLM: nothing to send: no chapter reruns in this build (an endpoint that now serves embeddings or "
+              "another model is not part of the rebuild key: --force reruns the chapters)", file=out, flush=True)
         return
     if chapters is not None and not {e.chapter for e in PLAN} & set(chapters):
         print(f"LLM: none of this build's chapters ({', '.join(chapters) or 'none'}) sends LLM requests",

@@ -4,8 +4,9 @@ Each chapter notebook creates one :class:`Recorder` and calls :meth:`Recorder.nu
 computes. The paper's values are data, not notebook code (:mod:`bookbuild.paper_values`: one row per recorded
 quantity, keyed by ``(analysis_id, quantity)``); :meth:`Recorder.number` looks the row up, so a notebook passes only
 its own number. The recorder keeps a table of the notebook's results and rewrites ``<results_dir>/<notebook>.json``
-after every call, so an interrupted run keeps what it finished; :meth:`Recorder.section` renders one analysis ID's
-numbers beside the paper's as an HTML table for the page.
+after every call, so a killed kernel keeps what it finished, while a cell that ends in an error removes the file
+(:func:`bookbuild.kernels.forget_on_error`: a failed run leaves nothing for a later build to read);
+:meth:`Recorder.section` renders one analysis ID's numbers beside the paper's as an HTML table for the page.
 
 The evidence model and the status rule are :mod:`bookbuild.evidence`'s; this module records and shows.
 """
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from bookbuild import fieldpath, paper_values, sections
+from bookbuild import fieldpath, kernels, paper_values, sections
 from bookbuild.evidence import NO_VALUE, NOTE_SEPARATOR, DataKind, Result, compare, data_kind, llm_source, miss_note
 from bookbuild.paper_values import PaperValue
 from bookbuild.section_tables import results_frame, section_table
@@ -33,7 +34,7 @@ from bookbuild.tables import HTMLTable
 #: the result it records where one field cannot be computed; :meth:`Recorder.record` records that row as not run.
 NotRun = fieldpath.Missing
 
-__all__ = ["NotRun", "Recorder", "Result"]
+__all__ = ["NotRun", "Recorder", "Result", "llm_source"]
 
 
 @dataclass
@@ -50,8 +51,8 @@ class Recorder:
         Default data kind for this notebook's numbers (``"simulated"`` on the offline default; ``"user"`` for a
         user's file, ``"real"`` only for inputs the data manifest vouches for).
     llm:
-        The model and endpoint origin behind this notebook's ``llm`` numbers (``"gpt-4.1 @ https://host"``), shown
-        beside each of them; default :func:`llm_source` (from the environment the chapter runs in).
+        The model, endpoint and kind of call behind this notebook's ``llm`` numbers (``"gpt-4.1 @ https://host/v1
+        (chat)"``), shown beside each of them; default :func:`llm_source` (from the environment the chapter runs in).
     values:
         The paper-values table (default: :func:`bookbuild.paper_values.table`). A quantity without a row is
         recorded as ``computed`` with no paper value: a model, provider or intent the paper did not have is a
@@ -72,6 +73,7 @@ class Recorder:
         self.results_dir.mkdir(parents=True, exist_ok=True)
         self.data = data_kind(self.data)
         self._save()
+        kernels.forget_on_error(self.path)
 
     @property
     def path(self) -> Path:
@@ -95,6 +97,7 @@ class Recorder:
         reason: str = "",
         interval: tuple[float, float] | None = None,
         row_note: str | None = None,
+        llm: str | None = None,
     ) -> None:
         """Record one number and persist.
 
@@ -104,8 +107,9 @@ class Recorder:
         (shown beside the recovered one). ``reason``: why ``ours`` may have no value (``None`` or NaN: a model the
         data lacks); such a number is recorded as not run with that reason. ``interval``: the number's 95% interval;
         on the simulator, a number outside the tolerance of the value it was calibrated to says beside it whether the
-        interval covers that value (:func:`miss_note`: sampling noise of one simulated release, or not). Prints
-        nothing: show a section's numbers with :meth:`section`.
+        interval covers that value (:func:`miss_note`: sampling noise of one simulated release, or not). ``llm``: what
+        produced an ``llm`` number (:func:`llm_source`), when not the recorder's. Prints nothing: show a section's
+        numbers with :meth:`section`.
         """
         ours, planted = _plain(ours), _plain(planted)
         if (ours is None or (isinstance(ours, float) and math.isnan(ours))) and data != "none":
@@ -133,7 +137,7 @@ class Recorder:
             planted=planted,
             bound=row.bound if row is not None and paper is not None else None,
             reason=discrepancy.reason if discrepancy is not None and status == discrepancy.kind else "",
-            llm=(self.llm or "") if kind == "llm" and status != "not run" else "",
+            llm=(llm if llm is not None else self.llm or "") if kind == "llm" and status != "not run" else "",
         )
         self.results = [r for r in self.results if (r.analysis_id, r.quantity) != (analysis_id, quantity)]
         self.results.append(result)
@@ -141,7 +145,7 @@ class Recorder:
 
     def record(self, analysis_id: str, result: Any, *, note: str = "", data: DataKind | None = None,
                reason: str = "", planted: Any = None, intervals: Mapping[str, tuple[float, float]] | None = None,
-               notes: Mapping[str, str] | None = None) -> None:
+               notes: Mapping[str, str] | None = None, llm: str | None = None) -> None:
         """Record every number of ``analysis_id`` from the library's ``result``: each paper-values row of the ID,
         in the file's order, names the field it compares with (its ``result`` path, :mod:`bookbuild.fieldpath`),
         so one call records the whole ID and grepping a row finds this call.
@@ -154,7 +158,8 @@ class Recorder:
         ``notes[quantity]`` are added. ``data``: the data kind of the numbers whose row fixes none (a row's
         ``data`` wins; default: the recorder's). ``planted``: the simulator's truth, read with the same paths (a
         mapping of quantities, or a result of the same shape); ``intervals``: 95% intervals by quantity
-        (:meth:`number`)."""
+        (:meth:`number`); ``llm``: what produced its ``llm`` numbers (:func:`llm_source` with the step's model and
+        kind of call), when not the recorder's."""
         rows = paper_values.rows_of(analysis_id, self.values)
         if not rows:
             raise KeyError(f"{self.notebook}: the paper values have no row for {analysis_id}")
@@ -183,7 +188,7 @@ class Recorder:
                 extra = NOTE_SEPARATOR.join(n for n in (note, notes.get(quantity, "")) if n)
                 self.number(analysis_id, quantity, value, note=extra, data=row.data or data or None,  # type: ignore[arg-type]
                             planted=_planted(planted, quantity, path, keys), reason=reason,
-                            interval=(intervals or {}).get(quantity), row_note=row_note)
+                            interval=(intervals or {}).get(quantity), row_note=row_note, llm=llm)
 
     def show(self, content: Section, *ids: str, tables: Iterable[Table] = (),
              notes: Iterable[str] = (), digits: int = 3, keep: Callable[[str], bool] | None = None) -> None:

@@ -38,8 +38,8 @@
 
 A chapter whose results say it has unfinished work (numbers not run for the request budget, a deadline, the
 endpoint, or a Batch API batch still pending: :func:`bookbuild.keys.unfinished`) is not unchanged: a plain rebuild
-resumes it. ``ANALYSIS_DATA_MIRROR`` defaults to ``<root>/../shared/data`` when unset and that folder exists
-(:func:`bookbuild.config.default_mirror`), as for ``make book``.
+resumes it. The kernels get the library's one data-mirror default (:func:`analysis_lib.fetch.default_mirror`)
+applied to ``--root`` when ``ANALYSIS_DATA_MIRROR`` is unset.
 
 Exit codes: 0 success, 1 a notebook failed, 2 bad arguments or inputs, 3 the book build failed; a failure ends with
 the line ``bookbuild: exit N (what): reason``.
@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis_lib import llm, paths
-from analysis_lib.fetch import MIRROR_ENV
+from analysis_lib.fetch import MIRROR_ENV, default_mirror
 from bookbuild import banner, chapter, console, failures, identity, inputs, keys, llm_plan, parameters, schedule, toc
 from bookbuild.book import build_book
 from bookbuild.config import (
@@ -74,7 +74,6 @@ from bookbuild.config import (
     NotebookRun,
     Summary,
     check_folders,
-    default_mirror,
     parse_args,
 )
 from bookbuild.kernels import check_kernel, declared_parameters, ipc_kernels, papermill
@@ -429,7 +428,7 @@ def build(cfg: Config) -> Summary:
         os.environ[paths.CACHE_ENV] = str(cfg.cache_dir)
         os.environ[banner.INPUTS_ENV] = str(cfg.state_dir / "inputs.json")
         if not os.environ.get(MIRROR_ENV) and (mirror := default_mirror(cfg.root)) is not None:
-            os.environ[MIRROR_ENV] = str(mirror)  # the same mirror as `make book`
+            os.environ[MIRROR_ENV] = str(mirror)  # the library's default, for this build's --root
         summary = Summary()
         try:
             prep = prepare(cfg)  # before any notebook runs: a bad input leaves the previous book as it was

@@ -1,6 +1,7 @@
 """Releases in the published schema that the papers never saw, made from a small simulated release: the next
 release's new models, an earlier export without the optional citation-style field, a release without the intent and
-language labels, and the paper's columns in another order with extra unknown columns (issue: the next release).
+language labels, and the paper's columns in another order with extra unknown columns (issue: the next release); and
+a release whose users are all in one country, without the models' configurations (issue 44).
 
 Each variant is written as parquet, as a user would pass it (``make book DATA=...``).
 """
@@ -52,6 +53,19 @@ def no_citation_style(raw: pl.DataFrame) -> pl.DataFrame:
 def no_labels(raw: pl.DataFrame) -> pl.DataFrame:
     """(c) No intent and language columns."""
     return raw.drop([c for c in LABEL_COLUMNS if c in raw.columns])
+
+
+def us_only_without_config(raw: pl.DataFrame) -> pl.DataFrame:
+    """(e) Every side's client country ``US`` (a field present, with no user elsewhere) and no ``llm_config`` in the
+    metadata structs (an export without the models' configurations). Not part of ``combined``."""
+    cols = []
+    for side in ("a", "b"):
+        name = f"system_{side}_metadata"
+        kept = [f.name for f in raw.schema[name].fields  # type: ignore[union-attr]
+                if f.name not in ("llm_config", "client_country")]
+        cols.append(pl.struct([*(pl.col(name).struct.field(f) for f in kept), pl.lit("US").alias("client_country")])
+                    .alias(name))
+    return raw.with_columns(cols)
 
 
 def reordered(raw: pl.DataFrame) -> pl.DataFrame:

@@ -15,6 +15,7 @@ import nbformat
 import pytest
 from test_build import BOOM, REPO, TINY, _args, _named, _root, _run, _variant
 
+from analysis_lib import fetch
 from bookbuild import config, keys
 from bookbuild import runner as build
 
@@ -163,13 +164,13 @@ def test_the_runner_sets_the_same_mirror_as_make_book(tmp_path, monkeypatch):
         "rec.number('FIX-1', 'data cache', os.environ.get('ANALYSIS_DATA_MIRROR', ''), data='none')",))
     root = _root(tmp_path / "repo", probe)  # <tmp>/repo/root: the mirror is <tmp>/repo/shared/data
     monkeypatch.delenv("ANALYSIS_DATA_MIRROR", raising=False)
-    assert config.default_mirror(root) is None
+    assert fetch.default_mirror(root) is None
     assert _run(root).ran == ["01_tiny"]
     recorded = json.loads((root / "book" / "_results" / "01_tiny.json").read_text())["results"]
     assert next(r["ours"] for r in recorded if r["quantity"] == "data cache") == ""  # no such folder: unset
     mirror = root.parent / "shared" / "data"
     mirror.mkdir(parents=True)
-    assert config.default_mirror(root) == mirror
+    assert fetch.default_mirror(root) == mirror
     assert _run(root, "--force").ran == ["01_tiny"]
     recorded = json.loads((root / "book" / "_results" / "01_tiny.json").read_text())["results"]
     assert next(r["ours"] for r in recorded if r["quantity"] == "data cache") == str(mirror)
@@ -180,10 +181,36 @@ def test_the_runner_sets_the_same_mirror_as_make_book(tmp_path, monkeypatch):
     assert next(r["ours"] for r in recorded if r["quantity"] == "data cache") == str(tmp_path)
 
 
-def test_the_makefile_leaves_the_mirror_default_to_the_runner():
+def test_the_makefile_leaves_the_mirror_default_to_the_library():
     makefile = (REPO / "Makefile").read_text()
     assert not any(line.startswith("ANALYSIS_DATA_MIRROR") for line in makefile.splitlines())
-    assert "config.default_mirror" in makefile
+    assert "fetch.default_mirror" in makefile
+
+
+def test_the_library_finds_the_mirror_beside_its_checkout_without_the_variable(monkeypatch):
+    monkeypatch.delenv("ANALYSIS_DATA_MIRROR", raising=False)
+    beside = REPO.parent / "shared" / "data"
+    assert fetch.default_mirror() == (beside if beside.is_dir() else None)
+    assert fetch.mirror_dir() == fetch.default_mirror() and fetch.mirror_dir("/given") == "/given"
+    monkeypatch.setenv("ANALYSIS_DATA_MIRROR", "/elsewhere")
+    assert fetch.mirror_dir() == "/elsewhere"
+
+
+def test_a_plain_papermill_run_that_fails_leaves_no_results_file(tmp_path):
+    """Issue 44: the recorder writes its file when it is made; a cell that then fails removes it, so a later build
+    reads nothing of the failed run (a run that finishes keeps it)."""
+    import papermill
+
+    results = tmp_path / "results"
+    ok = _variant(tmp_path, "01_tiny.ipynb")
+    papermill.execute_notebook(str(ok), str(tmp_path / "ok.ipynb"), parameters={"results_dir": str(results)},
+                               progress_bar=False)
+    assert (results / "01_tiny.json").exists()
+    failing = _variant(tmp_path / "failing", "01_tiny.ipynb", cells=("raise ValueError('boom')",))
+    with pytest.raises(papermill.PapermillExecutionError, match="boom"):
+        papermill.execute_notebook(str(failing), str(tmp_path / "failed.ipynb"),
+                                   parameters={"results_dir": str(results)}, progress_bar=False)
+    assert not (results / "01_tiny.json").exists()
 
 
 # ------------------------------------------------------- unfinished work resumes (issue 38 point 3)

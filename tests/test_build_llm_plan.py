@@ -14,7 +14,7 @@ from analysis_lib import llm
 from analysis_lib.dr_arena import framework_prompts
 from analysis_lib.llm import LLMClient
 from analysis_lib.search_arena import prompt_sets, topics
-from analysis_lib.search_arena.embedding_cache import open_cache, text_hash
+from analysis_lib.search_arena.embedding_cache import text_hash
 from bookbuild import keys, llm_plan
 
 
@@ -54,23 +54,45 @@ def test_the_estimate_counts_the_embeddings_call(endpoint, tmp_path):
     client = LLMClient(cache_dir=tmp_path / "llm", progress=False)
     texts = list(prompt_sets.search_arena_prompts("all", n=600, seed=0))
     inputs = llm_plan.Inputs("sample:300", 0, tmp_path, {"02_prompts": {"topic_prompts": 600}})
-    [emb] = [r for r in _rows(llm_plan.estimate_book(client, inputs, ["02_prompts"]), "SA-B4")
-             if r.task == "embeddings"]
+    rows = _rows(llm_plan.estimate_book(client, inputs, ["02_prompts"]), "SA-B4")
+    [emb] = [r for r in rows if r.task == "embeddings"]
     assert emb.model == topics.PAPER_EMBEDDING  # "auto" with an endpoint: the paper's model on it
     distinct = len(set(texts))
-    batch = int(emb.note.rsplit(" ", 1)[-1])
-    assert (emb.items, emb.cached, emb.requests) == (distinct, 0, math.ceil(distinct / batch))
-    # texts already in the embedding cache are not sent again
-    cache = open_cache(tmp_path / "embeddings", topics.PAPER_EMBEDDING)
+    # the client's sizes: 16 texts, then as many as fit half the 8 MiB cap at 3,072 values of 15 bytes each
+    per = 8 * 1024 * 1024 // (2 * 3072 * 15)
+    assert (emb.items, emb.cached, emb.requests) == (distinct, 0, 1 + math.ceil((distinct - 16) / per))
+    # the keywords' texts (keybert): a bound, 100 candidate words for each of at most 600 // 20 topics and -1
+    [keywords] = [r for r in rows if r.task == "embeddings of topic keywords"]
+    assert keywords.bound and keywords.requests == 1 + math.ceil((31 * 100 - 16) / per)
+    # texts already in this endpoint's embedding cache are not sent again, and its measured size is used
+    cache = topics.embedding_cache(topics.PAPER_EMBEDDING, client, tmp_path / "embeddings")
     done = list(dict.fromkeys(texts))[:distinct - 3]
-    cache.add([text_hash(t) for t in done], __import__("numpy").ones((len(done), 4), dtype="float32"))
+    cache.add([text_hash(t) for t in done], __import__("numpy").ones((len(done), 4), dtype="float32"),
+              vector_bytes=50_000)
     [emb] = [r for r in _rows(llm_plan.estimate_book(client, inputs, ["02_prompts"]), "SA-B4")
              if r.task == "embeddings"]
-    assert (emb.cached, emb.requests) == (distinct - 3, 1)
+    assert (emb.cached, emb.requests) == (distinct - 3, 1) and "measured" in emb.note
+    # another endpoint's vectors count for nothing
+    elsewhere = LLMClient(base_url="http://127.0.0.1:10/v1", cache_dir=tmp_path / "llm", progress=False)
+    [emb] = [r for r in _rows(llm_plan.estimate_book(elsewhere, inputs, ["02_prompts"]), "SA-B4")
+             if r.task == "embeddings"]
+    assert emb.cached == 0
     offline = llm_plan.Inputs("sample:300", 0, tmp_path, {"02_prompts": {"topic_prompts": 600,
                                                                          "topic_embedding": "offline"}})
     assert not [r for r in _rows(llm_plan.estimate_book(client, offline, ["02_prompts"]), "SA-B4")
-                if r.task == "embeddings"]
+                if r.task.startswith("embeddings")]
+
+
+def test_a_step_that_cannot_run_is_not_called_cached(endpoint, tmp_path, monkeypatch):
+    monkeypatch.setattr(framework_prompts, "try_load", lambda **_: (None, "the framework's prompts are missing"))
+    client = LLMClient(cache_dir=tmp_path / "llm", progress=False)
+    given = llm_plan.Inputs(parameters={"08_dr_arena": {"dr_agents": "m1, m2"}})
+    rows = llm_plan.estimate_book(client, given, ["08_dr_arena"])
+    assert [r for _, r in rows] == ["DR-X: cannot run here: its inputs are not available (RuntimeError: the "
+                                    "framework's prompts are missing)"]
+    text = llm_plan.format_book_estimate(client, rows)
+    assert "every request of these chapters is cached" not in text
+    assert text.splitlines()[-1] == "  not counted: DR-X (cannot run here, said above)"
 
 
 def test_dr_x_is_estimated_when_agents_are_given(endpoint, tmp_path, monkeypatch):

@@ -1,21 +1,26 @@
-"""Issue 38's "done when", end to end: the book runner against a loopback endpoint (:mod:`plausible_llm`).
+"""Issues 38 and 44, end to end: the book runner against loopback endpoints (:mod:`plausible_llm`).
 
 One private book (its own root, cache, state and results) is built three times by ``python -m bookbuild``:
 
 1. a chat-only endpoint (``/v1/embeddings`` answers ``404 model_not_found``) with a request budget that runs
    out part-way, chapters 02 and 09 (answer records nobody has judged yet, so chapter 09 sends its judging);
 2. a plain rebuild (no ``--force``), embeddings now served (3,072 values a text, as text-embedding-3-large), a
-   budget large enough for chapter 09 but not for chapter 02's describing differences.
+   budget large enough for chapter 09 but not for chapter 02's describing differences;
+3. chapters 02 and 07 against a second endpoint with embeddings, on another port, with the same caches.
 
-Each build must exit 0; every LLM number is ``data == "llm"`` and names the model and endpoint; every other row of
-an LLM step says why it did not run, per ID; budget rows are resumed by the plain rebuild; the topic numbers
-say which encoder ran (the offline fallback with no embedding model, the endpoint's model with one).
+Each build must exit 0; every LLM number is ``data == "llm"`` and names the model, the endpoint and the kind of
+call; every other row of an LLM step says why it did not run, per ID; budget rows are resumed by the plain
+rebuild; the topic numbers say which encoder ran (the offline fallback with no embedding model, the endpoint's
+model with one). The second endpoint gets its own embedding requests (none of the first's vectors reused), the
+topic and query-class numbers name it, chapter 07's page shows its LLM usage line, and the estimate printed
+before the build is within 10% of the requests the endpoint received.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,18 +28,22 @@ from pathlib import Path
 
 import pytest
 
+from analysis_lib.search_arena import prompt_sets, topics
 from bookbuild import keys
 from bookbuild.recorder import Result
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import REPO  # noqa: E402
-from plausible_llm import PlausibleServer  # noqa: E402
+from plausible_llm import PlausibleServer, _text  # noqa: E402
 
 MODEL = "some-local-model"
 CHAPTERS = ("02_prompts", "09_answer_engines")
 #: the smallest chapter 02 that still runs every step: 20 intent requests, 100 topic prompts with c-TF-IDF keywords
-SIZES = ("--bootstrap", "20", "--set", "intent_sample=20", "--set", "topic_prompts=100",
+TOPIC_PROMPTS = 100
+SIZES = ("--bootstrap", "5", "--set", "intent_sample=20", "--set", f"topic_prompts={TOPIC_PROMPTS}",
          "--set", "topic_representation=c-tf-idf", "--set", "min_cluster_size=10", "--set", "min_samples=5")
+#: the third build: chapter 07 classifies the queries of 30 battles (NG-Q), within a budget chapter 02 exhausts
+QUERY_BATTLES, BUDGET_SECOND = 30, 60
 #: chapter 02 sends 20 intents and a few topic names before describing differences; chapter 09 about 40
 BUDGET_SHORT, BUDGET_LONGER = 30, 150
 ENGINES = ("You.com", "BingChat", "Perplexity")
@@ -59,15 +68,16 @@ def _answers(path: Path) -> Path:
     return path
 
 
-def _build(root: Path, server: PlausibleServer, budget: int | None) -> subprocess.CompletedProcess:
+def _build(root: Path, server: PlausibleServer, budget: int | None, chapters: tuple[str, ...] = CHAPTERS,
+           *extra: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test", ANALYSIS_LLM_MODEL=MODEL,
                ANALYSIS_LLM_MAX_REQUESTS="none" if budget is None else str(budget))
     for name in ("ANALYSIS_LLM_OFFLINE", "ANALYSIS_LLM_MODE", "ANALYSIS_LLM_CACHE"):
         env.pop(name, None)
     cmd = [sys.executable, "-m", "bookbuild", "--root", str(root), "--notebooks-dir", str(REPO / "notebooks"),
            "--data", "sample:2000", "--cache-dir", str(root / "cache"), "--state-dir", str(root / "state"),
-           "--answers", str(root / "answers.json"), "--only", ",".join([*CHAPTERS, "99_reproduction_status"]),
-           "--no-book", *SIZES]
+           "--answers", str(root / "answers.json"), "--only", ",".join([*chapters, "99_reproduction_status"]),
+           "--no-book", *SIZES, *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900, check=False)
     assert proc.returncode == 0, f"build failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc
@@ -88,11 +98,13 @@ def _budget_rows(rows: list[Result]) -> list[Result]:
 
 
 def _check_llm_rows(rows: list[Result], server: PlausibleServer) -> None:
-    """Every LLM number is in the ``llm`` evidence class and names the model at the loopback endpoint."""
+    """Every LLM number is in the ``llm`` evidence class and names the model at the loopback endpoint and the kind
+    of call (chat, or the paper's embedding model's embeddings)."""
     llm_rows = [r for r in rows if r.data == "llm"]
     for r in llm_rows:
         assert r.status != "not run"
-        assert r.llm == f"{MODEL} @ {server.base_url}", (r.analysis_id, r.quantity, r.llm)
+        assert r.llm in (f"{MODEL} @ {server.base_url} (chat)",
+                         f"text-embedding-3-large @ {server.base_url} (embeddings)"), (r.analysis_id, r.quantity, r.llm)
     for r in rows:
         if r.status == "not run":
             assert (r.reason or r.note).strip(), (r.analysis_id, r.quantity)
@@ -110,7 +122,7 @@ def root(tmp_path_factory) -> Path:
     return root
 
 
-def test_budget_runs_out_then_a_plain_rebuild_resumes_with_embeddings(root):
+def test_budget_runs_out_a_plain_rebuild_resumes_and_another_endpoint_gets_its_own_requests(root):
     with PlausibleServer(embeddings=False, faults=(0.02, 0.01, 0.01), fault_seed=1) as server:
         # (a) chat only, a budget that runs out part-way in both chapters
         first = _build(root, server, BUDGET_SHORT)
@@ -141,5 +153,35 @@ def test_budget_runs_out_then_a_plain_rebuild_resumes_with_embeddings(root):
         assert "text-embedding-3-large" in topics_note and "MiniLM" not in topics_note
         n_second = len(server.chat_requests())
         assert n_second > n_first
-
     assert _ran(first.stdout) >= set(CHAPTERS)
+
+    # (c) chapters 02 and 07 against another endpoint with embeddings: nothing of the first endpoint is reused
+    with PlausibleServer(embeddings=True) as other:
+        third = _build(root, other, BUDGET_SECOND, ("02_prompts", "07_nuggets"),
+                       "--set", f"query_class_battles={QUERY_BATTLES}")
+        assert _ran(third.stdout) >= {"02_prompts", "07_nuggets"}
+        embedded = [t for r in other.requests if "input" in r for t in r["input"]]
+        prompts = prompt_sets.search_arena_prompts("all", n=TOPIC_PROMPTS, seed=0)
+        assert set(embedded) == {t[: topics.MAX_EMBED_CHARS] for t in prompts}  # every prompt asked again, once
+        assert len(embedded) == len(set(embedded))
+        p02, p07 = _results(root, "02_prompts"), _results(root, "07_nuggets")
+        for rows in (p02, p07):
+            _check_llm_rows(rows, other)
+        b4 = {r.quantity: r for r in p02 if r.analysis_id == "SA-B4"}
+        for quantity in ("number of topics", "largest topic share of clustered prompts (%)",
+                         "unclustered prompts (%)"):
+            assert (b4[quantity].data, b4[quantity].llm) == (
+                "llm", f"text-embedding-3-large @ {other.base_url} (embeddings)"), b4[quantity]
+        assert b4["unique English prompts modelled"].data == "real"
+        ng_q = [r for r in p07 if r.analysis_id == "NG-Q" and r.status != "not run"]
+        assert ng_q and {(r.data, r.llm) for r in ng_q} == {("llm", f"{MODEL} @ {other.base_url} (chat)")}
+        page = (root / "book" / "chapters" / "07_nuggets.ipynb").read_text()
+        rated = [r for r in other.chat_requests() if "Given the question:" in _text(r)]
+        assert "LLM usage of this chapter" in page and f"{len(rated)} requests (0 retried" in page
+        assert "no LLM output used" not in page
+        estimate = re.search(r"to send: at most ([\d,]+) requests", third.stdout)
+        assert estimate, third.stdout[-3000:]
+        expected, received = int(estimate.group(1).replace(",", "")), other.n_requests
+        print(f"second endpoint: estimate {expected} requests, received {received} "
+              f"({len(other.chat_requests())} chat, {received - len(other.chat_requests())} embeddings)")
+        assert abs(expected - received) <= 0.1 * received, (expected, received, third.stdout[-3000:])

@@ -117,3 +117,57 @@ def test_an_endpoint_with_the_model_is_used_and_named(tmp_path):
     assert (got.embedding, got.fallback) == ("text-embedding-3-large", "")
     assert got.vectors.shape == (2, DIM)
     assert topics.embedding_label(got.embedding) == "text-embedding-3-large"
+
+
+class EvenVectorServer(FakeOpenAIServer):
+    """Vectors whose JSON takes the same bytes for every text (each value one of 0.125, 0.375, 0.625), so the
+    client's request sizes are fixed by the cap: a known answer for the estimate."""
+
+    def _embeddings(self, payload):
+        inputs = payload["input"]
+        data = [{"object": "embedding", "index": i,
+                 "embedding": [(1 + 2 * ((len(t) + j) % 3)) / 8 for j in range(self.embedding_dim)]}
+                for i, t in enumerate(inputs)]
+        return json.dumps({"object": "list", "model": payload["model"], "data": data,
+                           "usage": {"prompt_tokens": len(inputs)}}).encode()
+
+
+def test_the_estimate_counts_embeddings_requests_as_the_client_sends_them(tmp_path):
+    from analysis_lib.llm import estimate
+
+    cap = 40_000  # 64 values of 6 bytes ("0.125,"): ~430 bytes a vector, 46 texts a request after the first 16
+    with EvenVectorServer(embedding_dim=64) as srv:
+        client = _client(srv, tmp_path, max_reply_bytes=cap)
+        topics.embed_texts([f"text {i}" for i in range(200)], "emb", client=client, cache_dir=tmp_path)
+        sent, measured = srv.n_requests, client.embed_vector_bytes
+        one = len(json.dumps({"object": "embedding", "index": 0, "embedding": [0.125] * 64}, separators=(",", ":")))
+        assert one <= measured <= one + 2  # the reply's JSON per vector (two-digit indices, brackets and commas)
+        per = cap // (2 * measured)
+        assert per == cap // (2 * one) == 46
+        assert sent == 1 + -(-(200 - 16) // per) == estimate.embed_requests(200, measured, max_reply_bytes=cap)
+        assert client.total_stats.requests == sent and client.total_stats.ok == 200  # the chapter's usage line
+        # a later run of the same endpoint knows the size: its first request is sized too, as the estimate says
+        cache = topics.embedding_cache("emb", client, tmp_path)
+        assert cache.vector_bytes == measured
+        later = _client(srv, tmp_path, max_reply_bytes=cap)
+        topics.embed_texts([f"new text {i}" for i in range(120)], "emb", client=later, cache_dir=tmp_path)
+        assert srv.n_requests - sent == -(-120 // per) == estimate.embed_requests(120, measured, max_reply_bytes=cap,
+                                                                                  measured=True)
+
+
+def test_vectors_are_cached_per_endpoint_model_and_dimension(tmp_path):
+    texts = ["a question", "another question", "a question"]
+    with EvenVectorServer() as one, EvenVectorServer() as two:
+        first = topics.embed_texts(texts, "emb", client=_client(one, tmp_path), cache_dir=tmp_path)
+        topics.embed_texts(texts, "emb", client=_client(one, tmp_path), cache_dir=tmp_path)
+        assert one.n_requests == 1  # the same endpoint's vectors are reused
+        other = topics.embed_texts(texts, "emb", client=_client(two, tmp_path), cache_dir=tmp_path)
+        assert two.n_requests == 1 and [r["input"] for r in two.requests] == [["a question", "another question"]]
+        np.testing.assert_array_equal(first, other)  # the same fake vectors, asked of each server
+        topics.embed_texts(texts, "emb", client=_client(two, tmp_path), cache_dir=tmp_path, dimensions=4)
+        assert two.requests[-1]["dimensions"] == 4 and two.n_requests == 2  # another dimension: asked again
+        folders = {p.name for p in tmp_path.iterdir() if p.name.startswith("emb@")}
+        assert len(folders) == 3
+    offline_client = LLMClient(cache_dir=tmp_path / "llm", progress=False)  # no endpoint: no endpoint's vectors
+    with pytest.raises(RuntimeError, match="not in the embedding cache of this endpoint"):
+        topics.embed_texts(texts, "emb", client=offline_client, cache_dir=tmp_path)

@@ -118,7 +118,10 @@ def test_the_book_plan_lists_every_llm_chapter(tmp_path):
     b5 = [r for ch, r in rows if not isinstance(r, str) and r.analysis == "SA-B5"]
     assert len(b5) == 1 and b5[0].requests == 150 - b5[0].cached - (150 - b5[0].items)
     text = llm_plan.format_book_estimate(client, rows)
-    assert "NG-Q ng_query_categorization" in text and text.splitlines()[-1].lstrip().startswith("total:")
+    assert "NG-Q ng_query_categorization" in text and text.splitlines()[-2].lstrip().startswith("total:")
+    total, chat, embeddings = llm_plan.to_send(rows, None)  # no endpoint here: "auto" embeds offline
+    assert embeddings == 0 and total == chat == sum(r.requests for _, r in rows if not isinstance(r, str))
+    assert text.splitlines()[-1] == f"  to send: at most {total:,} requests ({chat:,} chat)"
 
 
 def test_the_runner_hook_says_so_when_there_is_no_endpoint(tmp_path, capsys):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -161,7 +163,8 @@ def test_the_door_check_names_the_analyses_a_missing_field_skips(releases):
 
     line = inputs.optional_fields_line(inputs.Described(str(releases["combined"]), {"kind": "file"}))
     assert "primary_intent (SA-F1, SA-B2, SA-F5, SA-D7, SA-E1)" in line
-    assert "citation_format_standardized (SA-A2C)" in line and "languages (derived: detected offline" in line
+    assert "citation_format_standardized (SA-A2C, SA-TA1 in part)" in line
+    assert "languages (derived: detected offline" in line
     assert inputs.optional_fields_line(inputs.Described(str(releases["new_models"]), {"kind": "file"})) == ""
 
 
@@ -171,3 +174,40 @@ def test_tables_are_left_alone_by_mathjax():
 
     out = html_table(pl.DataFrame({"model": [r"x\(\frac{1}{2}\)y"]})).html
     assert 'class="table-box tex2jax_ignore"' in out and r"x\(\frac{1}{2}\)y" in out
+
+
+def _readme_papermill() -> list[str]:
+    """The plain-papermill command of ``notebooks/README.md``, as words (its line continuations joined)."""
+    text = (REPO / "notebooks" / "README.md").read_text()
+    block = re.search(r"```bash\n(\S*papermill .*?)\n```", text, flags=re.S)
+    assert block, "notebooks/README.md shows no papermill command"
+    return shlex.split(block.group(1).replace("\\\n", " "))
+
+
+def test_chapter_01_runs_by_plain_papermill_as_the_notebooks_readme_says(tmp_path):
+    """Issue 44: the README's command, offline (no mirror variable, an empty data cache, no network), on a release
+    whose users are all in the US and that has no ``llm_config``: exit 0; RU/DE/CN shares are 0, not "not run";
+    SA-TA1's configuration counts are not run, naming the field; the other SA-TA1 numbers run."""
+    release = tmp_path / "release.parquet"
+    variants.us_only_without_config(variants.base(600, 5)).write_parquet(release)
+    words = _readme_papermill()
+    assert words[0].endswith("papermill") and "notebooks/01_dataset.ipynb" in words
+    swap = {"/path/to/search-arena-chat-24k.parquet": str(release), "/tmp/01.ipynb": str(tmp_path / "01.ipynb"),
+            "/tmp/my-run": str(tmp_path / "results")}
+    assert set(swap) <= set(words), words
+    argv = [str(REPO / words[0]), *(swap.get(w, w) for w in words[1:])]
+    env = {k: v for k, v in os.environ.items() if k != fetch.MIRROR_ENV and not k.startswith("OPENAI_")}
+    env |= {fetch.CACHE_ENV: str(tmp_path / "data"), "ANALYSIS_CACHE_DIR": str(tmp_path / "cache"),
+            "HF_HUB_OFFLINE": "1", "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"}
+    proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    rows = {(r["analysis_id"], r["quantity"]): r for r in
+            json.loads((tmp_path / "results" / "01_dataset.json").read_text())["results"]}
+    for code in ("RU", "DE", "CN"):
+        row = rows[("SA-B1", f"{code} share of users (%)")]
+        assert (row["ours"], row["status"]) == (0.0, "differs"), row
+    assert rows[("SA-B1", "US share of users (%)")]["ours"] == 100.0 and rows[("SA-B1", "countries")]["ours"] == 1
+    for quantity in ("models with search_context_size=high", "models with user_location enabled"):
+        row = rows[("SA-TA1", quantity)]
+        assert row["status"] == "not run" and row["reason"] == "the release has no `llm_config`", row
+    assert rows[("SA-TA1", "search-augmented models (paper names)")]["status"] != "not run"

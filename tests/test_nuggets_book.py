@@ -241,7 +241,7 @@ def test_llm_steps_on_simulated_records_say_why(inputs, tmp_path):
     classified = llm_analyses.classify_queries(inputs.records, client, limit=limit, seed=0)
     with_query = llm_analyses.query_battles(inputs.records.sides).height
     assert classified.height == min(limit, with_query) and (classified["status"] == "not run").all()
-    counts = book.query_classes(classified, 400, "simulated", "m")
+    counts = book.query_classes(classified, 400, "simulated")
     rec.record("NG-Q", counts.result, reason=counts.reason, notes=counts.notes)
     got = {r.quantity: r for r in rec.results}
     inversions = got.pop("nugget-based inversions (anti-diagonal of Figure 4)")
@@ -275,10 +275,10 @@ def test_model_steps_that_ran_are_recorded_as_the_paper_prints_them(tmp_path):
     classified = pl.DataFrame({"classes": [["harmful"], ["harmful", "subjective"], []],
                                "status": ["ok", "ok", "ok"]}, schema={"classes": pl.List(pl.String),
                                                                       "status": pl.String})
-    counts = book.query_classes(classified, 5, "simulated", "m")
+    counts = book.query_classes(classified, 5, "simulated")
     assert dict(counts.result.iter_rows())["harmful"] == 2 and dict(counts.result.iter_rows())["ambiguous"] == 0
     assert set(counts.notes.values()) == {"3 of 3 battles rated (a random 3 of 5); 1 with no rating of 7 or more; "
-                                          "LLM ratings (m)"} and len(counts.notes) == 8
+                                          "ratings of the simulator's queries"} and len(counts.notes) == 8
 
 
 def test_no_query_means_not_run(inputs, tmp_path):
@@ -286,7 +286,7 @@ def test_no_query_means_not_run(inputs, tmp_path):
     blank = replace(inputs.records, sides=inputs.records.sides.with_columns(query=pl.lit(None, pl.String)))
     classified = llm_analyses.classify_queries(blank, client, limit=None, seed=0)
     assert classified.height == 0
-    assert book.query_classes(classified, 0, "real", "m") == (None, model_numbers.NO_QUERIES, {})
+    assert book.query_classes(classified, 0, "real") == (None, model_numbers.NO_QUERIES, {})
 
 
 def test_real_records_with_texts_become_pairs():

@@ -99,7 +99,9 @@ def test_small_release_loads_with_exact_counts(name):
     assert tidy["citation_format_a"].to_list() == ["standardized", "original", "standardized", "original"]
     assert tidy["citation_format_b"].to_list() == ["original", "original", "standardized", None]
     check = validate_release(FIXTURES / name)
-    assert check == ReleaseCheck(str(FIXTURES / name), name.split(".")[1], 5, 5, check.columns)
+    # the fixture's metadata hold no llm_config: an optional field, reported (SA-TA1's configuration counts skip)
+    assert check == ReleaseCheck(str(FIXTURES / name), name.split(".")[1], 5, 5, check.columns, ("llm_config",))
+    assert report.absent == ["llm_config"]
     assert {"winner", "system_a_metadata", "messages_b"} <= set(check.columns)
 
 

@@ -104,8 +104,8 @@ def test_embedding_cache_via_endpoint(tmp_path):
         assert srv.n_requests == 2  # only "z" was new
         assert np.allclose(b[0], a[1])
         assert srv.requests[-1]["input"] == ["z"]
-    cache_dir = tmp_path / "text-embedding-3-large"
-    assert (cache_dir / "vectors.npy").exists()
+    cache_dir = topics.embedding_cache("text-embedding-3-large", client, tmp_path).dir  # this endpoint's folder
+    assert cache_dir.name.startswith("text-embedding-3-large@") and (cache_dir / "vectors.npy").exists()
     assert len(json.loads((cache_dir / "index.json").read_text())["keys"]) == 3
     with pytest.raises(RuntimeError, match="needs an LLM endpoint"):
         topics.embed_texts(["new text"], "text-embedding-3-large", client=LLMClient(cache_dir=tmp_path),

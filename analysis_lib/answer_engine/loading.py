@@ -138,7 +138,8 @@ def load_answers(answer_records: str | Path = "", *, support_results: str | Path
                   + (f", support judgements from `{sup_path.name}`" if given is not None else "")
                   + f". {conv.summary()}."
                   + (" Judged in this build: " + "; ".join(f"{r['step']} {r['ok']}/{r['items']} ok"
-                                                           for r in judging.rows) + "." if judging else ""))
+                                                           for r in judging.rows)
+                     + f". LLM usage: {client.total_stats.summary()}." if judging else ""))
         return AnswerData(records, conv, fetch.provenance(path), detail, support, judging=judging,
                           convention=convention)
     card = pl.read_csv(published("aee_figure8_scorecard"))

@@ -25,6 +25,7 @@ import polars as pl
 from analysis_lib import paths
 from analysis_lib.llm import batch, estimate, http, local, replies
 from analysis_lib.llm import settings as cfg
+from analysis_lib.llm.estimate import MAX_EMBED_CHUNK, embed_chunk
 from analysis_lib.llm.records import (
     NOT_RUN,
     OVER_BUDGET,
@@ -40,12 +41,6 @@ from analysis_lib.llm.records import (
 from analysis_lib.llm.tasks import Task
 
 log = logging.getLogger(__name__)
-
-#: texts in the first embeddings request, before the size of one vector's reply is known
-FIRST_EMBED_CHUNK = 16
-#: the most texts in one embeddings request
-MAX_EMBED_CHUNK = 256
-
 
 class LLMRequestError(Exception):
     """A request that failed for good (after retries, or a non-retryable HTTP status). ``status``: the HTTP
@@ -132,6 +127,8 @@ class LLMClient:
         self.last_stats = RunStats()
         self.total_stats = RunStats()
         self.last_estimate: estimate.StepEstimate | None = None
+        #: the JSON bytes of one vector in the last embeddings reply (None before any)
+        self.embed_vector_bytes: int | None = None
         self._lock = threading.Lock()
         #: retries of every call (chat, embeddings, Files and Batches): :func:`analysis_lib.llm.http.with_retries`
         self.retry_policy = http.RetryPolicy(max_retries, backoff_base, backoff_max)
@@ -406,51 +403,65 @@ class LLMClient:
     # -------------------------------------------------------------------------------------- embeddings
 
     def embed(self, texts: Sequence[str], model: str = "text-embedding-3-large", batch_size: int = MAX_EMBED_CHUNK,
-              on_chunk: Callable[[int, Any], None] | None = None) -> Any:
+              on_chunk: Callable[[int, Any], None] | None = None, *, dimensions: int | None = None,
+              vector_bytes: int | None = None) -> Any:
         """Embeddings of ``texts`` from the endpoint's ``/embeddings`` as a float32 array (no cache here: see
-        :mod:`analysis_lib.search_arena.topics`).
+        :mod:`analysis_lib.search_arena.topics`). ``dimensions``: the vector length asked for (OpenAI's
+        ``dimensions`` parameter; None: the model's own, and nothing is sent).
 
-        Requests are sized so that each reply fits the reply cap (``max_reply_bytes``): the first asks for
-        :data:`FIRST_EMBED_CHUNK` texts; from its reply the JSON bytes per vector ``b`` are measured, and later
-        requests ask for ``min(batch_size, floor(max_reply_bytes / (2 b)))`` texts (half the cap: numbers are
-        written with varying digits). A reply refused as over the cap is asked again in halves; a single text
-        whose vector alone is over the cap fails. 3,072-dimension vectors take about 61 kB of JSON each, so
-        an 8 MiB cap gives requests of about 68 texts. ``on_chunk(start, vectors)`` is called as each request's
-        vectors arrive (for caching them at once). Raises :class:`LLMRequestError` with the failure's kind."""
+        Requests are sized so that each reply fits the reply cap (``max_reply_bytes``,
+        :func:`~analysis_lib.llm.estimate.embed_chunk`): the first asks for
+        :data:`~analysis_lib.llm.estimate.FIRST_EMBED_CHUNK` texts (``vector_bytes``, the JSON bytes of one vector
+        measured by an earlier run, skips that step); from its reply the JSON bytes per vector are measured
+        (``self.embed_vector_bytes``), and later requests are sized from them. A reply refused as over the cap is
+        asked again in halves; a single text whose vector alone is over the cap fails. At about 15 bytes a value,
+        3,072-dimension vectors take about 46 kB of JSON each, so an 8 MiB cap gives requests of about 90 texts.
+        ``on_chunk(start, vectors)`` is called as each request's vectors arrive (for caching them at once). The
+        requests, retries and failures are counted as a run of the task ``embeddings`` (``last_stats``, added to
+        ``total_stats``). Raises :class:`LLMRequestError` with the failure's kind."""
         import numpy as np
 
         if not self.available:
             raise LLMRequestError(self.not_run_reason())
+        self.last_stats = stats = RunStats(task="embeddings", model=model, items=len(texts))
         out: list[Any] = []
-        size = max(1, min(batch_size, FIRST_EMBED_CHUNK))
+        size = embed_chunk(vector_bytes, batch_size, self.max_reply_bytes)
         start = 0
-        while start < len(texts):
-            chunk = list(texts[start : start + size])
-            try:
-                data = self._post("embeddings", {"model": model, "input": chunk})
-            except LLMRequestError as err:
-                if err.too_large and len(chunk) > 1:
-                    size = max(1, len(chunk) // 2)
-                    log.info("embedding reply over the %s-byte cap: %d texts per request now",
-                             f"{self.max_reply_bytes:,}", size)
-                    continue
-                raise
-            with self._lock:
-                self.last_stats.add_usage({"prompt_tokens": (data.get("usage") or {}).get("prompt_tokens", 0)},
-                                          self.prices.live(model))
-            rows = sorted(data["data"], key=lambda d: d.get("index", 0))
-            if len(rows) != len(chunk):
-                raise LLMRequestError(f"embeddings reply holds {len(rows)} vectors for {len(chunk)} texts")
-            vecs = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
-            if on_chunk is not None:
-                on_chunk(start, vecs)
-            out.append(vecs)
-            start += len(chunk)
-            if self.max_reply_bytes:
-                per_item = max(1, len(json.dumps(rows, separators=(",", ":"))) // len(rows))
-                size = max(1, min(batch_size, self.max_reply_bytes // (2 * per_item)))
-            else:
-                size = batch_size
+        try:
+            while start < len(texts):
+                chunk = list(texts[start : start + size])
+                payload: dict[str, Any] = {"model": model, "input": chunk}
+                if dimensions is not None:
+                    payload["dimensions"] = int(dimensions)
+                try:
+                    data = self._post("embeddings", payload)
+                except LLMRequestError as err:
+                    if err.too_large and len(chunk) > 1:
+                        size = max(1, len(chunk) // 2)
+                        log.info("embedding reply over the %s-byte cap: %d texts per request now",
+                                 f"{self.max_reply_bytes:,}", size)
+                        continue
+                    stats.failed = len(texts) - start
+                    stats.failure_reasons[re.sub(r":.*$", "", f"request failed: {err}")] += 1
+                    raise
+                with self._lock:
+                    stats.add_usage({"prompt_tokens": (data.get("usage") or {}).get("prompt_tokens", 0)},
+                                    self.prices.live(model))
+                rows = sorted(data["data"], key=lambda d: d.get("index", 0))
+                if len(rows) != len(chunk):
+                    stats.failed = len(texts) - start
+                    raise LLMRequestError(f"embeddings reply holds {len(rows)} vectors for {len(chunk)} texts")
+                vecs = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
+                if on_chunk is not None:
+                    on_chunk(start, vecs)
+                out.append(vecs)
+                start += len(chunk)
+                stats.ok = start
+                self.embed_vector_bytes = max(1, len(json.dumps(rows, separators=(",", ":"))) // len(rows))
+                size = embed_chunk(self.embed_vector_bytes, batch_size, self.max_reply_bytes)
+        finally:
+            self.total_stats = self.total_stats.merge(stats)
+            log.info(stats.summary())
         return np.concatenate(out) if out else np.zeros((0, 0), dtype=np.float32)
 
 

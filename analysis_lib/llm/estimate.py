@@ -2,7 +2,9 @@
 
 **Requests.** One per item that the cache does not answer (a step whose inputs are earlier replies gives a
 bound instead, :class:`~analysis_lib.llm.tasks.Step`). Re-asks of malformed replies and transport retries are not
-in the estimate; the budget (``$ANALYSIS_LLM_MAX_REQUESTS``) counts re-asks too.
+in the estimate; the budget (``$ANALYSIS_LLM_MAX_REQUESTS``) counts re-asks too. Embeddings requests are counted
+as :meth:`~analysis_lib.llm.LLMClient.embed` sizes them (:func:`estimate_embeddings`: within the reply cap, from
+the vector size an earlier reply measured or an assumed one).
 
 **Prompt tokens** of one request, as OpenAI counts them for its chat models: for each message
 ``3 + n(role) + n(content)`` tokens, plus 3 that prime the reply. ``n`` is the model's own tokenizer where one is
@@ -30,6 +32,7 @@ from typing import Any
 
 from analysis_lib import paths
 from analysis_lib.extras import MissingExtra, require
+from analysis_lib.llm.settings import DEFAULT_MAX_REPLY_BYTES
 
 PRICES_FILE = "llm_prices.csv"
 APPROXIMATION = "approximation: ceil(characters / 4)"
@@ -38,6 +41,77 @@ TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
 _PRICE_COLUMNS = ("model", "input_usd_per_mtok", "output_usd_per_mtok", "batch_input_usd_per_mtok",
                   "batch_output_usd_per_mtok", "encoding", "source", "date")
+
+
+# ---------------------------------------------------------------------------------------------- embeddings
+
+#: texts in the first embeddings request, before the size of one vector's reply is known
+FIRST_EMBED_CHUNK = 16
+#: the most texts in one embeddings request
+MAX_EMBED_CHUNK = 256
+
+
+def embed_chunk(vector_bytes: int | None, batch_size: int = MAX_EMBED_CHUNK,
+                max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES) -> int:
+    """Texts in one embeddings request (:meth:`~analysis_lib.llm.LLMClient.embed`): :data:`FIRST_EMBED_CHUNK` while
+    the JSON bytes of one vector (``vector_bytes``) are unknown, then ``min(batch_size, floor(max_reply_bytes /
+    (2 vector_bytes)))`` (half the cap: numbers are written with varying digits), at least 1; ``batch_size`` with
+    no cap."""
+    if vector_bytes is None:
+        return max(1, min(batch_size, FIRST_EMBED_CHUNK))
+    if not max_reply_bytes:
+        return max(1, batch_size)
+    return max(1, min(batch_size, max_reply_bytes // (2 * max(1, vector_bytes))))
+
+
+def embed_requests(n_texts: int, vector_bytes: int, batch_size: int = MAX_EMBED_CHUNK,
+                   max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES, *, measured: bool = False) -> int:
+    """The embeddings requests :meth:`~analysis_lib.llm.LLMClient.embed` sends for ``n_texts`` texts whose vectors
+    take ``vector_bytes`` of JSON each: the first of ``embed_chunk(None)`` texts (unless ``measured``: the size is
+    known from an earlier reply of the same source), then requests of ``embed_chunk(vector_bytes)`` texts. Replies
+    refused as over the cap (asked again in halves) are not counted."""
+    first = 0 if measured else min(n_texts, embed_chunk(None, batch_size, max_reply_bytes))
+    rest = n_texts - first
+    return (1 if first else 0) + (-(-rest // embed_chunk(vector_bytes, batch_size, max_reply_bytes)) if rest else 0)
+
+
+#: The JSON bytes of one value of an embedding vector, assumed until a reply of the same endpoint and model was
+#: measured: a float32 written in full (``-0.0072896946,``) takes 13 to 15.
+ASSUMED_VALUE_BYTES = 15
+#: The vector lengths of OpenAI's embedding models; another model is assumed to have :data:`ASSUMED_DIMENSIONS`.
+EMBEDDING_DIMENSIONS = {"text-embedding-3-large": 3072, "text-embedding-3-small": 1536,
+                        "text-embedding-ada-002": 1536}
+ASSUMED_DIMENSIONS = 3072
+
+
+def estimate_embeddings(analysis: str, model: str, texts: Sequence[str], items: int, prices: PriceTable, *,
+                        vector_bytes: int | None = None, dimensions: int | None = None,
+                        max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES, batch_size: int = MAX_EMBED_CHUNK,
+                        task: str = "embeddings", note: str = "") -> StepEstimate:
+    """The embeddings requests of the uncached ``texts`` (of ``items`` distinct texts), counted as the client sends
+    them (:func:`embed_requests`): with the vector size ``vector_bytes`` measured by an earlier reply of the same
+    endpoint and model, else :data:`ASSUMED_VALUE_BYTES` times the model's vector length (``dimensions``, else
+    :data:`EMBEDDING_DIMENSIONS` or :data:`ASSUMED_DIMENSIONS`), as the note says. Tokens are counted as for a
+    chat message's content (the model's tokenizer where one is known), without the per-message overheads."""
+    n = len(texts)
+    if vector_bytes:
+        size = f"{vector_bytes:,} bytes a vector, measured by an earlier reply"
+    else:
+        dims = dimensions or EMBEDDING_DIMENSIONS.get(model, ASSUMED_DIMENSIONS)
+        vector_bytes = dims * ASSUMED_VALUE_BYTES
+        size = f"assumed {dims:,} values of about {ASSUMED_VALUE_BYTES} bytes a vector"
+    requests = embed_requests(n, vector_bytes, batch_size, max_reply_bytes, measured=size.endswith("reply"))
+    per = embed_chunk(vector_bytes, batch_size, max_reply_bytes)
+    encoder, method = tokenizer(model, prices.encoding(model))
+    tokens = sum(count_text(t, encoder) for t in texts)
+    out = StepEstimate(analysis, task, model, "live", items, items - n, requests, tokens, None, method,
+                       note="; ".join(p for p in (f"{n:,} uncached texts, {per:,} a request within the reply cap "
+                                                  f"({size})" if n else "", note) if p))
+    price = prices.live(model)
+    out.priced = price is not None
+    if price is not None:
+        out.prompt_cost_usd = tokens * price[0] / 1e6
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- prices

@@ -8,6 +8,7 @@ as everywhere in the library (notebooks show them as percentages).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -51,11 +52,12 @@ def shares(
     return out.head(top) if top else out
 
 
-def users_by_country(battles: pl.DataFrame) -> pl.DataFrame:
+def users_by_country(battles: pl.DataFrame, countries: Sequence[str] = ()) -> pl.DataFrame:
     """Users per client country (Fig B.1): one row per country with ``users`` and ``share`` (0–1).
 
     A user is a distinct ``judge`` id; a user's country is the most frequent non-null ``client_country`` among
-    their conversations (ties: alphabetical). Users with no known country are left out of the base.
+    their conversations (ties: alphabetical). Users with no known country are left out of the base. ``countries``
+    are listed even when no user is from them (0 users, share 0; NaN when no user has a known country).
     """
     known = battles.filter(pl.col("judge").is_not_null() & pl.col("client_country").is_not_null())
     per_user = (
@@ -64,10 +66,12 @@ def users_by_country(battles: pl.DataFrame) -> pl.DataFrame:
         .sort(["judge", "len", "client_country"], descending=[False, True, False])
         .unique("judge", keep="first")
     )
+    counts = per_user.group_by("client_country").len("users")
+    absent = [c for c in dict.fromkeys(countries) if c not in set(counts["client_country"].to_list())]
+    counts = pl.concat([counts, pl.DataFrame({"client_country": absent, "users": [0] * len(absent)},
+                                             schema=counts.schema)])
     return (
-        per_user.group_by("client_country")
-        .len("users")
-        .with_columns((pl.col("users") / per_user.height).alias("share"))
+        counts.with_columns((pl.col("users") / per_user.height).alias("share"))
         .sort(["users", "client_country"], descending=[True, False])
     )
 

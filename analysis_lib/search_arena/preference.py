@@ -321,18 +321,21 @@ def score_vs_features(
     """Fig 4: per-model BT score (bootstrap mean) against the per-model mean of each of ``columns``, and their OLS
     line; one leaderboard fit for all columns.
 
-    Battles are screened (:func:`.screening.screened`), then every battle involving a model in ``exclude`` is dropped
-    (the authors fit Fig 4 without ``gpt-4o-search-high-loc``); the BT fit and the per-model means both use
-    these battles. ``citation_count`` is averaged over responses that cite, as in the paper. Per column: a
-    :class:`FeatureFit`, the merged frame and the OLS fit of score on mean (:func:`ols_band`).
+    As the authors' notebook (``preference_analysis.ipynb``) does: the BT fit drops every battle involving a model
+    in ``exclude`` (they fit Fig 4 without ``gpt-4o-search-high-loc``), while the per-model means are over every
+    side of all screened battles (:func:`.screening.screened`: voted, without the non-leaderboard models), those
+    against an excluded model included; an excluded model has a mean but no score, so it is not a point.
+    ``citation_count`` is averaged over responses that cite, as in the paper. Per column: a :class:`FeatureFit`, the
+    merged frame and the OLS fit of score on mean (:func:`ols_band`).
     """
-    kept = screening.screened(battles, [*non_leaderboard_models(), *exclude])
+    screened = screening.screened(battles, non_leaderboard_models())
+    kept = screening.screened(screened, exclude)
     lb = bt.leaderboard(kept, rounds=rounds, seed=seed).to_frame().select(
         "model", pl.col("rating").alias("score"), "ci_lower", "ci_upper"
     )
     out = {}
     for column in columns:
-        summary = mean_ci(kept.frame, column, nonzero=column == "citation_count")
+        summary = mean_ci(screened.frame, column, nonzero=column == "citation_count")
         merged = lb.join(summary.select("model", "mean", "ci"), on="model", how="inner").sort("mean")
         out[column] = FeatureFit(merged, ols_band(merged["mean"].to_numpy(), merged["score"].to_numpy()))
     return out

@@ -50,7 +50,7 @@ from analysis_lib.search_arena.schema import (
     WINNERS,
 )
 from analysis_lib.search_arena.simulate.conversations import simulate_release
-from analysis_lib.search_arena.system_config import STYLE_FIELD
+from analysis_lib.search_arena.system_config import CONFIG_FIELD, STYLE_FIELD
 
 if TYPE_CHECKING:
     from polars._typing import PolarsDataType
@@ -83,7 +83,7 @@ OPTIONAL_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 #: Fields a release may lack (earlier exports, other arenas in the schema): without one, the analyses that need it
 #: do not run and say so; every other analysis runs. Columns, then ``system_{a,b}_metadata`` fields.
-OPTIONAL_FIELDS: tuple[str, ...] = (*OPTIONAL_COLUMNS, "timestamp", "judge", STYLE_FIELD)
+OPTIONAL_FIELDS: tuple[str, ...] = (*OPTIONAL_COLUMNS, "timestamp", "judge", STYLE_FIELD, CONFIG_FIELD)
 #: Every raw column the loader may use; other columns (``formatted_messages`` lives inside the metadata
 #: structs, but whole extra columns of a release) are not read from disk.
 READ_COLUMNS = frozenset(
@@ -304,7 +304,7 @@ def absent_fields(raw: pl.DataFrame) -> list[str]:
     """The :data:`OPTIONAL_FIELDS` the raw release lacks (a metadata field counts as absent when either side's
     struct lacks it)."""
     absent = [c for c in (*OPTIONAL_COLUMNS, "timestamp", "judge") if c not in raw.columns]
-    for name in (STYLE_FIELD,):
+    for name in (STYLE_FIELD, CONFIG_FIELD):
         sides = [raw.schema.get(f"system_{s}_metadata") for s in SIDES]
         if not all(isinstance(m, pl.Struct) and name in {f.name for f in m.fields} for m in sides):
             absent.append(name)

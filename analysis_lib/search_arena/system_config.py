@@ -44,6 +44,8 @@ CONFIG_FIELDS: dict[str, tuple[str, ...]] = {
     "user_location": ("llm_config", "params", "web_search_options", "user_location", "type"),
 }
 STYLE_FIELD = "citation_format_standardized"
+#: The metadata field holding the API model and its parameters (the first step of every :data:`CONFIG_FIELDS` path).
+CONFIG_FIELD = "llm_config"
 
 
 def _walk(dtype: PolarsDataType, path: tuple[str, ...], where: str) -> PolarsDataType | None:

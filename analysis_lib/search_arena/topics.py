@@ -16,12 +16,13 @@ embeds with the offline encoder instead, says so in one log line and returns the
 for the page. Endpoint requests are sized so that each reply fits the LLM layer's reply cap
 (:meth:`analysis_lib.llm.LLMClient.embed`), and each request's vectors are cached as they arrive.
 
-Embeddings are cached on disk per model name and text (sha256 of the text; :mod:`.embedding_cache`, which chapters
-running at once share safely), so a rerun embeds nothing. Topic names come from the LLM
-layer when it can answer (or has the answer cached); otherwise a topic is named by its top keywords: c-TF-IDF
-candidates re-ranked by embedding similarity to the topic (BERTopic's KeyBERTInspired, then maximal marginal
-relevance; :func:`fit_topics` states it). HDBSCAN leaves some prompts unclustered: they form topic ``-1``
-("Unclustered"), kept in the tables so shares add up to one.
+Embeddings are cached on disk per source and text (sha256 of the text; :mod:`.embedding_cache`, which chapters
+running at once share safely; an endpoint's vectors keyed by its identity, the model and the dimension, as the LLM
+layer keys chat replies), so a rerun embeds nothing and no endpoint's vectors stand in for another's. Topic names
+come from the LLM layer when it can answer (or has the answer cached); otherwise a topic is named by its top
+keywords: c-TF-IDF candidates re-ranked by embedding similarity to the topic (BERTopic's KeyBERTInspired, then
+maximal marginal relevance; :func:`fit_topics` states it). HDBSCAN leaves some prompts unclustered: they form topic
+``-1`` ("Unclustered"), kept in the tables so shares add up to one.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import polars as pl
 from analysis_lib.extras import require
 from analysis_lib.llm import LLMClient, LLMRequestError, Step, Task, clip_text, fill, load_prompt
 from analysis_lib.search_arena import encoder
-from analysis_lib.search_arena.embedding_cache import open_cache, text_hash
+from analysis_lib.search_arena.embedding_cache import EmbeddingCache, open_cache, text_hash
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,8 @@ OUTLIER_LABEL = "Unclustered"
 Representation = Literal["keybert", "c-tf-idf"]
 #: Weight λ of redundancy in the maximal-marginal-relevance pick of topic keywords (0: relevance only).
 MMR_DIVERSITY = 0.5
+#: Candidate words per topic that KeyBERTInspired embeds and re-ranks (BERTopic's default).
+KEYWORD_CANDIDATES = 100
 
 
 def default_cache_dir() -> Path:
@@ -91,12 +94,14 @@ def embed_texts(
     batch_size: int = 16,
     progress: bool = False,
     precision: encoder.Precision = "auto",
+    dimensions: int | None = None,
 ) -> np.ndarray:
-    """Unit-normalised embeddings of ``texts`` (float32, one row per text), cached per model and text. The offline
-    encoder runs at ``precision`` (:func:`.encoder.resolve_precision`; the cache keeps each precision apart)."""
+    """Unit-normalised embeddings of ``texts`` (float32, one row per text), cached per source and text
+    (:func:`embedding_cache`). The offline encoder runs at ``precision`` (:func:`.encoder.resolve_precision`; the
+    cache keeps each precision apart); an endpoint model is asked for ``dimensions`` values a text (None: the
+    model's own)."""
     embedding = resolve_embedding(embedding, client)
-    model = encoder.model_key(precision) if embedding == "offline" else embedding
-    cache = open_cache(cache_dir or default_cache_dir(), model)
+    cache = embedding_cache(embedding, client, cache_dir, precision=precision, dimensions=dimensions)
     hashes = [text_hash(t) for t in texts]
     rows = cache.lookup(hashes)
     missing: dict[str, str] = {}
@@ -105,14 +110,14 @@ def embed_texts(
             missing[h] = t
     if missing:
         todo = list(missing.values())
-        log.info("embedding %d texts with %s", len(todo), model)
+        log.info("embedding %d texts with %s", len(todo), cache.model)
         if embedding == "offline":
             cache.add(list(missing), encoder.encode(todo, precision, batch_size=batch_size, progress=progress))
         else:
             if client is None or not client.available:
                 raise RuntimeError(
                     f"embedding {embedding!r} needs an LLM endpoint (OPENAI_BASE_URL / OPENAI_API_KEY) and "
-                    f"{len(todo)} texts are not in the embedding cache; use embedding='offline'"
+                    f"{len(todo)} texts are not in the embedding cache of this endpoint; use embedding='offline'"
                 )
             # endpoint models take at most ~8k tokens per input: long pasted documents are cut (the cache key
             # stays the hash of the full text); vectors are cached as they arrive, every CACHE_FLUSH_ROWS rows
@@ -123,7 +128,7 @@ def embed_texts(
             def flush() -> None:
                 for start, vecs in held:
                     vecs = vecs / np.linalg.norm(vecs, axis=1, keepdims=True).clip(1e-12)
-                    cache.add(keys[start : start + len(vecs)], vecs)
+                    cache.add(keys[start : start + len(vecs)], vecs, vector_bytes=client.embed_vector_bytes)
                 held.clear()
 
             def keep(start: int, vecs: np.ndarray) -> None:
@@ -132,12 +137,25 @@ def embed_texts(
                     flush()
 
             try:
-                client.embed([t[:MAX_EMBED_CHARS] for t in todo], model=embedding, on_chunk=keep)
+                client.embed([t[:MAX_EMBED_CHARS] for t in todo], model=embedding, on_chunk=keep,
+                             dimensions=dimensions, vector_bytes=cache.vector_bytes)
             finally:
                 flush()
         rows = cache.lookup(hashes)
     assert cache.vectors is not None
     return cache.vectors[np.asarray(rows, dtype=np.int64)]
+
+
+def embedding_cache(embedding: str, client: LLMClient | None = None, cache_dir: str | Path | None = None, *,
+                    precision: encoder.Precision = "auto", dimensions: int | None = None) -> EmbeddingCache:
+    """The cache :func:`embed_texts` reads for ``embedding`` (resolved: ``"offline"`` or an endpoint model):
+    the offline encoder's at ``precision`` (:func:`.encoder.model_key`), or the endpoint model's on ``client``'s
+    endpoint (:attr:`~analysis_lib.llm.LLMClient.endpoint_id`; none without a client) with ``dimensions``
+    (:func:`.embedding_cache.source_key`): one endpoint's vectors are never read for another's."""
+    folder = cache_dir or default_cache_dir()
+    if embedding == "offline":
+        return open_cache(folder, encoder.model_key(precision))
+    return open_cache(folder, embedding, client.endpoint_id if client is not None else "", dimensions)
 
 
 class Embedded(NamedTuple):
@@ -340,7 +358,7 @@ def fit_topics(
         embedder = _cached_embedder(embedding, client, cache_dir, known=dict(zip(counted, embeddings)),
                                     precision=precision)
         represent = [representations.KeyBERTInspired(top_n_words=max(top_n_words, 10), nr_repr_docs=10,
-                                                     random_state=seed),
+                                                     nr_candidate_words=KEYWORD_CANDIDATES, random_state=seed),
                      representations.MaximalMarginalRelevance(diversity=MMR_DIVERSITY, top_n_words=top_n_words)]
     # UMAP runs outside BERTopic (exact neighbours, see reduce_dimensions); BERTopic gets its output back
     # from _Precomputed and keeps the full embeddings for the keyword representation.

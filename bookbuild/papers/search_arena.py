@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
-from analysis_lib.search_arena import describe, intents, prompt_sets
+from analysis_lib.search_arena import describe, intents, prompt_sets, topics
 from analysis_lib.search_arena.cross_arena.appendix_f import F1_COLUMNS, FactSynthTranscription
 from analysis_lib.search_arena.cross_arena.votes import TieShareComparison
 from bookbuild import fieldpath, markup, paper_values
-from bookbuild.recorder import NotRun
+from bookbuild.recorder import NotRun, llm_source
 from bookbuild.sections import Table
 
 # ----------------------------------------------------------------------------------------------- shared
@@ -98,6 +98,37 @@ NO_EXTERNAL = "neither CORAL nor WildChat loaded (nothing to compare with)"
 KAPPA_NOTE = "n={n}; LLM labels ({model})"
 MODELS_NOTE = "models: propose {models[propose]}, reduce {models[reduce]}, rank {models[rank]}"
 TOP_NOTE = "ours: {property}"
+
+
+class TopicEvidence(NamedTuple):
+    """What SA-B4's topic numbers rest on (:func:`b4_evidence`): their data kind and, for ``llm``, the source named
+    beside them (:func:`~bookbuild.evidence.llm_source`), and the embedding as the settings note names it."""
+
+    data: str
+    llm: str | None
+    embedding: str
+
+
+def b4_evidence(embedded: topics.Embedded, precision: str) -> TopicEvidence:
+    """SA-B4: the topics of the endpoint's embeddings are LLM output naming ``model @ endpoint (embeddings)``; those
+    of the offline encoder rest on the real mirrored prompts. A fallback to the offline encoder says why, and how to
+    ask for the endpoint's embeddings once it serves them (a rebuild with ``--force``: the rebuild key does not see
+    an endpoint's new models)."""
+    label = topics.embedding_label(embedded.embedding, precision)  # type: ignore[arg-type]
+    if embedded.fallback:
+        label += f" ({embedded.fallback}; once the endpoint serves them, rebuild with --force)"
+    if embedded.embedding == "offline":
+        return TopicEvidence("real", None, label)
+    return TopicEvidence("llm", llm_source(embedded.embedding, "embeddings"), label)
+
+
+def topic_namer(topic_table: pl.DataFrame, model: str) -> str:
+    """Who wrote the topic names, when an LLM did: ``LLM output: <model> @ <endpoint> (chat)`` (and that the rest
+    are named by their keywords, if any); ``""`` when every name comes from the keywords."""
+    sources = set(topic_table.filter(pl.col("topic") >= 0)["label_source"].to_list())
+    if "llm" not in sources:
+        return ""
+    return f"LLM output: {llm_source(model)}" + ("; the others by their keywords" if "keywords" in sources else "")
 
 
 def run_notes(analysis_id: str, result: Any, templates: Mapping[str, str]) -> dict[str, str]:

@@ -73,8 +73,9 @@ def x_tables(rounds: pl.DataFrame | None) -> list[Table]:
 
 
 def x_notes(client: llm.LLMClient, prompts: PromptSet | None, agents: list[str], examiner_model: str) -> list[str]:
-    """Who examined, who played, and where the prompts came from (none when DR-X did not run)."""
+    """Who examined, who played, where the prompts came from, and the chapter's LLM usage line (none when DR-X
+    did not run)."""
     if prompts is None:
         return []
     return [f"Examiner `{examiner_model or client.model}`, agents {', '.join(f'`{a}`' for a in agents)}; prompts: "
-            f"{prompts.source}."]
+            f"{prompts.source}.", f"LLM usage of this chapter: {client.total_stats.summary()}."]

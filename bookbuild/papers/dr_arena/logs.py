@@ -38,8 +38,8 @@ ALPHA = 0.05
 RIDGE_SHARE_WARN = 0.025
 #: The paper's named pairs of Fig 5 (§5.1).
 FIG5_PAIRS = "dr_arena_fig5_named_pairs"
-RUBRIC_REASON = ("needs the LLM Examiner judging the same answers without its checklists (DR-X with an endpoint); "
-                 "not part of the offline build")
+RUBRIC_REASON = ("needs the LLM Examiner judging the same answers without its checklists: an ablation no chapter "
+                 "runs (DR-X judges with them), with an endpoint or without")
 
 
 def logs_detail(logs: MatchSource) -> str:

@@ -136,10 +136,11 @@ def query_limit(limit: int | None, kind: str) -> int | None:
     return limit if limit is not None else (SIMULATED_QUERY_BATTLES if kind == "simulated" else None)
 
 
-def query_classes(classified: pl.DataFrame, population: int, kind: str, model: str) -> Outcome:
+def query_classes(classified: pl.DataFrame, population: int, kind: str) -> Outcome:
     """NG-Q: battles per class (:func:`nuggets.llm_analyses.class_counts`) of the ``classified`` battles
-    (:func:`nuggets.llm_analyses.classify_queries`) among ``population`` with a query, rated by ``model`` (named in
-    the note when the queries are simulated, ``kind``)."""
+    (:func:`nuggets.llm_analyses.classify_queries`) among ``population`` with a query. The counts are LLM output
+    whatever the queries (the chapter records them as ``llm``, naming the model and the endpoint beside them);
+    the note says when the queries are the simulator's (``kind``)."""
     if classified.height == 0:
         return Outcome(None, NO_QUERIES, {})
     ok = classified.filter(pl.col("status") == "ok")
@@ -148,8 +149,8 @@ def query_classes(classified: pl.DataFrame, population: int, kind: str, model: s
     unclassified = int((ok["classes"].list.len() == 0).sum())
     drawn = f" (a random {classified.height:,} of {population:,})" if classified.height < population else ""
     note = f"{ok.height:,} of {classified.height:,} battles rated{drawn}; {unclassified:,} with no rating of 7 or more"
-    if kind == "simulated":  # an llm row names its model beside the number; a simulated one says it here
-        note += f"; LLM ratings ({model})"
+    if kind == "simulated":
+        note += "; ratings of the simulator's queries"
     counts = llm_analyses.class_counts(classified)
     return Outcome(counts, "", notes_at("NG-Q", {f"[query_class={c}]": note for c in counts["query_class"]}))
 
