@@ -183,7 +183,7 @@ def _section(judged, report, support_path, results_dir):
 
     recs = ae.parse_records(judged, "judged")
     support = ae.records.load_support_results(support_path) if support_path.is_file() else None
-    data = AnswerData(recs, ae.records_to_answers(recs, support), "real", "test records", support, judging=report)
+    data = AnswerData(recs, ae.records_to_answers(recs, support), "real", support, judging=report)
     card, thresholds = pl.read_csv(published("aee_figure8_scorecard")), ae.load_thresholds()
     metrics = data.metrics()
     long = ae.bootstrap_scorecard(metrics, rounds=20, seed=0, convention=data.convention)

@@ -12,7 +12,7 @@ import polars as pl
 
 from analysis_lib import fetch, paths
 from analysis_lib.fetch import published
-from analysis_lib.llm import LLMClient
+from analysis_lib.llm import LLMClient, RunStats
 from analysis_lib.reading import read_text
 
 from .batch import batch_metrics, pack_answers
@@ -38,16 +38,19 @@ from .simulate.answers import SimulatedAnswers, simulate_answers
 class AnswerData:
     """Records, their conversion to matrices, and where they came from (``kind``: ``"real"`` or
     ``"simulated"``; ``simulation`` holds the planted profiles on the simulator). ``convention`` is the one the
-    records were converted under (:mod:`.conventions`); :meth:`metrics` uses it."""
+    records were converted under (:mod:`.conventions`); :meth:`metrics` uses it. ``support_file``: the name of the
+    support judgements read beside the records (empty: none); ``judging`` and ``llm_stats``: what this load judged
+    through the LLM layer and what it sent (None: nothing judged)."""
 
     records: list[AnswerRecord]
     converted: ConvertedAnswers
     kind: str
-    detail: str
     support: pl.DataFrame | None = None
     simulation: SimulatedAnswers | None = None
     judging: JudgeReport | None = None
     convention: Convention = DEFAULT_CONVENTION
+    support_file: str = ""
+    llm_stats: RunStats | None = None
 
     def metrics(self, necessity: NecessityMethod | None = None) -> pl.DataFrame:
         """Per-answer metrics (fractions) under :attr:`convention` with ``id, engine, query_type`` columns,
@@ -123,7 +126,7 @@ def load_answers(answer_records: str | Path = "", *, support_results: str | Path
         records = parse_records(raw, str(path))  # validate before any request
         sup_path = Path(support_results) if support_results else sibling_support_path(path)
         given = load_support_results(sup_path) if (support_results or sup_path.is_file()) else None
-        support, judging = given, None
+        support, judging, stats = given, None, None
         if _unjudged(raw):
             client = LLMClient(cache_dir=Path(cache_dir) / "llm" if cache_dir else None)
             support_text = (read_text(sup_path, "support results", "jsonl", max_bytes=MAX_SUPPORT_BYTES)
@@ -133,20 +136,13 @@ def load_answers(answer_records: str | Path = "", *, support_results: str | Path
             raw, judging = judge_records(raw, client, out, known=given, scrape_rule=scrape_rule or "nonempty")
             records = parse_records(raw, str(path))
             support = merge_support(given, load_support_results(out) if out.is_file() else None)
+            stats = client.total_stats
         conv = records_to_answers(records, support, convention=convention, scrape_rule=scrape_rule)
-        detail = (f"{len(records):,} answer records from `{path.name}`"
-                  + (f", support judgements from `{sup_path.name}`" if given is not None else "")
-                  + f". {conv.summary()}."
-                  + (" Judged in this build: " + "; ".join(f"{r['step']} {r['ok']}/{r['items']} ok"
-                                                           for r in judging.rows)
-                     + f". LLM usage: {client.total_stats.summary()}." if judging else ""))
-        return AnswerData(records, conv, fetch.provenance(path), detail, support, judging=judging,
-                          convention=convention)
+        return AnswerData(records, conv, fetch.provenance(path), support, judging=judging, convention=convention,
+                          support_file=sup_path.name if given is not None else "",
+                          llm_stats=stats)
     card = pl.read_csv(published("aee_figure8_scorecard"))
     sim = simulate_answers(card, seed=seed)
     records = parse_records(sim.records, "answer simulator")
     conv = records_to_answers(records, convention=convention, scrape_rule=scrape_rule)
-    detail = (f"{len(records):,} simulated answers (3 engines × 303 queries) whose citation, support, stance and "
-              f"confidence behaviour is planted from the published Fig 8 values; no real answer is used. "
-              f"{conv.summary()}.")
-    return AnswerData(records, conv, "simulated", detail, None, sim, convention=convention)
+    return AnswerData(records, conv, "simulated", None, sim, convention=convention)

@@ -14,6 +14,7 @@ paper's value drawn on a figure, the data kinds and the not-run reasons.
 from .answers import (
     PAPER_ENGINES,
     Recorded,
+    answers_detail,
     engine_names,
     f8b_record,
     number_kind,
@@ -25,7 +26,7 @@ from .scorecard import f8_recomputed_section, f8_record, m_result, most_metrics_
 from .study import f6_table, t1_result, t1_table, t5_table, t34_table
 
 __all__ = [
-    "PAPER_ENGINES", "Recorded", "engine_names", "f6_table", "f8_record", "f8_recomputed_section", "f8b_record",
-    "m_result", "most_metrics_claim", "number_kind", "p_record", "p_tables", "paper_strongly_confident", "t1_result",
-    "t1_table", "t34_table", "t5_table",
+    "PAPER_ENGINES", "Recorded", "answers_detail", "engine_names", "f6_table", "f8_record", "f8_recomputed_section",
+    "f8b_record", "m_result", "most_metrics_claim", "number_kind", "p_record", "p_tables", "paper_strongly_confident",
+    "t1_result", "t1_table", "t34_table", "t5_table",
 ]

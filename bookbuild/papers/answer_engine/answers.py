@@ -43,6 +43,22 @@ class Recorded(NamedTuple):
     reason: str = ""
 
 
+def answers_detail(answers: AnswerData) -> str:
+    """The data banner's sentence on the answers: the records read (and the support judgements beside them), how
+    they converted, what this build judged and sent; or the simulated answers."""
+    if answers.kind == "simulated":
+        return (f"{len(answers.records):,} simulated answers (3 engines × 303 queries) whose citation, support, "
+                "stance and confidence behaviour is planted from the published Fig 8 values; no real answer is "
+                f"used. {answers.converted.summary()}.")
+    judged = answers.judging
+    return (f"{len(answers.records):,} answer records"
+            + (f", support judgements from `{answers.support_file}`" if answers.support_file else "")
+            + f". {answers.converted.summary()}."
+            + (" Judged in this build: " + "; ".join(f"{r['step']} {r['ok']}/{r['items']} ok" for r in judged.rows)
+               + (f". LLM usage: {answers.llm_stats.summary()}." if answers.llm_stats is not None else ".")
+               if judged else ""))
+
+
 def engine_names(engines: list[str]) -> dict[str, str]:
     """Data id → the paper's name (unknown engines keep their id)."""
     return {e: display_name(e) for e in engines}
