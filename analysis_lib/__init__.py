@@ -13,8 +13,8 @@ one line per module, is in ``book/library.md`` (a test keeps it complete):
   figures and simulators.
 
 ``import analysis_lib`` imports none of them: a submodule loads on first use (``analysis_lib.ranking``,
-PEP 562), so the core install (``pip install analysis_lib``) works without the optional extras. The book
-(runner, recorder, status page) is the separate package ``bookbuild``.
+PEP 562), so the core install (``pip install analysis_lib``) works without the optional extras. The library
+computes on whatever data it is given and knows nothing of the papers' values or of any book built on it.
 """
 
 from __future__ import annotations

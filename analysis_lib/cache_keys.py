@@ -20,8 +20,8 @@ except where the key's own inputs changed with it:
 - the release loader (``analysis_lib.search_arena.loader``): ``digest({source, match, code})[:24]``, where
   ``code`` is the digest of the reader's files by name; keyed before as a "|"-joined string, so an old file is a
   miss (never a wrong hit: no JSON text is such a string), and the loader's own bytes are part of the key anyway;
-- the book's rebuild keys (``bookbuild.keys.notebook_key``): ``digest({notebook, parameters, inputs, ...})``,
-  hashed before with ``json.dumps``' default spaced separators: an old key is a miss and is computed once more.
+- a build's rebuild keys of its notebooks: ``digest({notebook, parameters, inputs, ...})``, hashed before with
+  ``json.dumps``' default spaced separators: an old key is a miss and is computed once more.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from typing import Literal
 
 from analysis_lib import paths
 
-# pooch imports tqdm.auto, which in a Jupyter kernel without ipywidgets (the book's chapters) warns "IProgress not
+# pooch imports tqdm.auto, which in a Jupyter kernel without ipywidgets (a notebook's) warns "IProgress not
 # found" on stderr, with the installation's path; the plain text bar is what runs there: the warning goes to the log
 with warnings.catch_warnings(record=True) as _import_warnings:
     warnings.simplefilter("always")
@@ -213,7 +213,7 @@ def fetch(
                     f"{entry.sha256}. The mirror is stale or corrupt: replace it from {entry.url}, or unset "
                     f"${MIRROR_ENV} to download."
                 )
-            # a name of this process's own, then a rename: chapters of one build fetching it at once never clash
+            # a name of this process's own, then a rename: processes fetching it at once never clash
             paths.atomic_write(target, lambda tmp: shutil.copyfile(candidate, tmp))
             log.info("%s: seeded cache from mirror %s", data_id, candidate)
             return target

@@ -94,6 +94,15 @@ def test_the_library_holds_no_chapter_module():
     assert found == []
 
 
+def test_the_library_speaks_of_analyses_not_of_the_books_pages():
+    """The library knows no chapter and names no book module, even as a string (a ``module:function`` default
+    the import checks cannot see): its code, docstrings and comments speak of analyses, notebooks and processes."""
+    found = [f"{p.relative_to(ROOT)}:{i}" for p in _library_files()
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if "chapter" in line.lower() or "bookbuild" in line]
+    assert found == []
+
+
 def _all_assignments(init: Path) -> list[int]:
     """Lines that bind or extend ``__all__`` anywhere in the module."""
     lines = []

@@ -19,8 +19,6 @@ agreement with human labels, the usability study's tables, and the simulators th
   (:mod:`.usability`), Fig 6 as Table 3 implies it (:mod:`.implied`);
 - figures (:mod:`.plots`, :mod:`.plots_study`);
 - simulators (:mod:`.simulate`): :func:`simulate_answers`, :func:`simulate_labels`.
-
-What the book records against the paper is in :mod:`bookbuild.papers.answer_engine`.
 """
 
 from .agreement import (

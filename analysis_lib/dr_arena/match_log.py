@@ -32,7 +32,7 @@ field               type          meaning
 and field of the first bad value; agent names are compared after :func:`~analysis_lib.reading.name_key`;
 :func:`matches` reduces rounds to one row per match;
 :func:`score_contradictions` lists rounds whose scores contradict their verdict (reported by
-:func:`validate_match_logs` in the log, not refused: the chapter decides a match by its final scores).
+:func:`validate_match_logs` in the log, not refused: a match is decided by its final scores).
 """
 
 from __future__ import annotations
@@ -199,7 +199,7 @@ def score_contradictions(rounds: pl.DataFrame) -> pl.DataFrame:
 
 
 def skipped_files(path: str | Path) -> list[str]:
-    """Entries under a match-log folder that are not read (``"name: why"``), for the chapter to report."""
+    """Entries under a match-log folder that are not read (``"name: why"``), for the caller to report."""
     return log_files(path)[1]
 
 
@@ -213,7 +213,7 @@ def validate_match_logs(path: str | Path) -> int:
         if bad.height:
             first = bad.row(0, named=True)
             log.warning("%s: %d round(s) whose scores contradict their verdict (first: match %s, round %d, %s with "
-                        "a score-gap change of %+g); the chapter decides matches by the final scores",
+                        "a score-gap change of %+g); matches are decided by the final scores",
                         Path(path).name, bad.height, quote(first["match_id"]), first["round"], first["verdict"],
                         first["change"])
         return rounds.height

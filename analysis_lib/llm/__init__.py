@@ -5,7 +5,7 @@ DR-Arena and answer-engine steps) declare a :class:`Task` — how to turn an inp
 read the reply, and the JSON schema the reply must satisfy — and run it over many inputs with
 :meth:`LLMClient.run`, which returns a polars frame with the parsed fields plus ``status`` (``ok`` / ``failed`` /
 ``not run``), ``error`` and ``cached``. A :class:`Step` is one analysis's task and items, built by a function next
-to the task, so the chapter and the estimate (:mod:`analysis_lib.llm.estimate`) see the same requests.
+to the task, so the run and the estimate (:mod:`analysis_lib.llm.estimate`) see the same requests.
 
 The package, one job per module:
 
@@ -26,7 +26,7 @@ Configuration comes from the environment only, never from notebook parameters:
   client, printed, logged, or written to the cache or a batch file.
 - ``ANALYSIS_LLM_MODEL``: default model (``gpt-4.1``, the paper's, when unset).
 - ``ANALYSIS_LLM_MODE``: ``live`` (default) or ``batch`` (the Batch API: half the price, a 24-hour window).
-- ``ANALYSIS_LLM_MAX_REQUESTS``: the request budget of one client (one chapter of the book): live requests,
+- ``ANALYSIS_LLM_MAX_REQUESTS``: the request budget of one client (one notebook of a build): live requests,
   re-asks and batch lines together. Items it does not cover are "not run" with that reason; nothing is sent
   past it.
 - ``ANALYSIS_LLM_BATCH_POLL`` / ``ANALYSIS_LLM_BATCH_WAIT``: seconds between polls of a batch (30) and how long

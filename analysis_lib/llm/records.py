@@ -173,7 +173,7 @@ class ResultCache:
     def put(self, key: str, record: Mapping[str, Any], alias: str | None = None) -> None:
         text = json.dumps(record, ensure_ascii=False, indent=1)
         for path in [self.path(key)] + ([self.alias_path(alias)] if alias else []):
-            # per process and thread: the chapters of a build (processes) and a step's workers (threads) share it
+            # per process and thread: the notebooks of a build (processes) and a step's workers (threads) share it
             paths.atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
     def alias_path(self, alias: str) -> Path:

@@ -2,7 +2,7 @@
 
 Configuration comes from the environment only, never from notebook parameters (the module doc of
 :mod:`analysis_lib.llm` lists every variable). :func:`identity` says what LLM results depend on besides their
-inputs (the book runner keys its LLM chapters on it); :func:`safe_url` makes an endpoint printable.
+inputs (a build keys its LLM steps on it); :func:`safe_url` makes an endpoint printable.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
 
 def identity() -> dict[str, Any]:
     """What LLM results depend on besides their inputs, from the environment: the endpoint
-    (:func:`safe_url`, never a secret), the model and offline mode. The book runner keys LLM chapters on it.
+    (:func:`safe_url`, never a secret), the model and offline mode. A build keys its LLM steps on it.
     The mode (live or batch) is not part of it: both fill the same cache with the same answers."""
     client_url = os.environ.get(BASE_URL_ENV) or (OPENAI_API_URL if os.environ.get(API_KEY_ENV) else None)
     return {"endpoint": safe_url(client_url), "model": os.environ.get(MODEL_ENV) or DEFAULT_MODEL,

@@ -4,8 +4,8 @@
 :func:`load_prompt` reads a verbatim template from ``resources/prompts/``; :func:`fill` replaces its
 ``{name}`` placeholders; a :class:`Task` says how to build the chat messages for one input, how to read the
 reply (:func:`parse_json` by default) and the JSON schema the reply must satisfy. A :class:`Step` is one
-analysis's requests: a task and the items it runs on, built from a chapter's inputs by a builder next to the
-task (e.g. :func:`analysis_lib.search_arena.intents.intent_step`), so the chapter and the cost estimate
+analysis's requests: a task and the items it runs on, built from an analysis's inputs by a builder next to the
+task (e.g. :func:`analysis_lib.search_arena.intents.intent_step`), so the run and the cost estimate
 (:mod:`analysis_lib.llm.estimate`) send and count the same requests.
 """
 
@@ -131,7 +131,7 @@ class Task:
 class Step:
     """One LLM step of an analysis: the ``task`` run over ``items`` with ``model`` (``None``: the client's).
 
-    A chapter runs it with ``client.run(step.task, step.items, model=step.model)``; the estimate counts its
+    An analysis runs it with ``client.run(step.task, step.items, model=step.model)``; the estimate counts its
     requests and prompt tokens without sending anything. A stage whose inputs are earlier replies (the reduce
     and rank stages of describing differences, DR-Arena's later turns) cannot be built before those replies
     exist: it has no items and ``at_most`` bounds its requests instead. ``analysis`` is the catalogue id

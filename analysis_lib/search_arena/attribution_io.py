@@ -13,11 +13,11 @@ fails with one line instead of becoming a silent value: a negative count (which 
 :class:`~analysis_lib.reading.DataValidationError` naming the file, the line (JSON lines) or row (parquet), the
 field and what was expected. The file is read by the one safe reader, :mod:`analysis_lib.reading` (regular,
 non-empty, bounded; UTF-8, JSON, nesting depth), each record checked as a release record too. A record with a count
-missing or null is not an error: it is counted (:attr:`AttributionCheck.n_unlabelled`), and the chapter reports
+missing or null is not an error: it is counted (:attr:`AttributionCheck.n_unlabelled`), and the caller reports
 it, because :func:`analysis_lib.search_arena.bt.attribution_battles` leaves such records out; a file where no
 record has all six counts is refused.
 
-:func:`load_attribution` is what chapter 04 calls: the simulated subset for ``"sample"`` / ``"sample:N"``, else the
+:func:`load_attribution` is what SA-F6R reads: the simulated subset for ``"sample"`` / ``"sample:N"``, else the
 validated file read by :func:`analysis_lib.search_arena.loader.load_battles`.
 """
 
@@ -183,7 +183,7 @@ def validate_attribution(path: str | Path) -> AttributionCheck:
 
 @dataclass(frozen=True)
 class AttributionSubset:
-    """The subset as the chapter uses it: the tidy battles, ``"simulated"`` or ``"real"``, the planted truth of
+    """The subset as SA-F6R uses it: the tidy battles, ``"simulated"`` or ``"real"``, the planted truth of
     a simulated subset (else ``None``) and the check of a file (else ``None``)."""
 
     tidy: pl.DataFrame

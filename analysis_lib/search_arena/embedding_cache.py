@@ -7,7 +7,7 @@ one server's vectors are never used for another's; the offline encoder (no endpo
 ``index.json`` also keeps the JSON bytes of one vector in the endpoint's replies (``vector_bytes``), from which
 the estimate sizes the requests of a later run (:func:`analysis_lib.llm.client.embed_requests`).
 
-Processes sharing a folder (the chapters of one build: prompts in chapter 02, nuggets in chapter 07) read and write
+Processes sharing a folder (the notebooks of one build: the prompts of SA-B4, the nuggets of NG-T2) read and write
 it under an exclusive lock on ``<folder>/.lock`` (``filelock``). A writer first reads the rows others added since it
 last looked, appends its own and replaces both files (each by a rename), so no process's rows are lost and no
 reader pairs one writer's vectors with another's index.

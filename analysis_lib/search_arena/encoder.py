@@ -9,7 +9,7 @@ The encoder is loaded once per process (sentence-transformers, Hugging Face hub 
 
 ``"auto"`` (the default) picks ``"bfloat16"`` where the processor computes it natively (x86 ``avx512_bf16`` or
 ``amx_bf16``, read from ``/proc/cpuinfo``) and ``"float32"`` elsewhere, where emulated bfloat16 would be slower.
-On the 4,747 real English prompts of chapter 02 the two agree to a cosine of at least 0.9999 per prompt and share
+On the 4,747 real English prompts of SA-B4 the two agree to a cosine of at least 0.9999 per prompt and share
 99.4% of each prompt's 15 nearest neighbours, while bfloat16 embeds them in half the time on two cores (21.9 s
 against 45.4 s; ``benchmarks/bench_encoder.py`` measures both side by side). Clusterings built on the vectors (UMAP,
 HDBSCAN) are not stable under such perturbations (54 topics from float32, 57 from bfloat16, the same seed), so the

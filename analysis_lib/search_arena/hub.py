@@ -99,7 +99,7 @@ def is_pinned(source: object) -> bool:
 
 @contextmanager
 def _quiet(*modules: Any) -> Iterator[None]:
-    """No progress bars from ``datasets`` / ``huggingface_hub`` (a chapter's kernel would print them into the
+    """No progress bars from ``datasets`` / ``huggingface_hub`` (a notebook's kernel would print them into the
     page); each module's setting is put back afterwards."""
     off = [m for m in modules if not m.are_progress_bars_disabled()]
     for m in off:

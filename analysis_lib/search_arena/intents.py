@@ -123,7 +123,7 @@ def intent_task(max_tokens: int = 1000) -> Task:
 
 def intent_step(prompts: Sequence[str], *, model: str | None = None, analysis: str = "SA-B5") -> Step:
     """The requests :func:`classify_intents` sends for ``prompts`` (one per prompt), for the estimate and the
-    chapter alike; at release scale, the 24k release's 32,884 user turns."""
+    run alike; at release scale, the 24k release's 32,884 user turns."""
     return Step(analysis, intent_task(), list(prompts), model)
 
 

@@ -292,16 +292,16 @@ def load_battles_report(
 
     With ``cache_dir``, the tidy frame of a simulator or file source is cached as parquet, keyed by the
     source's identity (a file's sha256, or ``sample:N`` and seed), ``match`` and the library's version
-    of this module and the simulator, so every chapter of a build reuses one derivation; a simulated release is
+    of this module and the simulator, so every process of a build reuses one derivation; a simulated release is
     kept too (:func:`read_release` reads it back). Files are written under a temporary name and renamed, so
-    chapters running at once never read a half-written one.
+    processes running at once never read a half-written one.
     """
     key = _cache_key(source, seed, match) if cache_dir is not None else None
     if key is None:
         return _derive_release(source, seed, match, None, max_bytes)
     cached = Path(cache_dir) / "battles" / f"{key}.parquet"  # type: ignore[arg-type]
     report_path = cached.with_suffix(".report.json")
-    with _one_writer(cached):  # chapters starting at once: the first derives it, the others wait and read it
+    with _one_writer(cached):  # processes starting at once: the first derives it, the others wait and read it
         if cached.exists() and report_path.exists():
             return pl.read_parquet(cached), LoadReport(**json.loads(report_path.read_text()))
         tidy, report = _derive_release(source, seed, match, cache_dir, max_bytes)
@@ -350,7 +350,7 @@ def read_release(
 
 
 def _one_writer(path: Path) -> FileLock:
-    """An exclusive lock on ``<path>.lock``: of the processes making the same cache file at once (chapters of one
+    """An exclusive lock on ``<path>.lock``: of the processes making the same cache file at once (notebooks of one
     build), one makes it and the others wait, then read it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     return FileLock(path.with_name(path.name + ".lock"))

@@ -62,7 +62,7 @@ RELEASE = "a Search Arena release"
 _MESSAGES = pl.List(pl.Struct({"content": pl.String, "role": pl.String}))
 _TRACE = pl.List(pl.List(pl.List(pl.String)))
 
-#: Raw columns every chapter needs, with the dtype the loader expects (nested struct fields it reads are checked
+#: Raw columns every analysis needs, with the dtype the loader expects (nested struct fields it reads are checked
 #: too): a release without one of them is refused.
 REQUIRED_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
     "model_a": pl.String,

@@ -1,7 +1,7 @@
 """Search Arena schema vocabulary: the values and column names the release uses, defined once.
 
 It imports only the vote vocabulary of :mod:`analysis_lib.ranking.votes` (which imports nothing from the paper
-packages), so the loader, the simulator and the chapters can share it without import cycles.
+packages), so the loader, the simulator and the analyses can share it without import cycles.
 
 - :data:`WINNERS`: the values of the release's ``winner`` column (null = no vote), also by name:
   :data:`MODEL_A`, :data:`MODEL_B`, :data:`TIE`, :data:`BOTH_BAD`. They are LMArena's labels, defined once in

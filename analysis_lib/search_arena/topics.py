@@ -16,7 +16,7 @@ embeds with the offline encoder instead, says so in one log line and returns the
 for the page. Endpoint requests are sized so that each reply fits the LLM layer's reply cap
 (:meth:`analysis_lib.llm.LLMClient.embed`), and each request's vectors are cached as they arrive.
 
-Embeddings are cached on disk per source and text (sha256 of the text; :mod:`.embedding_cache`, which chapters
+Embeddings are cached on disk per source and text (sha256 of the text; :mod:`.embedding_cache`, which processes
 running at once share safely; an endpoint's vectors keyed by its identity, the model and the dimension, as the LLM
 layer keys chat replies), so a rerun embeds nothing and no endpoint's vectors stand in for another's. Topic names
 come from the LLM layer when it can answer (or has the answer cached); otherwise a topic is named by its top
