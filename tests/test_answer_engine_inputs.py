@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis_lib import answer_engine as ae
+from analysis_lib.answer_engine import input_checks
 from analysis_lib.answer_engine import records as ae_records
-from analysis_lib.answer_engine import validation
 from analysis_lib.answer_engine.agreement import read_label_rows
 from analysis_lib.reading import DataValidationError
 
@@ -47,7 +47,7 @@ def test_good_records_load_with_exact_counts():
     assert [r.engine for r in records] == ["YouCom", "YouCom", "MyEngine", "MyEngine"]
     assert [len(r.statements) for r in records] == [3, 3, 3, 3]
     assert [r.confidence for r in records] == [5, 4, 5, 3]
-    line = validation.validate_answers(fx("answers_two_engines.json"))
+    line = input_checks.validate_answers(fx("answers_two_engines.json"))
     assert "4 answer records from 2 engine(s) (MyEngine, YouCom); 4 with statements and confidence, 0 to judge" in line
 
 
@@ -67,7 +67,7 @@ def test_bad_records_are_refused_naming_file_record_and_field(name, needles):
     message = refusal(ae.load_answer_records, fx(name))
     for needle in needles:
         assert needle in message, (needle, message)
-    assert refusal(validation.validate_answers, fx(name)) == message
+    assert refusal(input_checks.validate_answers, fx(name)) == message
 
 
 def test_records_refuse_bools_and_lists_where_numbers_or_ids_are_expected():
@@ -157,7 +157,7 @@ def test_support_results_load_and_count_superseded_lines():
     assert sup.height == 2 and int(sup["n_lines"].sum()) == 3
     first = sup.filter(sup["verif_id"] == "y1_1_s1").row(0, named=True)
     assert first["support"] == "partial" and first["n_lines"] == 2  # the later line wins, the earlier is counted
-    assert validation.validate_support_results(fx("support_results.jsonl")) == \
+    assert input_checks.validate_support_results(fx("support_results.jsonl")) == \
         "support_results.jsonl: 3 support judgements (2 pairs)"
 
 
@@ -183,7 +183,7 @@ def test_good_labels_load_with_exact_counts():
     assert len(rows) == 9 and rows[4] == ("confidence", "m2", 3.0) and rows[7] == ("support", "y1_1_s3", 0.0)
     labels = ae.load_answer_labels(fx("labels.csv"))
     assert labels.height == 8 and labels.filter(labels["item_id"] == "y1")["human"].item() == 4.5
-    assert validation.validate_labels(fx("labels.csv")) == "labels.csv: 9 label rows (confidence 5, support 4)"
+    assert input_checks.validate_labels(fx("labels.csv")) == "labels.csv: 9 label rows (confidence 5, support 4)"
 
 
 @pytest.mark.parametrize(("name", "needle"), [
@@ -193,7 +193,7 @@ def test_good_labels_load_with_exact_counts():
 ])
 def test_bad_labels_are_refused_naming_file_and_line(name, needle):
     assert needle in refusal(ae.load_answer_labels, fx(name))
-    assert needle in refusal(validation.validate_labels, fx(name))
+    assert needle in refusal(input_checks.validate_labels, fx(name))
 
 
 def test_label_values_outside_their_scale_are_refused(tmp_path):

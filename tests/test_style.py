@@ -17,8 +17,8 @@ from scipy.optimize import check_grad
 from analysis_lib import ranking
 from analysis_lib.ranking import _contextual as cs
 from analysis_lib.ranking import _pairs as pairs
+from analysis_lib.ranking import coverage
 from analysis_lib.ranking import reference as solver
-from analysis_lib.ranking import validation
 from analysis_lib.search_arena import bt, schema
 from analysis_lib.search_arena.domains import DOMAIN_GROUPS
 
@@ -181,7 +181,7 @@ def test_anchor_each_round_and_interval_coverage(battles):
     assert paper["ci_upper"] - paper["ci_lower"] > 1.0
     truth_r = {m: 1000 + 400 * (s - STRENGTH[0]) for m, s in zip(MODELS, STRENGTH, strict=True)}
     cov = ranking.result_coverage(fit, truth_r, {"response_length": BETA["response_length"]}, "gpt-4o-search")
-    assert set(cov["kind"]) == set(validation.KINDS)
+    assert set(cov["kind"]) == set(coverage.KINDS)
     assert cov.filter(pl.col("kind") == "rating").height == len(MODELS) - 1
     assert cov.filter(pl.col("kind") == "rating, anchor-free (centred)").height == len(MODELS)
     assert cov.filter(pl.col("kind") == "coefficient")["name"].to_list() == ["response_length"]
@@ -264,8 +264,8 @@ def test_coverage_summary_hand_made():
     lo, hi = proportion_confint(3, 4, method="wilson")
     assert out["ci_lower"][0] == pytest.approx(lo) and out["ci_upper"][0] == pytest.approx(hi)
     # the coverage rule itself: closed intervals
-    assert validation.coverage_row(0, "bootstrap", "k", "x", 1.0, 1.0, 1.0, 2.0)["covered"]
-    assert not validation.coverage_row(0, "bootstrap", "k", "x", 2.5, 1.0, 1.0, 2.0)["covered"]
+    assert coverage.coverage_row(0, "bootstrap", "k", "x", 1.0, 1.0, 1.0, 2.0)["covered"]
+    assert not coverage.coverage_row(0, "bootstrap", "k", "x", 2.5, 1.0, 1.0, 2.0)["covered"]
 
 
 # ---- SA-E4: ratings before and after control on the same battles ---------------------------------------------

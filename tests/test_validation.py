@@ -12,7 +12,7 @@ from analysis_lib.fetch import published
 from analysis_lib.search_arena import bt, loader, methods_validation
 from analysis_lib.search_arena.models import ANCHOR, non_leaderboard_models
 from analysis_lib.search_arena.simulate import simulate_release
-from analysis_lib.search_arena.validation_data import simulate_battles
+from analysis_lib.search_arena.simulate.battles import simulate_battles
 from bookbuild.papers import search_arena_validation as report
 
 
@@ -325,7 +325,7 @@ def test_offset_reading_decides_its_claims_by_the_thresholds():
 def test_coverage_reading_follows_the_wilson_intervals():
     rows = []
     for fit, method in methods_validation.COVERAGE_FITS:
-        for kind in ranking.validation.KINDS:
+        for kind in ranking.coverage.KINDS:
             cov = 0.79 if kind == "rating" else 0.95
             rows.append({"fit": fit, "method": method, "kind": kind, "coverage": cov, "intervals": 1000,
                          "ci_lower": cov - 0.02, "ci_upper": cov + 0.02})

@@ -1,4 +1,4 @@
-"""The methods validation's simulated battles (``search_arena.validation_data``) and the simulator's tie option.
+"""The methods validation's simulated battles (``search_arena.simulate.battles``) and the simulator's tie option.
 
 Known answers: the loaded simulated release (the full text and the loader: an independent path to the same
 battles), the simulator's own output byte for byte under its default, and, for the tie model, the expected score of
@@ -17,10 +17,10 @@ import pytest
 from analysis_lib import ranking
 from analysis_lib.search_arena import bt, loader
 from analysis_lib.search_arena.simulate import simulate_release
+from analysis_lib.search_arena.simulate.battles import simulate_battles
 from analysis_lib.search_arena.simulate.calibration import P_BOTHBAD, P_TIE, calibrated_models
 from analysis_lib.search_arena.simulate.content import draw_content
 from analysis_lib.search_arena.simulate.population import draw_population
-from analysis_lib.search_arena.validation_data import simulate_battles
 
 Q = P_TIE + P_BOTHBAD  # the voted share of ties of either kind
 

@@ -30,6 +30,7 @@ from .agreement import (
 from .batch import batch_metrics, pack_answers
 from .findings import check_findings, findings_shares, load_findings, load_participants
 from .implied import implied_distributions, implied_table
+from .input_checks import validate_answers, validate_labels, validate_support_results
 from .loading import judged_support_path, load_answers
 from .metrics import (
     MAX_SOURCES,
@@ -58,7 +59,6 @@ from .scorecard import (
 )
 from .simulate import simulate_answers, simulate_labels
 from .usability import load_usability_tables, usability_comparisons
-from .validation import validate_answers, validate_labels, validate_support_results
 
 __all__ = [
     "judged_support_path", "load_answer_records", "load_answers", "parse_records", "records_to_answers",

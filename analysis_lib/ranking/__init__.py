@@ -15,7 +15,7 @@
 - :mod:`~analysis_lib.ranking.graph`       when the MLE exists (beat graph, strong components), the diagnosis of a
   failure, the ridge
 - :mod:`~analysis_lib.ranking.features`    style features (normalised, z-scored differences)
-- :mod:`~analysis_lib.ranking.validation`  interval coverage over replicate datasets (bootstrap or sandwich)
+- :mod:`~analysis_lib.ranking.coverage`  interval coverage over replicate datasets (bootstrap or sandwich)
 - :mod:`~analysis_lib.ranking.reference`   reference fits on a dense design (L-BFGS, the authors' kind of fit)
 - :mod:`~analysis_lib.ranking.cli`         the ``arena-leaderboard`` command (``python -m analysis_lib.ranking``)
 
@@ -32,11 +32,11 @@ from analysis_lib.ranking._bootstrap import bootstrap_counts
 from analysis_lib.ranking._newton import ConvergenceError
 from analysis_lib.ranking._pairs import ALPHA
 from analysis_lib.ranking.battles import Battles
+from analysis_lib.ranking.coverage import coverage_summary, ranking_coverage, result_coverage
 from analysis_lib.ranking.features import style_features
 from analysis_lib.ranking.fit import leaderboard
 from analysis_lib.ranking.graph import RIDGE, NotIdentifiableError
 from analysis_lib.ranking.result import BASE, INIT_RATING, SCALE, Leaderboards, Ranking
-from analysis_lib.ranking.validation import coverage_summary, ranking_coverage, result_coverage
 from analysis_lib.ranking.votes import OUTCOME_OF_WINNER, BattleFormat, InvalidBattlesError
 
 __all__ = [

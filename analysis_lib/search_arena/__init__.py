@@ -47,7 +47,7 @@ _HOME = {
     **dict.fromkeys(("search_arena_cross_battles", "vote_table", "intent_tests",
                      "compare_tie_shares"), "cross_arena"),
     **dict.fromkeys(("simulate_release", "simulate_attribution", "simulate_text_arena"), "simulate"),
-    "simulate_battles": "validation_data",
+    "simulate_battles": "simulate.battles",
     **dict.fromkeys(("error_decomposition", "seed_study", "coverage_study"), "methods_validation"),
 }
 

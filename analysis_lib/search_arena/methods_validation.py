@@ -28,7 +28,7 @@ interval covers its truth: the planted ratings and coefficients for the contextu
 credits each model with its style advantage, the plain fit of the same battles on expected votes (its population
 value). :func:`analysis_lib.ranking.coverage_summary` gives the shares with Wilson intervals.
 
-Every release here is drawn by :func:`analysis_lib.search_arena.validation_data.simulate_battles` (the battles and
+Every release here is drawn by :func:`analysis_lib.search_arena.simulate.battles.simulate_battles` (the battles and
 features only, no text: no copy of a release per replicate) and fitted through :mod:`analysis_lib.search_arena.bt`.
 """
 
@@ -47,8 +47,8 @@ from analysis_lib import ranking
 from analysis_lib.ranking import INIT_RATING, BattleFormat, result_coverage
 from analysis_lib.search_arena import bt
 from analysis_lib.search_arena.models import ANCHOR
+from analysis_lib.search_arena.simulate.battles import SimulatedBattles, simulate_battles
 from analysis_lib.search_arena.simulate.voting import TIE_MODELS, TieModel
-from analysis_lib.search_arena.validation_data import SimulatedBattles, simulate_battles
 
 #: The fits of :func:`seed_study`, in order.
 FITS: tuple[str, ...] = ("plain", "controlled", "plain, expected votes")
@@ -92,7 +92,7 @@ def table_d1_target(d1: pl.DataFrame, anchor: str = ANCHOR) -> dict[str, float]:
 def expected_outcome_fit(truth: pl.DataFrame, models: Iterable[str], anchor: str = ANCHOR) -> dict[str, float]:
     """Plain BT ratings (Elo, ``anchor`` = 1000) of simulated battles with every vote replaced by its expectation:
     the ML fit on the battles of ``truth`` (``Planted.truth``, whose ``voted`` rows are used, or the battles of
-    :class:`~analysis_lib.search_arena.validation_data.SimulatedBattles`) between two different ``models``, with
+    :class:`~analysis_lib.search_arena.simulate.battles.SimulatedBattles`) between two different ``models``, with
     outcome ``p_a`` = P(A wins) + P(tie)/2 instead of the sampled 1 / ½ / 0. The vote-sampling noise, and with it
     the anchor's share of it, is gone; what remains is the population value of the plain fit for these battles
     (up to the O(1/n) bias of the ML estimate), i.e. what the simulator is calibrated to put on Table D.1."""
@@ -164,7 +164,7 @@ def seed_study(
     seeds: Iterable[int], n_conversations: int, d1_target: Mapping[str, float], *,
     tie_models: Sequence[TieModel] = TIE_MODELS, progress: bool = True,
 ) -> SeedStudy:
-    """Fit every seed's simulated release (:func:`~analysis_lib.search_arena.validation_data.simulate_battles`,
+    """Fit every seed's simulated release (:func:`~analysis_lib.search_arena.simulate.battles.simulate_battles`,
     ``n_conversations`` each) as the module docstring says: under the first of ``tie_models`` (the simulator's
     default) the plain, controlled and expected-vote fits, decomposed (:func:`error_decomposition`); under each
     tie model the controlled fit's coefficients and rating spread. Full-data fits only (no intervals)."""
