@@ -41,7 +41,8 @@ from typing import Any, TextIO
 from analysis_lib import llm, paths
 from analysis_lib.dr_arena import examiner, framework_prompts
 from analysis_lib.llm import estimate
-from analysis_lib.nuggets import llm_analyses, loading
+from analysis_lib.nuggets import llm_analyses
+from analysis_lib.nuggets import loader as ng_loader
 from analysis_lib.search_arena import describe, intents, loader, prompt_sets, topics
 from analysis_lib.search_arena.embedding_cache import text_hash
 from bookbuild.papers import dr_arena as dr_arena_book
@@ -171,7 +172,7 @@ def _describe_responses(client: llm.LLMClient, inp: Inputs) -> Built:
 def _nuggets(client: llm.LLMClient, inp: Inputs) -> Built:
     """NG-Q as chapter 07 draws it (:func:`bookbuild.papers.nuggets.query_limit`): ``query_class_battles``
     battles (None: all on real records, :data:`QUERY_CLASS_BATTLES_SIMULATED` on simulated queries)."""
-    chapter = loading.load_inputs(inp.data_source, inp.param("07_nuggets", "nugget_records", "") or None,
+    chapter = ng_loader.load_inputs(inp.data_source, inp.param("07_nuggets", "nugget_records", "") or None,
                                   seed=inp.seed, cache_dir=inp.cache_dir)
     limit = inp.param("07_nuggets", "query_class_battles", None)
     if limit is None and chapter.queries_kind == "simulated":

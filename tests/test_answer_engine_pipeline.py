@@ -176,7 +176,7 @@ def _paper_engine_records() -> list[dict]:
 
 def _section(judged, report, support_path, results_dir):
     """AE-F8 as chapter 09 records it (the published and the recomputed scorecard) and its recomputed section."""
-    from analysis_lib.answer_engine.loading import AnswerData
+    from analysis_lib.answer_engine.loader import AnswerData
     from analysis_lib.fetch import published
     from bookbuild.papers.answer_engine import f8_recomputed_section, f8_record
     from bookbuild.recorder import Recorder

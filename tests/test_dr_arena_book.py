@@ -30,7 +30,7 @@ TREE = {"children": [{"children": [{"children": []}, {"children": []}]}, {"child
 
 
 @pytest.fixture(scope="module")
-def small_logs() -> dr_arena.source.MatchSource:
+def small_logs() -> dr_arena.loader.MatchSource:
     return dr_arena.load_match_source("", {"t1": TREE, "t2": TREE}, n_agents=6, n_rounds=3, seed=1)
 
 
@@ -38,7 +38,7 @@ def _recorded(rec: Recorder, analysis_id: str) -> dict[str, object]:
     return {r.quantity: r.ours for r in rec.results if r.analysis_id == analysis_id}
 
 
-def test_log_sections_record_every_row(small_logs: dr_arena.source.MatchSource, tmp_path) -> None:
+def test_log_sections_record_every_row(small_logs: dr_arena.loader.MatchSource, tmp_path) -> None:
     rounds, kind = small_logs.rounds, small_logs.kind
     rec = Recorder(tmp_path, "08_dr_arena", data=kind)
     matches = dr_arena.matches(rounds)
@@ -69,7 +69,7 @@ def test_log_sections_record_every_row(small_logs: dr_arena.source.MatchSource, 
     assert summary.count("in the simulation.") == sum(q.startswith("claim:") for q in got)
 
 
-def test_reference_agreement_is_scipy_spearman(small_logs: dr_arena.source.MatchSource) -> None:
+def test_reference_agreement_is_scipy_spearman(small_logs: dr_arena.loader.MatchSource) -> None:
     board = dr_arena.ratings(dr_arena.matches(small_logs.rounds), rounds=0, seed=0)
     agree = dr_arena.reference_agreement(board, small_logs.reference)
     assert agree is not None
@@ -78,7 +78,7 @@ def test_reference_agreement_is_scipy_spearman(small_logs: dr_arena.source.Match
     assert dr_arena.reference_agreement(board, dict(list(small_logs.reference.items())[:2])) is None
 
 
-def test_too_few_reference_models_is_not_run(small_logs: dr_arena.source.MatchSource, tmp_path) -> None:
+def test_too_few_reference_models_is_not_run(small_logs: dr_arena.loader.MatchSource, tmp_path) -> None:
     rec = Recorder(tmp_path, "08_dr_arena", data="simulated")
     rec.record("DR-T6", paper.t6_result(None), reason=paper.too_few(small_logs))
     assert {r.status for r in rec.results} == {"not run"}
@@ -86,7 +86,7 @@ def test_too_few_reference_models_is_not_run(small_logs: dr_arena.source.MatchSo
     assert paper.t6_tables(None) == [] and paper.fig4_notes(None, "x") == []
 
 
-def test_profile_table_shares_sum_to_100(small_logs: dr_arena.source.MatchSource) -> None:
+def test_profile_table_shares_sum_to_100(small_logs: dr_arena.loader.MatchSource) -> None:
     table = paper.f6_tables(dr_arena.failure_profile(small_logs.rounds))[0].frame
     shares = table.select(pl.col("^(Deep|Wide|Both|None) %$")).fill_null(0).to_numpy().sum(axis=1)
     lost = table["losses"].to_numpy() > 0
@@ -240,7 +240,7 @@ def test_examiner_not_run_reasons(tmp_path) -> None:
     assert "two or more" in (why or "")
 
 
-def test_fig7_reference_marks_the_printed_shares(small_logs: dr_arena.source.MatchSource) -> None:
+def test_fig7_reference_marks_the_printed_shares(small_logs: dr_arena.loader.MatchSource) -> None:
     verdicts, failures = paper.fig7_reference()
     assert dict(verdicts.values) == {"Better": 49.9, "Much\nBetter": 32.8} and verdicts.ax == 0
     assert dict(failures.values) == {"DEEP": 32.3, "WIDE": 30.0} and failures.ax == 1

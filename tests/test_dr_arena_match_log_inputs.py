@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from analysis_lib.dr_arena import loader as source
 from analysis_lib.dr_arena import match_log as ml
-from analysis_lib.dr_arena import source
 from analysis_lib.reading import DataValidationError
 from bookbuild.papers import dr_arena as paper
 

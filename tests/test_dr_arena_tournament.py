@@ -239,7 +239,7 @@ def test_search_avoids_a_repeat_the_greedy_pass_makes():
 
 
 def test_match_source_reads_a_user_folder_and_finds_table3_models(tmp_path):
-    from analysis_lib.dr_arena import source
+    from analysis_lib.dr_arena import loader as source
 
     rows = [rec("m1", 1, "A_MUCH_BETTER", "BOTH", sa=2, sb=0, a="GPT-5.1-Search", b="my-agent", stop="SCORE_GAP")]
     ml.write_match_log(tmp_path / "logs" / "m1.jsonl", rows)
@@ -249,7 +249,7 @@ def test_match_source_reads_a_user_folder_and_finds_table3_models(tmp_path):
 
 
 def test_match_source_simulates_by_default():
-    from analysis_lib.dr_arena import source
+    from analysis_lib.dr_arena import loader as source
 
     tree = {"children": [{"children": []}, {"children": []}]}
     src = source.load_match_source("", {"t1": tree, "t2": tree}, n_agents=4, n_rounds=2, seed=0)

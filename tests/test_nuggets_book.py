@@ -14,7 +14,8 @@ from sklearn.metrics import cohen_kappa_score
 
 from analysis_lib import nuggets as ng
 from analysis_lib.llm import LLMClient
-from analysis_lib.nuggets import battles, diversity, llm_analyses, loading, rouge
+from analysis_lib.nuggets import battles, diversity, llm_analyses, rouge
+from analysis_lib.nuggets import loader as ng_loader
 from analysis_lib.nuggets.agreement import table1
 from analysis_lib.nuggets.scores import SWEEP_THRESHOLDS
 from analysis_lib.nuggets.simulate import DEFAULT_PARAMS, target_matrix
@@ -28,7 +29,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "nuggets"
 
 @pytest.fixture(scope="module")
 def inputs():
-    return loading.load_inputs("sample:400", seed=3)
+    return ng_loader.load_inputs("sample:400", seed=3)
 
 
 # ------------------------------------------------------------------------------------------- recorded numbers

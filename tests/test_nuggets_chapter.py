@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from analysis_lib import nuggets as ng
 from analysis_lib import plotting
-from analysis_lib.nuggets import diversity, embedding, loading, plots, rouge, sampling
+from analysis_lib.nuggets import diversity, embedding, plots, rouge, sampling
+from analysis_lib.nuggets import loader as ng_loader
 from analysis_lib.nuggets.battles import single_turn, single_turn_urls, vote_and_language_shares
 from analysis_lib.nuggets.sentences import regex_cache, split_sentences
 from analysis_lib.nuggets.simulate import simulate_nuggets
@@ -31,7 +32,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "nuggets"
 
 @pytest.fixture(scope="module")
 def inputs():
-    return loading.load_inputs("sample:400", seed=3)
+    return ng_loader.load_inputs("sample:400", seed=3)
 
 
 # ------------------------------------------------------------------------------------------- samples
@@ -86,8 +87,8 @@ def test_with_a_cache_the_chapter_reads_the_kept_release_and_gets_the_same_input
         raise AssertionError("the kept release was not used")
 
     monkeypatch.setattr(loader, "read_raw", no_simulation)
-    monkeypatch.setattr(loading, "read_raw", no_simulation)
-    cached = loading.load_inputs("sample:400", seed=3, cache_dir=cache)
+    monkeypatch.setattr(ng_loader, "read_raw", no_simulation)
+    cached = ng_loader.load_inputs("sample:400", seed=3, cache_dir=cache)
     assert cached.urls == inputs.urls
     assert cached.single.equals(inputs.single) and cached.left_out == inputs.left_out
     assert cached.records.sides.equals(inputs.records.sides)
@@ -106,7 +107,7 @@ def test_a_release_file_is_read_by_columns(tmp_path):
 
 
 def test_loader_with_records_shows_no_absolute_path():
-    got = loading.load_inputs("sample:200", FIXTURES / "valid.jsonl", seed=0)
+    got = ng_loader.load_inputs("sample:200", FIXTURES / "valid.jsonl", seed=0)
     assert got.kind == "user" and got.planted == {} and got.queries_kind == "llm-cache"
     detail = book.inputs_detail(got, str(FIXTURES / "valid.jsonl"), "sample:200")
     assert str(REPO) not in detail and "valid.jsonl" in detail

@@ -31,7 +31,7 @@ from .batch import batch_metrics, pack_answers
 from .findings import check_findings, findings_shares, load_findings, load_participants
 from .implied import implied_distributions, implied_table
 from .input_checks import validate_answers, validate_labels, validate_support_results
-from .loading import judged_support_path, load_answers
+from .loader import judged_support_path, load_answers
 from .metrics import (
     MAX_SOURCES,
     Answer,

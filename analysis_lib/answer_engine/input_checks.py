@@ -1,5 +1,5 @@
 """Checks of a user's answer-engine inputs that a build can run before any notebook: each reads and validates one
-file completely (the same readers :func:`.loading.load_answers` uses) and returns a one-line summary, or raises
+file completely (the same readers :func:`.loader.load_answers` uses) and returns a one-line summary, or raises
 :class:`~analysis_lib.reading.DataValidationError` naming the file, the record or line, the field and what was expected.
 
 - :func:`validate_answers`: answer records (``make book ANSWERS=…``, the ``answer_records`` parameter), and the
@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .agreement import MAX_LABELS_BYTES, read_label_rows
-from .loading import sibling_support_path
+from .loader import sibling_support_path
 from .records import MAX_ANSWERS_BYTES, MAX_SUPPORT_BYTES, load_answer_records, load_support_results
 
 

@@ -32,6 +32,7 @@ from analysis_lib.dr_arena.human_studies import (
     table7,
     table7_check,
 )
+from analysis_lib.dr_arena.loader import load_match_source
 from analysis_lib.dr_arena.loop import (
     FRAMEWORK,
     LoopConfig,
@@ -62,7 +63,6 @@ from analysis_lib.dr_arena.plots import (
     tree_shape_plots,
     verdict_share_plot,
 )
-from analysis_lib.dr_arena.source import load_match_source
 from analysis_lib.dr_arena.tournament import ratings
 from analysis_lib.dr_arena.trees import (
     all_nodes,

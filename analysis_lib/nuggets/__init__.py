@@ -30,7 +30,7 @@ from analysis_lib.nuggets.agreement import (
     threshold_sweep,
 )
 from analysis_lib.nuggets.diversity import battle_diversity
-from analysis_lib.nuggets.loading import load_inputs
+from analysis_lib.nuggets.loader import load_inputs
 from analysis_lib.nuggets.perbattle import (
     battle_scores,
     diffs_by_vote,

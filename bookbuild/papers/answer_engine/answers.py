@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from analysis_lib.answer_engine.agreement import confidence_summary
-from analysis_lib.answer_engine.loading import AnswerData
+from analysis_lib.answer_engine.loader import AnswerData
 from analysis_lib.answer_engine.scorecard import display_name
 from analysis_lib.answer_engine.simulate.annotators import SimulatedLabels
 from bookbuild import paper_values

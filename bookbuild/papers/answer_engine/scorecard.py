@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from analysis_lib.answer_engine.loading import AnswerData
+from analysis_lib.answer_engine.loader import AnswerData
 from analysis_lib.answer_engine.metrics import CATEGORIES, METRICS, Ratio, VertexCover
 from analysis_lib.answer_engine.plots import scorecard_intervals
 from analysis_lib.answer_engine.scorecard import (

@@ -18,9 +18,9 @@ from typing import Any
 import polars as pl
 
 from analysis_lib.dr_arena.diagnostics import GapCorrelation, VerdictSummary
+from analysis_lib.dr_arena.loader import MatchSource
 from analysis_lib.dr_arena.match_log import FAILURE_CODES
 from analysis_lib.dr_arena.plots import tick_label
-from analysis_lib.dr_arena.source import MatchSource
 from analysis_lib.dr_arena.tournament import leaderboard_table
 from analysis_lib.fetch import published
 from analysis_lib.plotting import Reference

@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 
 from analysis_lib import paths
-from analysis_lib.nuggets.loading import NuggetInputs
+from analysis_lib.nuggets.loader import NuggetInputs
 from analysis_lib.nuggets.records import NuggetRecords
 from analysis_lib.nuggets.scores import TIE_THRESHOLD
 from analysis_lib.search_arena import encoder
