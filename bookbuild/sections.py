@@ -11,16 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import polars as pl
-from matplotlib.figure import Figure as MplFigure
 
-from analysis_lib import plotting
 from analysis_lib.extras import require
-from analysis_lib.plotting import Reference
 from bookbuild import markup
 from bookbuild.tables import html_table
+
+if TYPE_CHECKING:  # matplotlib and the plotting package load when a section is shown, not with the recorder
+    from matplotlib.figure import Figure as MplFigure
+
+    from analysis_lib.plotting import Reference
 
 
 class Recorder(Protocol):
@@ -60,6 +62,8 @@ def show(sec: Section, rec: Recorder, *ids: str, digits: int = 3, keep: Callable
     its tables (:func:`bookbuild.tables.html_table`), its notes; then the numbers of each analysis ID in ``ids``
     beside the paper's (``rec.section``; ``keep``, a predicate on the quantity, shows part of
     them, for an ID whose numbers span several sections)."""
+    from analysis_lib import plotting  # matplotlib and seaborn: loaded by the first section shown
+
     ipy = require("IPython.display", "book", purpose="showing a section in a notebook")
     for fig in sec.figures:
         plotting.show(fig.figure, fig.kind, reference=fig.reference)
