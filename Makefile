@@ -91,7 +91,7 @@ test: $(VENV)/.installed
 	# the project's own modules byte-compiled once (PYTHONDONTWRITEBYTECODE, where set, would have every test process and
 	# kernel compile them again); three workers on two cores: the kernels and subprocesses leave a quarter idle with two
 	$(PY) -m compileall -q analysis_lib bookbuild tests
-	$(PY) -m pytest -q -n 3 --dist loadfile
+	$(PY) -m pytest -q -n 3 --dist loadfile --durations=15
 
 # A fresh resolution of the full install (torch first) in a scratch environment, frozen into the lock; then run
 # `make test` (which reinstalls .venv from the new lock) and commit requirements.lock only if it passes.
