@@ -166,3 +166,24 @@ def book(tmp_path_factory) -> Book:
     assert run["returncode"] == 0, f"build failed:\n{run['stdout'][-3000:]}\n{run['stderr'][-5000:]}"
     print(f"\nbook build ({', '.join(CHAPTERS)} + status page, {BOOK_SAMPLE}): {run['seconds']:.1f} s")
     return Book(root, run["seconds"], run["stdout"])
+
+
+# --- where the suite's time goes ----------------------------------------------------------------------------------
+
+_FILE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Sum setup, call and teardown per test file (under pytest-xdist the workers' reports reach the controller)."""
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The ten slowest test files after ``--durations``' slowest tests: a session-scoped build (the book) counts
+    in the file of the first test that asked for it."""
+    if not _FILE_SECONDS or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    terminalreporter.write_sep("=", "slowest 10 test files (setup, call and teardown summed)")
+    for path, seconds in sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])[:10]:
+        terminalreporter.write_line(f"{seconds:8.1f}s {path}")

@@ -88,10 +88,16 @@ def test_the_import_checker_finds_a_deferred_import():
     assert _function_level_library_imports("from analysis_lib import fetch\n\n\ndef f():\n    import json\n") == []
 
 
+#: The one deferred library import, and why: every chapter kernel imports the recorder, which imports
+#: ``bookbuild.sections``; the plotting package (matplotlib, seaborn: about 3 s of CPU) loads when a section is
+#: first shown, so a kernel that records numbers without drawing (the runner's fixture notebooks) starts light.
+DEFERRED_IMPORTS = {"bookbuild/sections.py": 1}
+
+
 def test_no_library_import_sits_inside_a_function():
     found = {str(p.relative_to(ROOT)): hits for p in _library_modules()
              if (hits := _function_level_library_imports(p.read_text(encoding="utf-8")))}
-    assert found == {}
+    assert {name: len(lines) for name, lines in found.items()} == DEFERRED_IMPORTS
 
 
 def test_model_table_names_the_singled_out_models():
