@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import inprocess_kernel
 import nbformat
 import pytest
 
@@ -49,6 +50,12 @@ def _results(root: Path, name: str) -> dict[str, object]:
 
 
 @pytest.fixture(autouse=True)
+def _in_process(request, monkeypatch):
+    """Notebooks run in this process unless the test is marked ``real_kernel`` (tests/inprocess_kernel.py)."""
+    inprocess_kernel.use(request, monkeypatch)
+
+
+@pytest.fixture(autouse=True)
 def _fixed_library(request, monkeypatch):
     """One library identity per test (but in the test of that identity): a rebuild in a test reruns a chapter for
     what the test changed, not for an edit of the library made meanwhile in the same checkout."""
@@ -64,6 +71,7 @@ RELEASE_A = FIXTURES / "inputs" / "release_a.parquet"  # 30 simulated conversati
 RELEASE_B = FIXTURES / "inputs" / "release_b.parquet"  # 30 simulated conversations, seed 2
 
 
+@pytest.mark.real_kernel  # what the kernel itself does: the papermill run in the notebooks folder
 def test_runs_a_notebook_with_injected_parameters(tmp_path):
     root = _root(tmp_path, TINY)
     summary = _run(root, "--data", "sample:50", "--seed", "7", "--bootstrap", "11")
@@ -494,6 +502,7 @@ def test_llm_chapters_rerun_when_the_endpoint_or_model_changes(tmp_path, monkeyp
     assert _run(root).skipped == ["01_tiny", "02_llm"]  # the key is not the endpoint's identity
 
 
+@pytest.mark.real_kernel  # what the kernel itself does: its environment
 def test_kernels_write_their_caches_under_the_build_cache(tmp_path):
     probe = _variant(tmp_path, "01_tiny.ipynb", cells=(
         "from analysis_lib import fetch, llm, paths\n"

@@ -11,6 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
+import inprocess_kernel
 import nbformat
 import pytest
 from test_build import BOOM, REPO, TINY, _args, _named, _root, _run, _variant
@@ -20,6 +21,12 @@ from bookbuild import config, keys
 from bookbuild import runner as build
 
 STATUS_NB = REPO / "notebooks" / "99_reproduction_status.ipynb"
+
+
+@pytest.fixture(autouse=True)
+def _in_process(request, monkeypatch):
+    """Notebooks run in this process unless the test is marked ``real_kernel`` (tests/inprocess_kernel.py)."""
+    inprocess_kernel.use(request, monkeypatch)
 
 
 @pytest.fixture(autouse=True)
@@ -43,6 +50,7 @@ def _failed(root: Path) -> list[dict]:
     return json.loads((root / "book" / "_results" / "_failed.json").read_text())["failed"]
 
 
+@pytest.mark.real_kernel  # what the kernel itself does: its streams into the log
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_a_failed_chapter_does_not_stop_the_book(jobs, tmp_path, capsys, monkeypatch):
     after = _named(tmp_path, "03_after.ipynb")

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import inprocess_kernel
 import nbformat
 import pytest
 
@@ -29,6 +30,12 @@ BOOM = FIXTURES / "failing" / "02_boom.ipynb"
 STATUS_NB = REPO / "notebooks" / "99_reproduction_status.ipynb"
 INPUTS = FIXTURES / "inputs"
 RELEASE_A, RELEASE_B = INPUTS / "release_a.parquet", INPUTS / "release_b.parquet"
+
+
+@pytest.fixture(autouse=True)
+def _in_process(request, monkeypatch):
+    """Notebooks run in this process unless the test is marked ``real_kernel`` (tests/inprocess_kernel.py)."""
+    inprocess_kernel.use(request, monkeypatch)
 
 
 @pytest.fixture(autouse=True)
