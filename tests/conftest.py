@@ -28,11 +28,14 @@ FAKE_KEY = "sk-test-" + secrets.token_hex(16)
 #: The simulated release the book test builds on: the smallest on which every chapter runs every section (the
 #: checks are about pages, links and structure, not about the numbers).
 BOOK_SAMPLE = "sample:2000"
-#: Smaller study sizes for the same pages (the checks read pages, links and structure): bootstrap rounds, and the
-#: chapters' own sizes set with the runner's ``--set`` (topics on a sample of the real prompts, fewer replicate
-#: releases in the methods validation, fewer battles embedded for the nugget cosine and scored by ROUGE-L).
-BOOK_SIZES = ("--bootstrap", "20", "--set", "topic_prompts=600", "--set", "n_seeds=3", "--set", "n_replicates=20",
-              "--set", "cosine_battles=50", "--set", "rouge_battles=50")
+#: Smaller study sizes for the same pages (the checks read pages, links and structure): five bootstrap rounds (the
+#: intervals are percentiles of any number of rounds), and the chapters' own sizes set with the runner's ``--set``
+#: (topics on 150 of the real prompts with clusters of 10, the smallest sample that still finds several topics;
+#: fewer replicate releases in the methods validation; fewer battles embedded for the nugget cosine and scored by
+#: ROUGE-L).
+BOOK_SIZES = ("--bootstrap", "5", "--set", "topic_prompts=150", "--set", "min_cluster_size=10", "--set",
+              "min_samples=5", "--set", "n_seeds=3", "--set", "n_replicates=20", "--set", "cosine_battles=50",
+              "--set", "rouge_battles=50")
 
 if "ANALYSIS_DATA_MIRROR" not in os.environ and MIRROR.is_dir():
     os.environ["ANALYSIS_DATA_MIRROR"] = str(MIRROR)
