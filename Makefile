@@ -89,9 +89,11 @@ test: $(VENV)/.installed
 	$(PY) -m ruff check .
 	$(PY) -m mypy -n auto  # one worker process per core: 18 s instead of 28 s from an empty cache
 	# the project's own modules byte-compiled once (PYTHONDONTWRITEBYTECODE, where set, would have every test process and
-	# kernel compile them again); three workers on two cores: the kernels and subprocesses leave a quarter idle with two
+	# kernel compile them again); three workers on two cores: the kernels and subprocesses leave a quarter idle with two;
+	# the files in collection order, the longest first (tests/conftest.py: LONGEST_FIRST), the 15 slowest tests and the
+	# 10 slowest files printed at the end
 	$(PY) -m compileall -q analysis_lib bookbuild tests
-	$(PY) -m pytest -q -n 3 --dist loadfile --durations=15
+	$(PY) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder --durations=15
 
 # A fresh resolution of the full install (torch first) in a scratch environment, frozen into the lock; then run
 # `make test` (which reinstalls .venv from the new lock) and commit requirements.lock only if it passes.

@@ -71,9 +71,20 @@ def runs(rec: Recorder, analysis_id: str, report: Report) -> bool:
     """True when the release has every field ``analysis_id`` needs; else record it as not run with the reason, show
     that line and the ID's status table (in a notebook), and return False."""
     missing = lacking(analysis_id, report)
-    if not missing:
-        return True
-    why = reason(missing)
+    return True if not missing else _skip(rec, analysis_id, reason(missing))
+
+
+def has_models(rec: Recorder, analysis_id: str, battles: pl.DataFrame, models: Iterable[str]) -> bool:
+    """True when ``battles`` (``model_a``, ``model_b``) has every one of ``models`` (an analysis of named models, as
+    Fig E.3's pair); else record ``analysis_id`` as not run ("the release has no model `sonar-pro-high`"), show
+    that line and its status table, and return False."""
+    present = set(battles["model_a"].unique()) | set(battles["model_b"].unique())
+    missing = [f"`{m}`" for m in models if m not in present]
+    return True if not missing else _skip(rec, analysis_id, "the release has no model " + " or ".join(missing))
+
+
+def _skip(rec: Recorder, analysis_id: str, why: str) -> bool:
+    """Record ``analysis_id`` as not run for ``why``; in a notebook, show the line and its status table. False."""
     rec.not_run(analysis_id, SKIPPED_QUANTITY, reason=why)
     try:
         from IPython.display import display  # noqa: PLC0415 - only inside a notebook

@@ -144,31 +144,62 @@ def _build_book(root: Path) -> dict[str, object]:
                               check=False)
     except subprocess.TimeoutExpired as exc:  # recorded as a failed build, so a waiting worker does not retry it
         return {"returncode": None, "seconds": time.perf_counter() - t0, "stdout": str(exc.stdout or ""),
-                "stderr": f"timed out after {exc.timeout} s"}
+                "stderr": f"timed out after {exc.timeout} s", "root": str(root)}
     return {"returncode": proc.returncode, "seconds": time.perf_counter() - t0, "stdout": proc.stdout,
-            "stderr": proc.stderr}
+            "stderr": proc.stderr, "root": str(root)}
+
+
+def shared_build(tmp_path_factory, name: str, make) -> dict:
+    """One build of a test run, whatever the number of workers: ``make(folder)`` builds into ``folder`` and returns a
+    JSON-able record of the run. Under pytest-xdist the first worker that asks builds in the run's own temporary
+    folder (the parent of the workers' folders) while holding a file lock and writes the record beside it; the others
+    wait for the lock and read the record, so a run builds it once however its test files are spread."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = tmp_path_factory.getbasetemp().parent / name
+        record = folder.with_name(f"{name}.json")
+        with FileLock(str(folder) + ".lock"):
+            if not record.exists():
+                record.write_text(json.dumps(make(folder)))
+        return json.loads(record.read_text())
+    folder = tmp_path_factory.mktemp(name)
+    folder.rmdir()
+    return make(folder)
 
 
 @pytest.fixture(scope="session")
 def book(tmp_path_factory) -> Book:
-    """The one build of the book of a test run. Under pytest-xdist every worker that needs it shares it: the first
-    builds it in the run's own temporary folder (the parent of the workers' folders) while holding a file lock,
-    and records how the build went beside it; the others wait for the lock and read that record, so a run builds
-    the book once, however its test files are spread over the workers."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = tmp_path_factory.getbasetemp().parent / "bookroot"
-        record = root.with_name("bookroot.json")
-        with FileLock(str(root) + ".lock"):
-            if not record.exists():
-                record.write_text(json.dumps(_build_book(root)))
-        run = json.loads(record.read_text())
-    else:
-        root = tmp_path_factory.mktemp("bookroot")
-        root.rmdir()
-        run = _build_book(root)
+    """The one build of the book of a test run (the embedded default at the suite's sizes), shared by every test that
+    reads the built book."""
+    run = shared_build(tmp_path_factory, "bookroot", _build_book)
     assert run["returncode"] == 0, f"build failed:\n{run['stdout'][-3000:]}\n{run['stderr'][-5000:]}"
     print(f"\nbook build ({', '.join(CHAPTERS)} + status page, {BOOK_SAMPLE}): {run['seconds']:.1f} s")
-    return Book(root, run["seconds"], run["stdout"])
+    return Book(Path(run["root"]), run["seconds"], run["stdout"])
+
+
+@pytest.fixture(scope="session")
+def other_book(tmp_path_factory) -> tuple[Book, dict]:
+    """The one build of the "other release" book (``tests/other_release.py``: the next release's variants with
+    hostile names, a Text Arena file, a match log and answers) and the inputs it was given."""
+    import other_release
+
+    run = shared_build(tmp_path_factory, "otherbook", other_release.build)
+    assert run["returncode"] == 0, f"build failed:\n{run['stdout'][-3000:]}\n{run['stderr'][-5000:]}"
+    print(f"\nother-release build ({', '.join(other_release.CHAPTERS)} + status page): {run['seconds']:.1f} s")
+    return Book(Path(run["root"]), run["seconds"], run["stdout"]), run["inputs"]
+
+
+# --- the longest files first ----------------------------------------------------------------------------------------
+
+#: The files that hold the suite's long chains of work (the endpoint book's three builds, the book, the other-release
+#: book), collected first: with ``-n 3 --dist loadfile --no-loadscope-reorder`` (``make test``) each worker starts on
+#: one of them and the short files fill the workers around them, instead of one long file starting last and running
+#: alone at the end.
+LONGEST_FIRST = ("test_llm_book.py", "test_book.py", "test_hostile_build.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FIRST)))  # stable: the rest keep their order
 
 
 # --- where the suite's time goes ----------------------------------------------------------------------------------

@@ -8,11 +8,11 @@ One private book (its own root, cache, state and results) is built three times b
    budget large enough for chapter 09 but not for chapter 02's describing differences;
 3. chapters 02 and 07 against a second endpoint with embeddings, on another port, with the same caches.
 
-Each build must exit 0; every LLM number is ``data == "llm"`` and names the model, the endpoint and the kind of
-call; every other row of an LLM step says why it did not run, per ID; budget rows are resumed by the plain
-rebuild; the topic numbers say which encoder ran (the offline fallback with no embedding model, the endpoint's
-model with one). The second endpoint gets its own embedding requests (none of the first's vectors reused), the
-topic and query-class numbers name it, chapter 07's page shows its LLM usage line, and the estimate printed
+The chapters of a build run two at a time. Each build must exit 0; every LLM number is ``data == "llm"`` and names the
+model, the endpoint and the kind of call; every other row of an LLM step says why it did not run, per ID; budget rows
+are resumed by the plain rebuild; the topic numbers say which encoder ran (the offline fallback with no embedding model,
+the endpoint's model with one). The second endpoint gets its own embedding requests (none of the first's vectors
+reused), the topic and query-class numbers name it, chapter 07's page shows its LLM usage line, and the estimate printed
 before the build is within 10% of the requests the endpoint received.
 """
 
@@ -77,7 +77,7 @@ def _build(root: Path, server: PlausibleServer, budget: int | None, chapters: tu
     cmd = [sys.executable, "-m", "bookbuild", "--root", str(root), "--notebooks-dir", str(REPO / "notebooks"),
            "--data", "sample:2000", "--cache-dir", str(root / "cache"), "--state-dir", str(root / "state"),
            "--answers", str(root / "answers.json"), "--only", ",".join([*chapters, "99_reproduction_status"]),
-           "--no-book", *SIZES, *extra]
+           "--no-book", "--jobs", "2", "--memory-gb", "6", *SIZES, *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900, check=False)
     assert proc.returncode == 0, f"build failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc
@@ -158,7 +158,8 @@ def test_budget_runs_out_a_plain_rebuild_resumes_and_another_endpoint_gets_its_o
     # (c) chapters 02 and 07 against another endpoint with embeddings: nothing of the first endpoint is reused
     with PlausibleServer(embeddings=True) as other:
         third = _build(root, other, BUDGET_SECOND, ("02_prompts", "07_nuggets"),
-                       "--set", f"query_class_battles={QUERY_BATTLES}")
+                       "--set", f"query_class_battles={QUERY_BATTLES}", "--set", "cosine_battles=50",
+                       "--set", "rouge_battles=50")
         assert _ran(third.stdout) >= {"02_prompts", "07_nuggets"}
         embedded = [t for r in other.requests if "input" in r for t in r["input"]]
         prompts = prompt_sets.search_arena_prompts("all", n=TOPIC_PROMPTS, seed=0)

@@ -9,11 +9,10 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+import other_release
 import polars as pl
 import pytest
 import release_variants as variants
@@ -83,6 +82,18 @@ def test_fields_table_names_what_each_id_lacks(releases):
     assert fields.reason(["primary_intent"]) == "the release has no `primary_intent`"
 
 
+def test_an_analysis_of_named_models_is_not_run_on_a_release_without_them(tmp_path):
+    """Fig E.3 compares two named models: on a release without one of them it records why, instead of failing."""
+    from bookbuild.recorder import Recorder
+
+    rec = Recorder(tmp_path, "04_citations")
+    battles = pl.DataFrame({"model_a": ["sonar-pro-high", "x"], "model_b": ["y", "x2"]})
+    assert fields.has_models(rec, "SA-E3", battles, ["sonar-pro-high"])
+    assert not fields.has_models(rec, "SA-E3", battles, ["sonar-pro-high", "sonar-reasoning-pro-high"])
+    (row,) = [r for r in rec.results if r.analysis_id == "SA-E3"]
+    assert row.status == "not run" and row.reason == "the release has no model `sonar-reasoning-pro-high`"
+
+
 def test_only_a_manifest_file_is_real_data(tmp_path):
     entry = fetch.read_manifest()["describing_diffs/lang_factual_qa"]
     mirrored = fetch.fetch(entry.id)
@@ -97,24 +108,12 @@ def test_only_a_manifest_file_is_real_data(tmp_path):
     assert loader.data_kind(pl.DataFrame({"x": [1]})) == "user"
 
 
-#: The chapters that read the release, built on the combined variant (new models, no citation style, no labels,
-#: another column order with extra columns).
-RELEASE_CHAPTERS = ("01_dataset", "03_preferences", "04_citations", "05_cross_arena")
-
-
-def test_the_release_chapters_build_on_a_release_the_papers_never_saw(releases, tmp_path):
-    root = tmp_path / "root"
-    (root / "book").mkdir(parents=True)
-    for name in ("_config.yml", "_toc.yml"):
-        shutil.copy(REPO / name, root / name)
-    env = dict(os.environ, ANALYSIS_LLM_OFFLINE="1", HF_HUB_OFFLINE="1")
-    cmd = [sys.executable, "-m", "bookbuild", "--root", str(root), "--notebooks-dir", str(REPO / "notebooks"),
-           "--data", str(releases["combined"]), "--cache-dir", str(tmp_path / "cache"), "--bootstrap", "10",
-           "--only", ",".join(RELEASE_CHAPTERS), "--no-book", "--jobs", "2", "--memory-gb", "6"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1200, check=False)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    results = {stem: json.loads((root / "book" / "_results" / f"{stem}.json").read_text())["results"]
-               for stem in RELEASE_CHAPTERS}
+def test_the_release_chapters_build_on_a_release_the_papers_never_saw(other_book):
+    """The chapters that read the release, in the suite's other-release book (``other_release``: the combined
+    variant, its busiest models renamed to hostile names)."""
+    book, inputs = other_book
+    results = {stem: json.loads((book.results_dir / f"{stem}.json").read_text())["results"]
+               for stem in other_release.RELEASE_CHAPTERS}
     rows = [r for rs in results.values() for r in rs]
     # every ID either gives numbers or says why not; a missing field is named
     for r in rows:
@@ -123,11 +122,13 @@ def test_the_release_chapters_build_on_a_release_the_papers_never_saw(releases, 
     assert skipped["SA-F1"] == "the release has no `primary_intent`"
     assert skipped["SA-A2C"] == "the release has no `citation_format_standardized`"
     assert {"SA-B2", "SA-F5", "SA-D7", "SA-E1"} <= set(skipped)
-    # new models are new rows, with no paper value
+    # new models (the next release's and the hostile names) are new rows, with no paper value
     d5 = {r["quantity"]: r for r in results["03_preferences"] if r["analysis_id"] == "SA-D5"}
-    for model in ("sonar-2026-search", "gpt-5-search-2026", variants.NEW_MODEL):
+    new = [m for m in inputs["models"] if m in (*other_release.KEPT, *other_release.HOSTILE)]
+    assert len(new) == len(other_release.KEPT) + len(other_release.HOSTILE)
+    for model in new:
         row = d5[f"{model} rating"]
-        assert row["paper"] is None and row["status"] == "computed" and row["ours"] is not None
+        assert row["paper"] is None and row["status"] == "computed" and row["ours"] is not None, model
     # a user's file is user data, never real public data: real only for the mirrored benchmark and prompt files
     real = [r["quantity"] for r in rows if r["data"] == "real"]
     assert real and all(("SimpleQA" in q or "BrowseComp" in q or "English" in q) for q in real), real

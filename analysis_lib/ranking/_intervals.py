@@ -34,8 +34,7 @@ centred scores give ``reg² ββᵀ``; without a penalty the two agree.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
-from scipy.stats import norm
+from scipy.special import expit, ndtri  # ndtri: the standard normal quantile (scipy.stats.norm.ppf)
 
 from analysis_lib.ranking._blas import one_blas_thread
 from analysis_lib.ranking._newton import PairStats
@@ -55,7 +54,7 @@ def percentiles(samples: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, 
 
 def normal_quantile(level: float = LEVEL) -> float:
     """``z`` with ``P(|Z| ≤ z) = level`` for a standard normal ``Z`` (1.95996… for 0.95)."""
-    return float(norm.ppf(0.5 + level / 2.0))
+    return float(ndtri(0.5 + level / 2.0))
 
 
 def invert(h: np.ndarray, n_ratings: int, ridge_free: bool) -> np.ndarray:

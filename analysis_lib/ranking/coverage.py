@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 import polars as pl
-from statsmodels.stats.proportion import proportion_confint
 
 from analysis_lib.ranking.result import Ranking
 
@@ -84,6 +83,9 @@ def coverage_summary(coverage: pl.DataFrame, level: float = 0.95) -> pl.DataFram
     interval treats the intervals as independent; ratings of one replicate share a fit, so it is somewhat too
     narrow for them.
     """
+    # statsmodels.stats loads in about 3 s: here, not with the ranking package (the leaderboard command starts light)
+    from statsmodels.stats.proportion import proportion_confint  # noqa: PLC0415
+
     keys = [c for c in ("fit", "method", "kind") if c in coverage.columns]
     out = coverage.group_by(keys).agg(pl.col("covered").sum().alias("_k"), pl.len().alias("intervals")).sort(keys)
     lo, hi = proportion_confint(out["_k"].to_numpy(), out["intervals"].to_numpy(), alpha=1 - level, method="wilson")
