@@ -206,7 +206,8 @@ def display_scale(fig: Figure, column_px: float = DISPLAY_WIDTH_PX) -> float:
 
 
 class _RecordingRenderer(RendererAgg):
-    """An Agg renderer that notes the size of every text it draws."""
+    """An Agg renderer that notes the size of every text the figure draws and paints nothing: the texts are laid
+    out (their extents measured) as in a real draw, but no glyph, path or image is rasterised."""
 
     def __init__(self, width: float, height: float, dpi: float) -> None:
         super().__init__(width, height, dpi)
@@ -215,23 +216,42 @@ class _RecordingRenderer(RendererAgg):
     def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):  # type: ignore[no-untyped-def]
         if str(s).strip():
             self.texts.append((str(s), float(prop.get_size_in_points())))
-        return super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+
+    def draw_path(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        pass
+
+    def draw_markers(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        pass
+
+    def draw_path_collection(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        pass
+
+    def draw_quad_mesh(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        pass
+
+    def draw_gouraud_triangles(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        pass
+
+    def draw_image(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        pass
 
 
 def drawn_fonts(fig: Figure) -> list[tuple[str, float]]:
     """Every non-blank text the figure draws, with its size in points (in the figure, not yet on the page)."""
-    fig.draw_without_rendering()  # layout engines and tick updates first
     width, height = fig.get_size_inches() * fig.dpi
     renderer = _RecordingRenderer(width, height, fig.dpi)
-    fig.draw(renderer)
+    fig.draw(renderer)  # the layout engine and tick updates run as in any draw
     return renderer.texts
 
 
 def smallest_font_pt(fig: Figure, column_px: float = DISPLAY_WIDTH_PX) -> float:
     """The smallest text of ``fig`` at its display size in points (see the module docstring); ``inf`` when the
-    figure draws no text."""
+    figure draws no text. One draw: the drawn width is measured on the layout that draw left."""
     sizes = [size for _, size in drawn_fonts(fig)]
-    return min(sizes) * display_scale(fig, column_px) if sizes else float("inf")
+    if not sizes:
+        return float("inf")
+    drawn = float(fig.get_tightbbox(_renderer(fig)).width)
+    return min(sizes) * min(1.0, column_px / (drawn * CSS_PX_PER_INCH))
 
 
 def _texts(fig: Figure) -> list[Text]:
