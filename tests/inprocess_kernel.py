@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import sys
 import threading
 import traceback
 from pathlib import Path
@@ -31,6 +32,20 @@ from IPython.core.formatters import DisplayFormatter
 from papermill.exceptions import PapermillExecutionError
 
 _ONE_AT_A_TIME = threading.Lock()  # the cells change the working folder: notebooks run one after another
+
+
+class _ThisThread(io.TextIOBase):
+    """Standard output while a cell runs: what the cell's thread prints goes to ``buffer``, what the runner's other
+    threads print (``--jobs``: the console lines of the chapters beside it) to the stream that was there."""
+
+    def __init__(self, buffer: io.StringIO):
+        self.buffer, self.thread, self.original = buffer, threading.current_thread(), sys.stdout
+
+    def write(self, text: str) -> int:
+        return (self.buffer if threading.current_thread() is self.thread else self.original).write(text)
+
+    def flush(self) -> None:
+        self.original.flush()
 
 
 class InProcessPapermill:
@@ -61,7 +76,7 @@ class InProcessPapermill:
                 printed = io.StringIO()
                 shown.clear()
                 try:
-                    with contextlib.redirect_stdout(printed):
+                    with contextlib.redirect_stdout(_ThisThread(printed)):
                         exec(compile(cell.source, f"<{Path(input_path).name} cell {index}>", "exec"), namespace)
                 except Exception as exc:
                     nbformat.write(nb, output_path)
