@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import secrets
 import shutil
 import subprocess
@@ -204,20 +205,49 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 # --- where the suite's time goes ----------------------------------------------------------------------------------
 
-_FILE_SECONDS: dict[str, float] = {}
+_FILE_SECONDS: dict[str, list[float]] = {}
+_CPU_MARK: list[float] = []
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that ended (subprocesses, kernels, the book builds)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    _CPU_MARK[:] = [_cpu_seconds()]
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Each phase's report carries the CPU seconds spent since the last one (``user_properties``: under
+    pytest-xdist they travel to the controller with the report)."""
+    outcome = yield
+    now = _cpu_seconds()
+    outcome.get_result().user_properties.append(("cpu_s", now - (_CPU_MARK[0] if _CPU_MARK else now)))
+    _CPU_MARK[:] = [now]
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Sum setup, call and teardown per test file (under pytest-xdist the workers' reports reach the controller)."""
+    """Sum wall and CPU seconds of setup, call and teardown per test file."""
     path = report.nodeid.split("::", 1)[0]
-    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+    wall_cpu = _FILE_SECONDS.setdefault(path, [0.0, 0.0])
+    wall_cpu[0] += report.duration
+    wall_cpu[1] += dict(report.user_properties).get("cpu_s", 0.0)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    """The ten slowest test files after ``--durations``' slowest tests: a session-scoped build (the book) counts
-    in the file of the first test that asked for it."""
+    """The ten test files that took the most CPU, after ``--durations``' slowest tests: a session-scoped build (the
+    book) counts in the file of the first test that asked for it; wall seconds are per worker, so under
+    ``-n 3`` on two cores they include the wait for a core."""
     if not _FILE_SECONDS or os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    terminalreporter.write_sep("=", "slowest 10 test files (setup, call and teardown summed)")
-    for path, seconds in sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])[:10]:
-        terminalreporter.write_line(f"{seconds:8.1f}s {path}")
+    terminalreporter.write_sep("=", "10 test files taking the most CPU (setup, call and teardown summed)")
+    terminalreporter.write_line(f"{'CPU s':>8} {'wall s':>8}  file")
+    for path, (wall, cpu) in sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1][1])[:10]:
+        terminalreporter.write_line(f"{cpu:8.1f} {wall:8.1f}  {path}")
+    total_cpu = sum(cpu for _, cpu in _FILE_SECONDS.values())
+    terminalreporter.write_line(f"{total_cpu:8.1f} {'':8}  all {len(_FILE_SECONDS)} files")
