@@ -210,7 +210,9 @@ _CPU_MARK: list[float] = []
 
 
 def _cpu_seconds() -> float:
-    """CPU seconds of this process and of its children that ended (subprocesses, kernels, the book builds)."""
+    """CPU seconds of this process and of its children that ended (subprocesses, kernels, the book builds). A
+    child's CPU counts when it is reaped: joblib's reusable worker processes (topics, clustering) end after some
+    idle minutes and land in whichever test the worker is running then."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
