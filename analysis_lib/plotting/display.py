@@ -217,23 +217,11 @@ class _RecordingRenderer(RendererAgg):
         if str(s).strip():
             self.texts.append((str(s), float(prop.get_size_in_points())))
 
-    def draw_path(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def _paint_nothing(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         pass
 
-    def draw_markers(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        pass
-
-    def draw_path_collection(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        pass
-
-    def draw_quad_mesh(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        pass
-
-    def draw_gouraud_triangles(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        pass
-
-    def draw_image(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        pass
+    draw_path = draw_markers = draw_path_collection = draw_quad_mesh = _paint_nothing
+    draw_gouraud_triangles = draw_image = _paint_nothing
 
 
 def drawn_fonts(fig: Figure) -> list[tuple[str, float]]:
