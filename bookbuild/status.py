@@ -51,6 +51,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 
@@ -61,51 +62,83 @@ from bookbuild.navigation import Chapter
 from bookbuild.section_tables import format_paper, note_parts, note_text
 from bookbuild.tables import format_value
 
-#: The verdicts of an ID, in the order the page lists them.
-VERDICTS: tuple[str, ...] = (
-    "reproduced", "assumption", "differs", "computed", "paper inconsistent", "partly simulated", "user data",
-    "LLM output", "simulated", "checked", "transcribed", "not run", "not yet", "failed",
-)
-#: Kept for callers of the former name: the verdicts.
-STATUSES = VERDICTS
 
-#: What each verdict means, in one line (the status page's summary; :func:`verdict` is the rule).
-STATUS_MEANING: dict[str, str] = {
-    "reproduced": "computed on real or published data, within tolerance of the paper's numbers",
-    "assumption": "computed on real or published data at a number the paper does not publish (an implied group size)",
-    "differs": "computed on real or published data, outside tolerance of the paper; the chapter says why",
-    "computed": "computed on real or published data; the paper gives no number to compare with",
-    "paper inconsistent": "only checks of the paper against itself ran, and the paper contradicts itself",
-    "partly simulated": "its real or published numbers agree with the paper, the others ran only on the simulator",
-    "user data": "computed on a user's file only, which the build cannot vouch for: never a reproduction",
-    "LLM output": "computed from an LLM's output only (the model named): never a reproduction",
-    "simulated": "only the simulator ran: the analysis runs, the paper's finding is not reproduced",
-    "checked": "only checks of the paper's numbers against each other ran (a p-value from its statistic)",
-    "transcribed": "the paper's numbers are shown as transcribed, not computed",
-    "not run": "none of its numbers ran in this build (no LLM endpoint, no data); the reason is given",
-    "not yet": "no chapter of this build records the analysis yet",
-    "failed": "the chapter that computes it failed in this build; its partial numbers are not shown",
-}
+class VerdictDisplay(NamedTuple):
+    """How a verdict (:class:`Verdict`) is shown: what it means in one line (the status page's table;
+    :func:`verdict` is the rule), how a count of IDs with it reads in a sentence, for one and for several ("1
+    differs from the paper", "2 differ from the paper": the status page's summary and the front page's line), and
+    its badge colours (text, background: the same badge on the status page, in the figure index and under each
+    section heading)."""
 
-#: Each verdict as the count of IDs that have it reads in a sentence, (one, several): "1 differs from the paper",
-#: "2 differ from the paper" (the status page's summary and the front page's line; ``reproduced`` on real or published
-#: data is said first, with its bases, and ``reproduced`` without data as worked examples).
-VERDICT_PHRASE: dict[str, tuple[str, str]] = {
-    "reproduced": ("is a worked example reproduced without data", "are worked examples reproduced without data"),
-    "assumption": ("rests on a number the paper does not publish", "rest on a number the paper does not publish"),
-    "differs": ("differs from the paper", "differ from the paper"),
-    "computed": ("is computed where the paper gives no number", "are computed where the paper gives no number"),
-    "paper inconsistent": ("only shows the paper contradicting itself", "only show the paper contradicting itself"),
-    "partly simulated": ("is partly simulated", "are partly simulated"),
-    "user data": ("ran on a user's data only", "ran on a user's data only"),
-    "LLM output": ("rests on an LLM's output only", "rest on an LLM's output only"),
-    "simulated": ("ran only on the simulator", "ran only on the simulator"),
-    "checked": ("is a check of the paper against itself", "are checks of the paper against itself"),
-    "transcribed": ("is transcribed from the paper", "are transcribed from the paper"),
-    "not run": ("did not run", "did not run"),
-    "not yet": ("is in no chapter yet", "are in no chapter yet"),
-    "failed": ("is in a chapter that failed", "are in a chapter that failed"),
+    meaning: str
+    one: str
+    several: str
+    colours: tuple[str, str]
+
+
+#: The verdicts, in the order the page lists them (``reproduced`` on real or published data is said first in the
+#: summary, with its bases; the phrase here is ``reproduced`` without data, as worked examples).
+VERDICT_TABLE: dict[str, VerdictDisplay] = {
+    "reproduced": VerdictDisplay(
+        "computed on real or published data, within tolerance of the paper's numbers",
+        "is a worked example reproduced without data", "are worked examples reproduced without data",
+        ("#116329", "#dafbe1")),
+    "assumption": VerdictDisplay(
+        "computed on real or published data at a number the paper does not publish (an implied group size)",
+        "rests on a number the paper does not publish", "rest on a number the paper does not publish",
+        ("#7d4e00", "#fff8c5")),
+    "differs": VerdictDisplay(
+        "computed on real or published data, outside tolerance of the paper; the chapter says why",
+        "differs from the paper", "differ from the paper",
+        ("#a40e26", "#ffebe9")),
+    "computed": VerdictDisplay(
+        "computed on real or published data; the paper gives no number to compare with",
+        "is computed where the paper gives no number", "are computed where the paper gives no number",
+        ("#0550ae", "#ddf4ff")),
+    "paper inconsistent": VerdictDisplay(
+        "only checks of the paper against itself ran, and the paper contradicts itself",
+        "only shows the paper contradicting itself", "only show the paper contradicting itself",
+        ("#7d4e00", "#fff8c5")),
+    "partly simulated": VerdictDisplay(
+        "its real or published numbers agree with the paper, the others ran only on the simulator",
+        "is partly simulated", "are partly simulated",
+        ("#6639ba", "#f3e8ff")),
+    "user data": VerdictDisplay(
+        "computed on a user's file only, which the build cannot vouch for: never a reproduction",
+        "ran on a user's data only", "ran on a user's data only",
+        ("#0a5c63", "#d8f3f6")),
+    "LLM output": VerdictDisplay(
+        "computed from an LLM's output only (the model named): never a reproduction",
+        "rests on an LLM's output only", "rest on an LLM's output only",
+        ("#0a5c63", "#d8f3f6")),
+    "simulated": VerdictDisplay(
+        "only the simulator ran: the analysis runs, the paper's finding is not reproduced",
+        "ran only on the simulator", "ran only on the simulator",
+        ("#6639ba", "#fbefff")),
+    "checked": VerdictDisplay(
+        "only checks of the paper's numbers against each other ran (a p-value from its statistic)",
+        "is a check of the paper against itself", "are checks of the paper against itself",
+        ("#424a53", "#eaeef2")),
+    "transcribed": VerdictDisplay(
+        "the paper's numbers are shown as transcribed, not computed",
+        "is transcribed from the paper", "are transcribed from the paper",
+        ("#424a53", "#eaeef2")),
+    "not run": VerdictDisplay(
+        "none of its numbers ran in this build (no LLM endpoint, no data); the reason is given",
+        "did not run", "did not run",
+        ("#424a53", "#eaeef2")),
+    "not yet": VerdictDisplay(
+        "no chapter of this build records the analysis yet",
+        "is in no chapter yet", "are in no chapter yet",
+        ("#57606a", "#f6f8fa")),
+    "failed": VerdictDisplay(
+        "the chapter that computes it failed in this build; its partial numbers are not shown",
+        "is in a chapter that failed", "are in a chapter that failed",
+        ("#a40e26", "#ffebe9")),
 }
+VERDICTS: tuple[str, ...] = tuple(VERDICT_TABLE)
+STATUS_MEANING: dict[str, str] = {v: t.meaning for v, t in VERDICT_TABLE.items()}
+VERDICT_PHRASE: dict[str, tuple[str, str]] = {v: (t.one, t.several) for v, t in VERDICT_TABLE.items()}
 
 #: The evidence groups of an ID's counts, in display order (``no data``: worked examples; ``not run``: nothing).
 EVIDENCE_GROUPS: tuple[str, ...] = (

@@ -31,30 +31,16 @@ from bookbuild.status import (
     BASES,
     STATUS_MEANING,
     VERDICT_PHRASE,
+    VERDICT_TABLE,
     VERDICTS,
     reproduced_on_data,
     status_by_paper,
     status_counts,
 )
 
-#: Each verdict's badge colours (text, background): the same badge on the status page, in the figure index and under
-#: each section heading of the chapters (:func:`verdict_badge`).
-VERDICT_STYLE: dict[str, tuple[str, str]] = {
-    "reproduced": ("#116329", "#dafbe1"),
-    "assumption": ("#7d4e00", "#fff8c5"),
-    "differs": ("#a40e26", "#ffebe9"),
-    "computed": ("#0550ae", "#ddf4ff"),
-    "paper inconsistent": ("#7d4e00", "#fff8c5"),
-    "partly simulated": ("#6639ba", "#f3e8ff"),
-    "user data": ("#0a5c63", "#d8f3f6"),
-    "LLM output": ("#0a5c63", "#d8f3f6"),
-    "simulated": ("#6639ba", "#fbefff"),
-    "checked": ("#424a53", "#eaeef2"),
-    "transcribed": ("#424a53", "#eaeef2"),
-    "not run": ("#424a53", "#eaeef2"),
-    "not yet": ("#57606a", "#f6f8fa"),
-    "failed": ("#a40e26", "#ffebe9"),
-}
+#: Each verdict's badge colours (text, background), from the one verdict table.
+VERDICT_STYLE: dict[str, tuple[str, str]] = {v: t.colours for v, t in VERDICT_TABLE.items()}
+
 
 _CSS = """<style>
 table.repro-status, table.figure-index, table.verdict-counts {border-collapse: collapse; font-size: 0.82em;
