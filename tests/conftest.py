@@ -126,19 +126,31 @@ class Book:
                 if path.exists() else {})
 
 
-def _build_book(root: Path) -> dict[str, object]:
-    """Build the book into ``root`` (a copy of the repository's book pages and configuration) with the one
-    invocation of the runner; the run's return code, seconds and output."""
-    (root / "book").mkdir(parents=True)
+def book_root(root: Path) -> Path:
+    """A fresh book root: the repository's configuration and book pages (the chapters are built into it)."""
+    (root / "book").mkdir(parents=True, exist_ok=True)
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(REPO / name, root / name)
     for page in sorted((REPO / "book").glob("*.md")) + sorted((REPO / "book").glob("*.bib")):
         shutil.copy(page, root / "book" / page.name)
+    return root
+
+
+def offline_env() -> dict[str, str]:
+    """The environment of an offline test build: keys present, network closed. With a key and no endpoint the client
+    would try the OpenAI API (and the hub), which this machine cannot reach; cache-only mode keeps the build from
+    waiting."""
     env = dict(os.environ, OPENAI_API_KEY=FAKE_KEY, ANTHROPIC_API_KEY=FAKE_KEY, HF_TOKEN=FAKE_KEY,
-               # keys present, network closed: with a key and no endpoint the client would try the OpenAI API
-               # (and the hub), which this machine cannot reach; cache-only mode keeps the build from waiting
                ANALYSIS_LLM_OFFLINE="1", HF_HUB_OFFLINE="1")
     env.pop("OPENAI_BASE_URL", None)
+    return env
+
+
+def _build_book(root: Path) -> dict[str, object]:
+    """Build the book into ``root`` (a copy of the repository's book pages and configuration) with the one
+    invocation of the runner; the run's return code, seconds and output."""
+    book_root(root)
+    env = offline_env()
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(build_command(root, CHAPTERS), capture_output=True, text=True, env=env, timeout=5400,

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -23,10 +21,10 @@ from pathlib import Path
 
 import polars as pl
 import release_variants as variants
+from conftest import REPO, book_root, offline_env
 
 from analysis_lib.search_arena.models import TEXT_ARENA_SEARCH_MODEL
 
-REPO = Path(__file__).resolve().parents[1]
 MATH = "x$\\undefinedcommand$y"
 SCRIPT = "<script>alert(1)</script>"
 BOLD = "<b>bold</b>"
@@ -108,25 +106,12 @@ def answers(path: Path, engines: list[str]) -> Path:
     return path
 
 
-def book_root(root: Path) -> Path:
-    """A fresh book root: the repository's configuration and book pages."""
-    (root / "book").mkdir(parents=True)
-    for name in ("_config.yml", "_toc.yml"):
-        shutil.copy(REPO / name, root / name)
-    for page in sorted((REPO / "book").glob("*.md")) + sorted((REPO / "book").glob("*.bib")):
-        shutil.copy(page, root / "book" / page.name)
-    return root
-
-
 def runner(root: Path, chapters: tuple[str, ...], *inputs: str, timeout: int = 1800) -> subprocess.CompletedProcess:
     """``python -m bookbuild`` on ``chapters`` with ``inputs``, offline with keys present, five bootstrap rounds."""
-    env = dict(os.environ, OPENAI_API_KEY="sk-test-other", ANTHROPIC_API_KEY="sk-test-other",
-               HF_TOKEN="hf-test-other", ANALYSIS_LLM_OFFLINE="1", HF_HUB_OFFLINE="1")
-    env.pop("OPENAI_BASE_URL", None)
     cmd = [sys.executable, "-m", "bookbuild", "--root", str(root), "--notebooks-dir", str(REPO / "notebooks"),
            "--cache-dir", str(REPO / ".cache"), "--only", ",".join(chapters), "--bootstrap", "5",
            "--jobs", "2", "--memory-gb", "6", *inputs]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+    return subprocess.run(cmd, capture_output=True, text=True, env=offline_env(), timeout=timeout, check=False)
 
 
 def build(folder: Path) -> dict[str, object]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import book_root
 from other_release import (
     BOLD,
     CHAPTERS,
@@ -27,7 +28,6 @@ from other_release import (
     ROLES,
     SCRIPT,
     STATUS,
-    book_root,
     match_log,
     release,
     runner,

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +32,7 @@ from bookbuild import keys
 from bookbuild.recorder import Result
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import REPO  # noqa: E402
+from conftest import REPO, book_root  # noqa: E402
 from plausible_llm import PlausibleServer, _text  # noqa: E402
 
 MODEL = "some-local-model"
@@ -112,12 +111,7 @@ def _check_llm_rows(rows: list[Result], server: PlausibleServer) -> None:
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("llmbook")
-    (root / "book").mkdir()
-    for name in ("_config.yml", "_toc.yml"):
-        shutil.copy(REPO / name, root / name)
-    for page in sorted((REPO / "book").glob("*.md")) + sorted((REPO / "book").glob("*.bib")):
-        shutil.copy(page, root / "book" / page.name)
+    root = book_root(tmp_path_factory.mktemp("llmbook"))
     _answers(root / "answers.json")
     return root
 
